@@ -1,0 +1,63 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "CacheWarden",
+    products: [
+        .library(name: "CacheWarden", targets: ["CacheWarden"]),
+        .executable(name: "cachewarden", targets: ["cachewarden"]),
+        .executable(name: "cachewarden-bench", targets: ["cachewarden-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // The C shim over <sys/inotify.h>: record decoding and mask constants Swift cannot import,
+        // plus the libinotifytools helpers that are safe to share (mask names, kernel limits).
+        .target(
+            name: "CInotify",
+            cSettings: [.define("_GNU_SOURCE")],
+            linkerSettings: [.linkedLibrary("inotifytools")]
+        ),
+        // The engine: event source → ledger of sizes → policies → event sink.
+        .target(
+            name: "CacheWarden",
+            dependencies: [
+                "CInotify",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The command-line client: one struct per subcommand.
+        .executableTarget(
+            name: "cachewarden",
+            dependencies: [
+                "CacheWarden",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The benchmark (release mode): CacheWarden beside du and inotifywait on the same trees.
+        .executableTarget(
+            name: "cachewarden-bench",
+            dependencies: [
+                "CacheWarden",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Examples/embed: the README's "Use it as a library" snippet, compiled.
+        .executableTarget(
+            name: "embed-example",
+            dependencies: ["CacheWarden"],
+            path: "Examples/embed"
+        ),
+        .testTarget(
+            name: "CacheWardenTests",
+            dependencies: ["CacheWarden", "CInotify"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

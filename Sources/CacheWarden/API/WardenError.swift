@@ -1,0 +1,47 @@
+import Glibc
+
+/// Why the watcher cannot do what was asked, and what to do about it.
+public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The settings are invalid (the `ConfigError` names the file and line when there is one).
+    case invalidSettings(ConfigError)
+    /// A registered path does not exist.
+    case pathMissing(String)
+    /// A registered path is not a directory (or is a symlink, which is never followed).
+    case notADirectory(String)
+    /// A registered path or one of its subdirectories cannot be read.
+    case permissionDenied(String)
+    /// `inotify_add_watch` failed with `ENOSPC`: the per-user watch limit, not a full disk.
+    case watchLimitReached(path: String, maxUserWatches: Int)
+    /// `inotify_init1` failed: the per-user instance limit (`EMFILE`) or another system error.
+    case inotifyUnavailable(String)
+    /// `start()` was called on a running watcher.
+    case alreadyRunning
+    /// The call needs a running watcher.
+    case notRunning
+    /// No registered directory has this name.
+    case unknownDirectory(String)
+    /// A directory with this name is already registered.
+    case duplicateDirectory(String)
+    /// Another system call failed.
+    case system(operation: String, path: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .invalidSettings(let e): return e.description
+        case .pathMissing(let p): return "\(p) does not exist: create it or fix the registered path"
+        case .notADirectory(let p): return "\(p) is not a directory (symlinks are never followed): register a real directory"
+        case .permissionDenied(let p): return "\(p): permission denied: run as a user who can read and delete there"
+        case .watchLimitReached(let p, let max):
+            return "cannot watch \(p): the inotify watch limit (fs.inotify.max_user_watches = \(max)) is reached, "
+                + "not the disk; raise it with `sysctl fs.inotify.max_user_watches=\(max > 0 ? max * 4 : 524288)`"
+        case .inotifyUnavailable(let why):
+            return "cannot create an inotify instance (\(why)); raise fs.inotify.max_user_instances or stop other watchers"
+        case .alreadyRunning: return "the watcher is already running: call stop() first"
+        case .notRunning: return "the watcher is not running: call start() first"
+        case .unknownDirectory(let n): return "no registered directory is named \(n)"
+        case .duplicateDirectory(let n): return "a directory named \(n) is already registered: pick another name"
+        case .system(let op, let p, let e): return "\(op) \(p): \(String(cString: strerror(e)))"
+        }
+    }
+}
+

@@ -1,0 +1,27 @@
+/// A setting that cannot be used, with where it came from and what is expected instead.
+///
+/// Its `description` has the compiler-style form `FILE:LINE: what is wrong and what is expected` when the setting
+/// came from a config file, and just the message when it was built in code.
+public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The config file, when the setting came from one.
+    public var file: String?
+    /// The 1-based line in `file`.
+    public var line: Int?
+    /// What is wrong and what is expected.
+    public var message: String
+
+    /// An error about `message`, optionally located at `file:line`.
+    public init(file: String? = nil, line: Int? = nil, message: String) {
+        self.file = file
+        self.line = line
+        self.message = message
+    }
+
+    public var description: String {
+        switch (file, line) {
+        case let (file?, line?): return "\(file):\(line): \(message)"
+        case let (file?, nil): return "\(file): \(message)"
+        default: return message
+        }
+    }
+}

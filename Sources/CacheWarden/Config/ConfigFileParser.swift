@@ -1,0 +1,225 @@
+import Glibc
+
+/// Reads the YAML-free `key = value` config file into `WardenSettings`.
+///
+/// Syntax: one `key = value` per line; `#` at the start of a line or after whitespace starts a comment (so a
+/// path like `a#b` survives); blank lines are ignored; whitespace around keys and values is trimmed. The keys are
+/// table-driven (`globalKeys`, `directoryKeys`): adding a key is adding a row.
+struct ConfigFileParser {
+    typealias Apply<Target> = @Sendable (inout Target, String) -> String?  // returns the expectation when the value is bad
+
+    /// Keys that apply to the whole watcher.
+    static let globalKeys: [String: Apply<WardenSettings>] = [
+        "size_basis": { s, v in
+            guard let b = SizeBasis(rawValue: v) else { return "expected allocated or apparent" }
+            s.sizeBasis = b; return nil
+        },
+        "expire_interval": { s, v in
+            guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 30s, 5m, 1h" }
+            s.expireInterval = a; return nil
+        },
+        "low_disk_free": { s, v in
+            guard let t = ValueParsers.threshold(v) else { return "expected a percentage like 10% or a size like 5GB" }
+            s.lowDiskFree = t; return nil
+        },
+        "low_disk_action": { s, v in
+            guard let a = LowDiskAction(rawValue: v) else { return "expected warn or trim" }
+            s.lowDiskAction = a; return nil
+        },
+        "low_disk_interval": { s, v in
+            guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 30s, 5m" }
+            s.lowDiskInterval = a; return nil
+        },
+    ]
+
+    /// Keys of the form `dir.<name>.<field>`.
+    static let directoryKeys: [String: Apply<DirectorySettings>] = [
+        "path": { d, v in d.path = v; return nil },
+        "quota": { d, v in
+            guard let q = ValueParsers.size(v) else {
+                return "expected a size like 500MB or 2GiB (units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB; 0 = no quota)"
+            }
+            d.quota = q; return nil
+        },
+        "max_age": { d, v in
+            if v == "manual" { d.maxAge = nil; return nil }
+            guard let a = ValueParsers.age(v, allowMonths: true) else {
+                return "expected manual, 3d, 1w, 2w, 1mo or <N> with unit s, m, h, d, w"
+            }
+            d.maxAge = a; return nil
+        },
+        "order": { d, v in
+            guard let o = AgeOrder(rawValue: v) else { return "expected mtime, atime, ctime, btime or opened" }
+            d.order = o; return nil
+        },
+        "protect": { d, v in
+            guard let g = ValueParsers.globs(v) else { return "expected comma-separated globs like *.db, keep/**" }
+            d.protect = g; return nil
+        },
+        "exclude": { d, v in
+            guard let g = ValueParsers.globs(v) else { return "expected comma-separated globs like URLCACHE/**" }
+            d.exclude = g; return nil
+        },
+        "one_file_system": { d, v in
+            guard let b = ValueParsers.bool(v) else { return "expected true or false" }
+            d.oneFileSystem = b; return nil
+        },
+        "prune_dirs": { d, v in
+            guard let b = ValueParsers.bool(v) else { return "expected true or false" }
+            d.pruneDirs = b; return nil
+        },
+        "low_disk_free": { d, v in
+            guard let t = ValueParsers.threshold(v) else { return "expected a percentage like 10% or a size like 5GB" }
+            d.lowDiskFree = t; return nil
+        },
+    ]
+
+    let file: String
+
+    /// Parses `text` (the contents of `file`); relative paths resolve against `baseDirectory`.
+    func parse(_ text: String, baseDirectory: String) throws(ConfigError) -> WardenSettings {
+        var settings = WardenSettings()
+        var seen: [String: Int] = [:]
+        var directories: [String: (settings: DirectorySettings, firstLine: Int, pathLine: Int?)] = [:]
+        var directoryOrder: [String] = []
+        var lineNumber = 0
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let line = Self.stripComment(rawLine).trimmingSpaces
+            if line.isEmpty { continue }
+            guard let eq = line.firstIndex(of: "=") else {
+                throw error(lineNumber, "expected `key = value`, found `\(line)`")
+            }
+            let key = line[..<eq].trimmingSpaces
+            let value = line[line.index(after: eq)...].trimmingSpaces
+            guard !key.isEmpty else { throw error(lineNumber, "missing key before `=`; expected `key = value`") }
+            if let first = seen[key] {
+                throw error(lineNumber, "duplicate key \(key) (first set on line \(first)); keep one of them")
+            }
+            seen[key] = lineNumber
+            guard !value.isEmpty else { throw error(lineNumber, "\(key) has no value; expected `\(key) = <value>`") }
+
+            if let apply = Self.globalKeys[key] {
+                if let expected = apply(&settings, value) { throw error(lineNumber, "bad value `\(value)` for \(key): \(expected)") }
+                continue
+            }
+            let parts = key.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3, parts[0] == "dir" else {
+                throw error(lineNumber, "unknown key \(key); expected one of \(Self.globalKeys.keys.sorted().joined(separator: ", ")) or dir.<name>.<\(Self.directoryKeys.keys.sorted().joined(separator: "|"))>")
+            }
+            let (name, field) = (parts[1], parts[2])
+            guard Self.isValidName(name) else {
+                throw error(lineNumber, "bad directory name `\(name)` in \(key): expected letters, digits, `_` or `-`")
+            }
+            guard let apply = Self.directoryKeys[field] else {
+                throw error(lineNumber, "unknown key \(key); expected dir.\(name).<\(Self.directoryKeys.keys.sorted().joined(separator: "|"))>")
+            }
+            if directories[name] == nil {
+                directories[name] = (DirectorySettings(name: name, path: ""), lineNumber, nil)
+                directoryOrder.append(name)
+            }
+            if let expected = apply(&directories[name]!.settings, value) {
+                throw error(lineNumber, "bad value `\(value)` for \(key): \(expected)")
+            }
+            if field == "path" { directories[name]!.pathLine = lineNumber }
+        }
+
+        for name in directoryOrder {
+            var entry = directories[name]!
+            guard let pathLine = entry.pathLine else {
+                throw error(entry.firstLine, "dir.\(name) has no path; add `dir.\(name).path = /some/folder`")
+            }
+            entry.settings.path = PathResolver.absolute(entry.settings.path, relativeTo: baseDirectory)
+            if let problem = PathResolver.directoryProblem(entry.settings.path) {
+                throw error(pathLine, "dir.\(name).path: \(problem)")
+            }
+            settings.directories.append(entry.settings)
+        }
+        if settings.directories.isEmpty {
+            throw error(max(lineNumber, 1), "no directory registered; expected at least one `dir.<name>.path = /some/folder`")
+        }
+        if let (a, b) = PathResolver.firstOverlap(settings.directories) {
+            throw error(directories[b.name]!.pathLine!, "dir.\(b.name).path overlaps dir.\(a.name).path (\(a.path)); registered directories must not nest")
+        }
+        return settings
+    }
+
+    private func error(_ line: Int, _ message: String) -> ConfigError {
+        ConfigError(file: file, line: line, message: message)
+    }
+
+    /// Drops a comment: `#` at the start of the line or after whitespace.
+    static func stripComment(_ line: Substring) -> Substring {
+        var previous: Character = " "
+        for index in line.indices {
+            let c = line[index]
+            if c == "#" && (previous == " " || previous == "\t") { return line[..<index] }
+            previous = c
+        }
+        return line
+    }
+
+    static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+    }
+}
+
+extension WardenSettings {
+    /// Loads a `key = value` config file. Errors name the file and line (`FILE:LINE: …`).
+    public static func load(configFile path: String) throws(ConfigError) -> WardenSettings {
+        guard let text = FileContents.read(path) else {
+            throw ConfigError(file: path, message: "cannot read the config file (\(String(cString: strerror(errno)))); expected a readable file")
+        }
+        let absolute = PathResolver.absolute(path, relativeTo: PathResolver.currentDirectory())
+        let base = PathResolver.parent(of: absolute)
+        return try ConfigFileParser(file: path).parse(text, baseDirectory: base)
+    }
+
+    /// Checks settings built in code with the same rules as the config file (names, paths, quotas).
+    public func validate() throws(ConfigError) {
+        var names = Set<String>()
+        for d in directories {
+            guard ConfigFileParser.isValidName(d.name) else {
+                throw ConfigError(message: "bad directory name `\(d.name)`: expected letters, digits, `_` or `-`")
+            }
+            guard names.insert(d.name).inserted else {
+                throw ConfigError(message: "directory name `\(d.name)` is registered twice; names must be unique")
+            }
+            guard d.quota >= 0 else { throw ConfigError(message: "dir.\(d.name).quota is negative; expected a size ≥ 0") }
+            if let a = d.maxAge, a <= 0 { throw ConfigError(message: "dir.\(d.name).max_age must be positive or nil (manual)") }
+            if let problem = PathResolver.directoryProblem(PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory())) {
+                throw ConfigError(message: "dir.\(d.name).path: \(problem)")
+            }
+        }
+        if let (a, b) = PathResolver.firstOverlap(directories.map {
+            var d = $0; d.path = PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory()); return d
+        }) {
+            throw ConfigError(message: "dir.\(b.name).path overlaps dir.\(a.name).path; registered directories must not nest")
+        }
+    }
+}
+
+/// Reads a whole small file as UTF-8 text.
+enum FileContents {
+    static func read(_ path: String) -> String? {
+        guard let f = fopen(path, "rb") else { return nil }
+        defer { fclose(f) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = fread(&chunk, 1, chunk.count, f)
+            if n > 0 { bytes.append(contentsOf: chunk[0..<n]) }
+            if n < chunk.count { break }
+        }
+        if ferror(f) != 0 { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension WardenSettings {
+    /// Parses config text from `source` (used in error messages); relative paths resolve against
+    /// `relativeTo` (default: the current directory).
+    public static func parse(_ text: String, source: String, relativeTo base: String?) throws(ConfigError) -> WardenSettings {
+        try ConfigFileParser(file: source).parse(text, baseDirectory: base ?? PathResolver.currentDirectory())
+    }
+}

@@ -1,0 +1,58 @@
+import Glibc
+
+/// Path arithmetic for registration: absolute paths, parents, existence checks, and nesting between roots.
+enum PathResolver {
+    static func currentDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return "/" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `path` made absolute against `base`, with `.`/`..`/duplicate slashes removed lexically.
+    static func absolute(_ path: String, relativeTo base: String) -> String {
+        let joined = path.hasPrefix("/") ? path : base + "/" + path
+        var parts: [Substring] = []
+        for part in joined.split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." { if !parts.isEmpty { parts.removeLast() }; continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
+
+    static func lastComponent(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? "/"
+    }
+
+    /// Why `path` cannot be a registered root, or `nil` when it can.
+    static func directoryProblem(_ path: String) -> String? {
+        var st = stat()
+        if lstat(path, &st) != 0 {
+            let e = errno
+            if e == ENOENT { return "\(path) does not exist; expected an existing directory" }
+            if e == EACCES { return "\(path) is not accessible (permission denied); run as a user who can read it" }
+            return "\(path): \(String(cString: strerror(e)))"
+        }
+        if st.isSymlink { return "\(path) is a symlink; expected a real directory (give its target instead)" }
+        if !st.isDirectory { return "\(path) is not a directory; expected a directory" }
+        if path == "/" { return "refusing to manage / ; expected a cache directory" }
+        return nil
+    }
+
+    /// The first pair of directories whose paths are equal or nested, if any.
+    static func firstOverlap(_ dirs: [DirectorySettings]) -> (DirectorySettings, DirectorySettings)? {
+        for (i, a) in dirs.enumerated() {
+            for b in dirs[(i + 1)...] {
+                let pa = a.path.hasSuffix("/") ? a.path : a.path + "/"
+                let pb = b.path.hasSuffix("/") ? b.path : b.path + "/"
+                if pa.hasPrefix(pb) || pb.hasPrefix(pa) { return (a, b) }
+            }
+        }
+        return nil
+    }
+}

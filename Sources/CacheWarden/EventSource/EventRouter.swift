@@ -1,0 +1,218 @@
+import CInotify
+import Glibc
+import SystemPackage
+
+/// The read loop and the routing of inotify records into the ledger.
+///
+/// A batch is up to `maxReadsPerBatch` reads. Records only adjust the ledger's structure (names, renames,
+/// deletions) as they come; every file a batch touched is then `stat`ed once at the end of the batch, so a file
+/// written with a thousand `write(2)` calls costs one stat, not a thousand. Stats are the truth: a name that
+/// vanished before its stat is dropped, and the records that follow put it back where it went.
+extension Engine {
+    static let maxReadsPerBatch = 16
+
+    /// The read source's handler: drain, apply, stat, enforce quotas, deliver.
+    func drain() {
+        guard running, let inotify else { return }
+        var reachedEnd = false
+        decoded.removeAll(keepingCapacity: true)
+        for _ in 0..<Self.maxReadsPerBatch {
+            let n: Int
+            do throws(Errno) { n = try inotify.read(into: readBuffer) } catch {
+                emitError("reading inotify events failed: \(error)", kind: "inotify")
+                reachedEnd = true
+                break
+            }
+            if n == 0 { reachedEnd = true; break }
+            InotifyEvent.decode(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]), into: &decoded)
+        }
+        let debug = logger.logLevel <= .debug
+        for event in decoded {
+            if debug { logger.debug("inotify wd=\(event.wd) \(event.maskDescription) cookie=\(event.cookie) \(Engine.display(event.name))") }
+            route(event)
+        }
+        // A rename split across reads pairs up in the next batch; once the queue is empty, an unpaired
+        // `IN_MOVED_FROM` means the entry left the watched trees.
+        if reachedEnd { finishPendingMoves() }
+        statDirtyFiles()
+        if overflowSeen { recoverFromOverflow() }
+        enforcePolicies()
+        deliver()
+    }
+
+    func route(_ e: InotifyEvent) {
+        if e.has(CINOTIFY_IN_Q_OVERFLOW) { overflowSeen = true; return }
+        guard let node = wdToNode[e.wd] else { return }
+        if e.has(CINOTIFY_IN_IGNORED) {
+            wdToNode[e.wd] = nil
+            if ledger.node(node).live, ledger.node(node).wd == e.wd {
+                ledger.setWatch(node, wd: -1)
+                if ledger.node(node).parent < 0 { rootLost(ledger.node(node).root, why: "its watch was removed") }
+            }
+            return
+        }
+        let dirNode = ledger.node(node)
+        guard dirNode.live else { return }
+        let root = dirNode.root
+        if e.name.isEmpty {
+            if dirNode.parent < 0, e.has(CINOTIFY_IN_DELETE_SELF) || e.has(CINOTIFY_IN_MOVE_SELF) {
+                rootLost(root, why: e.has(CINOTIFY_IN_DELETE_SELF) ? "it was deleted" : "it was moved away")
+            }
+            return
+        }
+        if let rt = roots[root], !rt.exclude.isEmpty, rt.exclude.matches(child(node, e.name)) {
+            return
+        }
+        if e.isDirectory { routeDirectory(e, node: node, root: root) } else { routeFile(e, node: node, root: root) }
+    }
+
+    private func child(_ node: Int32, _ name: [UInt8]) -> [UInt8] {
+        var p = ledger.relativePath(of: node)
+        if !p.isEmpty { p.append(UInt8(ascii: "/")) }
+        p.append(contentsOf: name)
+        return p
+    }
+
+    private func routeDirectory(_ e: InotifyEvent, node: Int32, root: Int32) {
+        let existing = ledger.node(node).subdirs[e.name]
+        if e.has(CINOTIFY_IN_CREATE) {
+            directoryAppeared(parent: node, name: e.name, root: root)
+        } else if e.has(CINOTIFY_IN_DELETE) {
+            if let existing { removeDirectory(existing) }
+        } else if e.has(CINOTIFY_IN_MOVED_FROM) {
+            if let existing {
+                ledger.detachDirectory(existing)
+                pendingMoves[e.cookie] = .directory(node: existing, root: root)
+            }
+        } else if e.has(CINOTIFY_IN_MOVED_TO) {
+            if case .directory(let moved, let fromRoot)? = pendingMoves.removeValue(forKey: e.cookie) {
+                if fromRoot == root && ledger.node(moved).live {
+                    var dropped: [Int32] = []
+                    ledger.attachDirectory(moved, parent: node, name: e.name, droppedWatches: &dropped)
+                    dropWatches(dropped, remove: true)
+                    touchedRoots.insert(root)
+                    return
+                }
+                // Between two roots: the bytes leave one total and the subtree is read into the other.
+                touchedRoots.insert(fromRoot)
+                removeDirectory(moved)
+            }
+            directoryAppeared(parent: node, name: e.name, root: root)
+        }
+    }
+
+    private func routeFile(_ e: InotifyEvent, node: Int32, root: Int32) {
+        if e.has(CINOTIFY_IN_CREATE) {
+            markDirty(ledger.record(dir: node, name: e.name).record, [])
+        } else if e.has(CINOTIFY_IN_MODIFY) {
+            markDirty(ledger.record(dir: node, name: e.name).record, .modified)
+        } else if e.has(CINOTIFY_IN_CLOSE_WRITE) {
+            markDirty(ledger.record(dir: node, name: e.name).record, .closed)
+        } else if e.has(CINOTIFY_IN_ATTRIB) {
+            if let r = ledger.existingRecord(dir: node, name: e.name) { markDirty(r, []) }
+        } else if e.has(CINOTIFY_IN_DELETE) {
+            if let r = ledger.existingRecord(dir: node, name: e.name) {
+                ledger.removeRecord(r)
+                touchedRoots.insert(root)
+            }
+        } else if e.has(CINOTIFY_IN_MOVED_FROM) {
+            if let r = ledger.existingRecord(dir: node, name: e.name) {
+                ledger.detachRecord(r)
+                pendingMoves[e.cookie] = .file(record: r)
+            }
+        } else if e.has(CINOTIFY_IN_MOVED_TO) {
+            if case .file(let r)? = pendingMoves.removeValue(forKey: e.cookie) {
+                let fromRoot = ledger.root(ofRecord: r)
+                if fromRoot == root && ledger.fileRecord(r).live {
+                    ledger.attachRecord(r, dir: node, name: e.name)
+                    markDirty(r, .movedIn)
+                    return
+                }
+                ledger.removeRecord(r)
+                touchedRoots.insert(fromRoot)
+            }
+            if let old = ledger.existingRecord(dir: node, name: e.name) { ledger.removeRecord(old) }
+            markDirty(ledger.record(dir: node, name: e.name).record, .movedIn)
+        } else if e.has(CINOTIFY_IN_OPEN) {
+            if let r = ledger.existingRecord(dir: node, name: e.name) {
+                ledger.markOpened(r, time: Engine.nowNanoseconds())
+            }
+        }
+    }
+
+    func markDirty(_ r: Int32, _ flags: DirtyFlags) {
+        if let old = dirty[r] {
+            dirty[r] = old.union(flags)
+        } else {
+            dirty[r] = flags
+            dirtyOrder.append(r)
+        }
+    }
+
+    /// A directory was created or moved in: read it now (its files may already be there).
+    func directoryAppeared(parent: Int32, name: [UInt8], root: Int32) {
+        guard let rt = roots[root], let account = ledger.accounts[root] else { return }
+        var path = ledger.path(of: parent)
+        path.append(UInt8(ascii: "/"))
+        path.append(contentsOf: name)
+        guard let st = try? path.withCString({ p throws(Errno) in try Syscall.lstat(at: AT_FDCWD, p) }), st.isDirectory else { return }
+        if rt.settings.oneFileSystem && UInt64(st.st_dev) != account.dev { return }
+        var dropped: [Int32] = []
+        let (node, isNew) = ledger.addDirectory(parent: parent, name: name, ino: UInt64(st.st_ino), droppedWatches: &dropped)
+        dropWatches(dropped, remove: true)
+        guard isNew || ledger.node(node).wd < 0 else { return }
+        touchedRoots.insert(root)
+        try? scan(node, path: path, root: root, discovered: true, strict: false)
+    }
+
+    func removeDirectory(_ node: Int32) {
+        touchedRoots.insert(ledger.node(node).root)
+        var dropped: [Int32] = []
+        ledger.removeSubtree(node, droppedWatches: &dropped)
+        dropWatches(dropped, remove: true)
+    }
+
+    /// Renames whose partner never came: the entry moved out of every watched tree.
+    func finishPendingMoves() {
+        for move in pendingMoves.values {
+            switch move {
+            case .file(let r):
+                if ledger.fileRecord(r).live {
+                    touchedRoots.insert(ledger.root(ofRecord: r))
+                    ledger.removeRecord(r)
+                }
+            case .directory(let n, _):
+                if ledger.node(n).live { removeDirectory(n) }
+            }
+        }
+        pendingMoves.removeAll()
+    }
+
+    /// One `lstat` per file the batch touched; emits `write` for files closed after writing or moved in.
+    func statDirtyFiles() {
+        for r in dirtyOrder {
+            let flags = dirty[r]!
+            let rec = ledger.fileRecord(r)
+            guard rec.live, rec.attached else { continue }
+            let root = rec.root
+            guard let rt = roots[root] else { continue }
+            touchedRoots.insert(root)
+            let path = ledger.absolutePath(ofRecord: r)
+            let st: stat
+            do throws(Errno) { st = try path.withCString { p throws(Errno) in try Syscall.lstat(at: AT_FDCWD, p) } } catch {
+                if error == .noSuchFileOrDirectory || error == .notDirectory {
+                    ledger.removeRecord(r)
+                } else {
+                    emitError("cannot stat: \(error)", dir: rt.settings.name, file: Engine.display(ledger.relativePath(ofRecord: r)), kind: "stat")
+                }
+                continue
+            }
+            guard st.isRegularFile else { ledger.removeRecord(r); continue }
+            ledger.apply(fileStatus(st, root: root), to: r, keepOpenedAge: rt.settings.order == .opened)
+            if flags.contains(.closed) { ledger.setWriting(r, false) } else if flags.contains(.modified) { ledger.setWriting(r, true) }
+            if flags.contains(.closed) || flags.contains(.movedIn) { emitWrite(r, root: root) }
+        }
+        dirty.removeAll(keepingCapacity: true)
+        dirtyOrder.removeAll(keepingCapacity: true)
+    }
+}

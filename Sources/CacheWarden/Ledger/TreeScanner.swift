@@ -1,0 +1,198 @@
+import CInotify
+import Glibc
+import SystemPackage
+
+/// Registration and scanning: the one place directories are read. Each directory gets its inotify watch *before*
+/// its entries are read, so a file created between the two is either seen by the scan or reported by an event
+/// (both are harmless: the ledger is idempotent per name).
+extension Engine {
+    /// Registers a root: resolves its path, opens it without following symlinks, scans and watches its tree.
+    func addRoot(_ dir: DirectorySettings) throws(WardenError) {
+        guard rootID(named: dir.name) == nil else { throw .duplicateDirectory(dir.name) }
+        let absolute = PathResolver.absolute(dir.path, relativeTo: PathResolver.currentDirectory())
+        var st = stat()
+        if lstat(absolute, &st) != 0 { throw Self.pathError(errno, absolute) }
+        guard st.isDirectory else { throw .notADirectory(absolute) }
+        guard let resolved = realpath(absolute, nil) else { throw Self.pathError(errno, absolute) }
+        let path = String(cString: resolved)
+        free(resolved)
+
+        let id = nextRootID
+        nextRootID += 1
+        let pathBytes = Array(path.utf8)
+        roots[id] = RootRuntime(id: id, settings: dir, path: path, pathBytes: pathBytes,
+                                protect: GlobMatcher(dir.protect), exclude: GlobMatcher(dir.exclude))
+        rootOrder.append(id)
+        do throws(WardenError) {
+            try scanRoot(id)
+        } catch {
+            removeRoot(id)
+            throw error
+        }
+    }
+
+    /// (Re)builds a root's ledger from disk. Throws for problems with the root itself and for the watch limit.
+    func scanRoot(_ id: Int32) throws(WardenError) {
+        let rt = roots[id]!
+        var st = stat()
+        if lstat(rt.path, &st) != 0 { throw Self.pathError(errno, rt.path) }
+        guard st.isDirectory else { throw .notADirectory(rt.path) }
+        let node = ledger.addRoot(id, path: rt.pathBytes, ino: UInt64(st.st_ino), dev: UInt64(st.st_dev))
+        try scan(node, path: rt.pathBytes, root: id, discovered: false, strict: true)
+        roots[id]!.lost = false
+    }
+
+    /// Drops a root: its watches and its ledger.
+    func removeRoot(_ id: Int32) {
+        var dropped: [Int32] = []
+        ledger.removeRoot(id, droppedWatches: &dropped)
+        dropWatches(dropped, remove: true)
+        roots[id] = nil
+        rootOrder.removeAll { $0 == id }
+    }
+
+    func dropWatches(_ wds: [Int32], remove: Bool) {
+        for wd in wds {
+            wdToNode[wd] = nil
+            if remove { inotify?.removeWatch(wd) }
+        }
+    }
+
+    static func pathError(_ code: Int32, _ path: String) -> WardenError {
+        switch code {
+        case ENOENT: return .pathMissing(path)
+        case ENOTDIR, ELOOP: return .notADirectory(path)
+        case EACCES, EPERM: return .permissionDenied(path)
+        default: return .system(operation: "stat", path: path, errno: code)
+        }
+    }
+
+    /// Adds the watch of a directory node. `ENOSPC` is the watch limit (never a full disk).
+    func watch(_ node: Int32, path: [UInt8], root: Int32) throws(WardenError) {
+        guard let inotify else { return }
+        var mask = InotifyDescriptor.directoryEvents
+        if roots[root]?.settings.order == .opened { mask |= CINOTIFY_IN_OPEN }
+        let wd: Int32
+        do throws(Errno) {
+            if let override = addWatchOverride, let injected = override(Engine.display(path)) { throw injected }
+            wd = try path.withCString { p throws(Errno) in try inotify.addWatch(p, events: mask) }
+        } catch {
+            let display = Engine.display(path)
+            switch error {
+            case .noSpace: throw .watchLimitReached(path: display, maxUserWatches: Int(cinotify_max_user_watches()))
+            case .permissionDenied: throw .permissionDenied(display)
+            case .noSuchFileOrDirectory: throw .pathMissing(display)
+            case .notDirectory, .tooManySymbolicLinkLevels: throw .notADirectory(display)
+            default: throw .system(operation: "inotify_add_watch", path: display, errno: error.rawValue)
+            }
+        }
+        if let other = wdToNode[wd], other != node, ledger.node(other).live, ledger.node(other).wd == wd {
+            // The same directory inode was still known under another node (a rename we did not pair): the new
+            // place wins, the stale subtree goes (its watch descriptor is the one just returned, so keep it).
+            var dropped: [Int32] = []
+            ledger.removeSubtree(other, droppedWatches: &dropped)
+            dropWatches(dropped.filter { $0 != wd }, remove: true)
+        }
+        wdToNode[wd] = node
+        ledger.setWatch(node, wd: wd)
+    }
+
+    /// Watches and reads the tree under `top` (iteratively: trees of any depth). With `strict`, problems with
+    /// `top` itself and the watch limit are thrown (start-up); otherwise they become `error` events and the rest
+    /// of the tree is still read. `discovered` marks files found at run time (they get `write` lines).
+    func scan(_ top: Int32, path topPath: [UInt8], root: Int32, discovered: Bool, strict: Bool) throws(WardenError) {
+        let rt = roots[root]!
+        let dev = ledger.accounts[root]!.dev
+        var stack: [(Int32, [UInt8])] = [(top, topPath)]
+        while let (node, path) = stack.popLast() {
+            do throws(WardenError) {
+                try watch(node, path: path, root: root)
+            } catch {
+                if strict && (node == top || { if case .watchLimitReached = error { return true }; return false }()) {
+                    throw error
+                }
+                emitError(error.description, dir: rt.settings.name,
+                          file: Engine.display(ledger.relativePath(of: node)), kind: Self.issueKind(error))
+                if case .pathMissing = error, node != ledger.accounts[root]!.rootNode {
+                    var dropped: [Int32] = []
+                    ledger.removeSubtree(node, droppedWatches: &dropped)
+                    dropWatches(dropped, remove: true)
+                }
+                continue
+            }
+            let fd: Int32
+            do throws(Errno) { fd = try path.withCString { p throws(Errno) in try Syscall.openDirectory(at: AT_FDCWD, p) } } catch {
+                if strict && node == top { throw Self.pathError(error.rawValue, Engine.display(path)) }
+                if error != .noSuchFileOrDirectory {
+                    emitError("cannot read directory: \(error)", dir: rt.settings.name,
+                              file: Engine.display(ledger.relativePath(of: node)),
+                              kind: error == .permissionDenied ? "permission" : "scan")
+                }
+                continue
+            }
+            guard let handle = fdopendir(fd) else { Syscall.close(fd); continue }
+            let relativeBase = rt.exclude.isEmpty ? [] : ledger.relativePath(of: node)
+            while let entry = readdir(handle) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> [UInt8] in
+                    let bytes = raw.bindMemory(to: UInt8.self)
+                    let length = bytes.firstIndex(of: 0) ?? bytes.count
+                    return Array(bytes[..<length])
+                }
+                if name == [46] || name == [46, 46] { continue }
+                if !rt.exclude.isEmpty {
+                    var rel = relativeBase
+                    if !rel.isEmpty { rel.append(UInt8(ascii: "/")) }
+                    rel.append(contentsOf: name)
+                    if rt.exclude.matches(rel) { continue }
+                }
+                guard let st = try? name.withCString({ n throws(Errno) in try Syscall.lstat(at: fd, n) }) else { continue }
+                if st.isDirectory {
+                    if rt.settings.oneFileSystem && UInt64(st.st_dev) != dev { continue }
+                    var dropped: [Int32] = []
+                    let (child, isNew) = ledger.addDirectory(parent: node, name: name, ino: UInt64(st.st_ino), droppedWatches: &dropped)
+                    dropWatches(dropped, remove: true)
+                    if isNew || ledger.node(child).wd < 0 {
+                        var childPath = path
+                        childPath.append(UInt8(ascii: "/"))
+                        childPath.append(contentsOf: name)
+                        stack.append((child, childPath))
+                    }
+                } else if st.isRegularFile {
+                    let (r, _) = ledger.record(dir: node, name: name)
+                    ledger.apply(fileStatus(st, root: root), to: r, keepOpenedAge: rt.settings.order == .opened)
+                    if discovered {
+                        touchedRoots.insert(root)
+                        emitWrite(r, root: root)
+                    }
+                }
+            }
+            closedir(handle)
+        }
+    }
+
+    /// The ledger's view of a stat: counted bytes and the root's age key.
+    func fileStatus(_ st: stat, root: Int32) -> FileStatus {
+        let age: Int64
+        switch roots[root]!.settings.order {
+        case .mtime, .opened, .btime: age = st.mtimeNanoseconds
+        case .atime: age = st.atimeNanoseconds
+        case .ctime: age = st.ctimeNanoseconds
+        }
+        return FileStatus(ino: UInt64(st.st_ino), bytes: bytes(st), age: age)
+    }
+
+    func emitWrite(_ r: Int32, root: Int32) {
+        guard let rt = roots[root], let account = ledger.accounts[root], let inode = ledger.inode(ofRecord: r) else { return }
+        emit(.write(FileWritten(dir: rt.settings.name, file: Engine.display(ledger.relativePath(ofRecord: r)),
+                                size: inode.bytes, total: account.total, files: account.files, quota: rt.settings.quota)))
+    }
+
+    static func issueKind(_ error: WardenError) -> String {
+        switch error {
+        case .watchLimitReached: "watch_limit"
+        case .permissionDenied: "permission"
+        case .pathMissing: "missing"
+        default: "scan"
+        }
+    }
+}

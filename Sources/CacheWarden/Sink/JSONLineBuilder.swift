@@ -1,0 +1,154 @@
+import Glibc
+
+/// Builds one JSON object as UTF-8 bytes, ending in a newline.
+///
+/// Written by hand rather than with Foundation's `JSONEncoder` because the sink runs on the event path: this
+/// appends into one reusable byte buffer with no intermediate `Codable` containers or dictionaries, keeps the
+/// contract's field order (`event`, `time` first, which makes lines easy to scan), and encodes the cases the
+/// contract needs exactly: strings are escaped per RFC 8259 (`"`, `\`, and every control character below 0x20
+/// as `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`). Strings are Swift `String`s and so always valid UTF-8: bytes
+/// of a file name that were not UTF-8 were already replaced by U+FFFD when the name became a `String`.
+/// Tests parse its output with Python's `json` module and with `jq`.
+struct JSONLineBuilder {
+    private(set) var bytes: [UInt8] = []
+    private var first = true
+
+    init(capacity: Int = 256) {
+        bytes.reserveCapacity(capacity)
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    private mutating func key(_ name: StaticString) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    mutating func add(_ name: StaticString, _ value: String) {
+        key(name)
+        Self.appendQuoted(value, to: &bytes)
+    }
+
+    mutating func add(_ name: StaticString, _ value: String?) {
+        if let value { add(name, value) }
+    }
+
+    mutating func add(_ name: StaticString, _ value: Int64) {
+        key(name)
+        appendInteger(value)
+    }
+
+    mutating func add(_ name: StaticString, _ value: Int) { add(name, Int64(value)) }
+
+    mutating func add(_ name: StaticString, _ value: Bool) {
+        key(name)
+        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+    }
+
+    /// A finite number with up to 3 decimals (`null` when not finite).
+    mutating func add(_ name: StaticString, _ value: Double) {
+        key(name)
+        guard value.isFinite else { bytes.append(contentsOf: Array("null".utf8)); return }
+        let scaled = (value * 1000).rounded()
+        if abs(scaled) < 9e15 {
+            let milli = Int64(scaled)
+            if milli < 0 { bytes.append(UInt8(ascii: "-")) }
+            let m = milli.magnitude
+            appendInteger(Int64(m / 1000))
+            let frac = m % 1000
+            if frac != 0 {
+                bytes.append(UInt8(ascii: "."))
+                var digits = [UInt8(48 + frac / 100), UInt8(48 + (frac / 10) % 10), UInt8(48 + frac % 10)]
+                while digits.last == UInt8(ascii: "0") { digits.removeLast() }
+                bytes.append(contentsOf: digits)
+            }
+        } else {
+            bytes.append(contentsOf: Array(String(value).utf8))
+        }
+    }
+
+    mutating func add(_ name: StaticString, _ value: Double?) {
+        if let value { add(name, value) }
+    }
+
+    mutating func add(_ name: StaticString, _ values: [String]) {
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        for (i, v) in values.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            Self.appendQuoted(v, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Closes the object and the line.
+    mutating func finish() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    private mutating func appendInteger(_ value: Int64) {
+        if value == 0 { bytes.append(UInt8(ascii: "0")); return }
+        var v = value.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buf in
+            while v > 0 {
+                buf[count] = UInt8(48 + v % 10)
+                v /= 10
+                count += 1
+            }
+        }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        withUnsafeBytes(of: &digits) { buf in
+            for i in stride(from: count - 1, through: 0, by: -1) { bytes.append(buf[i]) }
+        }
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Appends `value` as a quoted JSON string.
+    static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(UInt8(ascii: "\\")); out.append(byte)
+            case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\")); out.append(byte)
+            case 0x0A: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "n"))
+            case 0x09: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "t"))
+            case 0x0D: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "r"))
+            case 0x08: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "b"))
+            case 0x0C: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "f"))
+            case 0x00..<0x20:
+                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                        hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
+
+/// RFC 3339 UTC timestamps with milliseconds (`2026-11-22T00:34:47.123Z`), formatted with `gmtime_r`
+/// (Foundation's `ISO8601DateFormatter` is far slower and not needed for a fixed format).
+enum RFC3339 {
+    static func format(secondsSince1970 t: Double) -> String {
+        var seconds = time_t(t.rounded(.down))
+        var millis = Int(((t - Double(seconds)) * 1000).rounded(.down))
+        if millis >= 1000 { seconds += 1; millis -= 1000 }
+        var tm = tm()
+        gmtime_r(&seconds, &tm)
+        func pad(_ v: Int32, _ width: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        return "\(pad(tm.tm_year + 1900, 4))-\(pad(tm.tm_mon + 1, 2))-\(pad(tm.tm_mday, 2))T"
+            + "\(pad(tm.tm_hour, 2)):\(pad(tm.tm_min, 2)):\(pad(tm.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+    }
+}

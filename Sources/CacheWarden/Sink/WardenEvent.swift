@@ -1,0 +1,195 @@
+import Foundation
+
+/// Why files were removed.
+public enum TrimReason: String, Sendable {
+    /// The directory crossed its quota.
+    case quota
+    /// Files passed the directory's `max_age`.
+    case age
+    /// Free space on the filesystem fell below the low-disk threshold.
+    case lowDisk = "low_disk"
+    /// A `trim(_:to:)` call from the library.
+    case manual
+    /// A `clear`.
+    case clear
+}
+
+/// A directory's running totals from the in-memory ledger.
+public struct DirectoryTotals: Sendable, Equatable {
+    /// The registered name.
+    public var dir: String
+    /// The absolute path of the registered root.
+    public var path: String
+    /// Bytes counted (per the size basis; hard links once).
+    public var total: Int64
+    /// Regular files counted (hard links once).
+    public var files: Int
+    /// The quota in bytes (0: none).
+    public var quota: Int64
+}
+
+/// A file was written and closed, or moved in.
+public struct FileWritten: Sendable, Equatable {
+    public var dir: String
+    /// Path relative to the registered root (invalid UTF-8 replaced by U+FFFD).
+    public var file: String
+    /// The file's counted size.
+    public var size: Int64
+    /// The directory's total after this write.
+    public var total: Int64
+    public var files: Int
+    public var quota: Int64
+}
+
+/// One file removed by a policy.
+public struct Eviction: Sendable, Equatable {
+    public var dir: String
+    public var file: String
+    public var size: Int64
+    public var reason: TrimReason
+    /// `true` when nothing was deleted because the watcher runs with `dryRun`.
+    public var dryRun: Bool
+}
+
+/// The outcome of one trim of one directory.
+public struct TrimReport: Sendable, Equatable {
+    public var dir: String
+    public var reason: TrimReason
+    /// Files removed.
+    public var removed: Int
+    /// Bytes freed (`totalBefore - total`).
+    public var freed: Int64
+    public var totalBefore: Int64
+    public var total: Int64
+    public var quota: Int64
+    /// The total the trim aimed for.
+    public var target: Int64
+    public var durationMilliseconds: Double
+    /// Bytes still above `target` when only protected, vetoed or undeletable files were left (0 otherwise).
+    public var shortBy: Int64
+    public var dryRun: Bool
+}
+
+/// The watcher re-read a tree because the running total could not be trusted (after a queue overflow).
+public struct RescanReport: Sendable, Equatable {
+    public var dir: String
+    /// Running total minus the freshly scanned total.
+    public var drift: Int64
+    public var total: Int64
+    public var files: Int
+}
+
+/// Free space on a filesystem fell below its threshold.
+public struct LowDiskReport: Sendable, Equatable {
+    /// The mount point.
+    public var mount: String
+    public var free: Int64
+    /// The filesystem size.
+    public var size: Int64
+    public var threshold: Int64
+    /// Registered directories on that filesystem.
+    public var dirs: [String]
+    /// Fill rate estimated from recent checks, bytes per second (positive: filling).
+    public var bytesPerSecond: Double?
+    /// Seconds until full at that rate.
+    public var secondsToFull: Double?
+}
+
+/// The phases of a manual clear, in order (as in mPaaS's cleaner).
+public enum ClearPhase: String, Sendable {
+    case preCalculating = "pre_calculating"
+    case cleaning
+    case postCalculating = "post_calculating"
+    case done
+}
+
+/// Progress of a manual clear.
+public struct ClearProgress: Sendable, Equatable {
+    public var phase: ClearPhase
+    /// 0…1 within the clear.
+    public var progress: Double
+    /// Bytes freed so far (final at `.done`).
+    public var freed: Int64
+    /// Files removed so far (final at `.done`).
+    public var removed: Int
+    /// The directories being cleared.
+    public var dirs: [String]
+    public var dryRun: Bool
+}
+
+/// Something went wrong at run time; the watcher goes on.
+public struct WardenIssue: Sendable, Equatable {
+    public var message: String
+    public var dir: String?
+    public var file: String?
+    /// A short machine-readable kind (`root_lost`, `watch_limit`, `permission`, …).
+    public var kind: String?
+
+    /// An issue described by `message`, about `dir`/`file` where known.
+    public init(message: String, dir: String? = nil, file: String? = nil, kind: String? = nil) {
+        self.message = message
+        self.dir = dir
+        self.file = file
+        self.kind = kind
+    }
+}
+
+/// One event from the watcher, mirroring the JSON-lines contract. `jsonLine()` gives the exact line the CLI prints.
+public struct WardenEvent: Sendable, Equatable {
+    /// When the event happened.
+    public var time: Date
+    /// What happened.
+    public var kind: Kind
+
+    /// The event kinds; each maps to one `"event"` value in JSON.
+    public enum Kind: Sendable, Equatable {
+        /// `ready`: the initial scan of a directory finished.
+        case ready(DirectoryTotals)
+        /// `write`: a file was closed after writing, or moved in.
+        case write(FileWritten)
+        /// `evict`: a file was deleted by a policy.
+        case evict(Eviction)
+        /// `trim`: a trim finished.
+        case trim(TrimReport)
+        /// `status`: totals on request (SIGUSR1 in the CLI).
+        case status(DirectoryTotals)
+        /// `stop`: final totals when the watcher stops.
+        case stop(DirectoryTotals)
+        /// `overflow`: the kernel's inotify queue overflowed; a rescan follows.
+        case overflow
+        /// `rescan`: a directory was re-read (after an overflow), with the drift found.
+        case rescan(RescanReport)
+        /// `low_disk`: free space fell below the threshold.
+        case lowDisk(LowDiskReport)
+        /// `clear`: a phase of a manual clear.
+        case clear(ClearProgress)
+        /// `dropped`: the sink dropped this many lines because its reader was too slow.
+        case dropped(count: Int)
+        /// `error`: something failed; the watcher goes on.
+        case error(WardenIssue)
+    }
+
+    /// An event of `kind` at `time` (now by default).
+    public init(_ kind: Kind, time: Date = Date()) {
+        self.time = time
+        self.kind = kind
+    }
+
+    /// The event's `"event"` name in JSON.
+    public var name: String {
+        switch kind {
+        case .ready: "ready"
+        case .write: "write"
+        case .evict: "evict"
+        case .trim: "trim"
+        case .status: "status"
+        case .stop: "stop"
+        case .overflow: "overflow"
+        case .rescan: "rescan"
+        case .lowDisk: "low_disk"
+        case .clear: "clear"
+        case .dropped: "dropped"
+        case .error: "error"
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import CacheWarden
+import Foundation
+import Glibc
+
+/// `cachewarden clear`: remove the files of some or all directories, with progress phases as JSON lines.
+struct ClearCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clear",
+        abstract: "Remove the files of the named directories (all when none is named), printing progress phases.",
+        discussion: "Phases: pre_calculating, cleaning, post_calculating, done (with freed and removed). The roots and their subdirectories stay (dir.<name>.prune_dirs = true removes emptied subdirectories); protected files stay."
+    )
+
+    @OptionGroup var source: SettingsOptions
+
+    @Flag(name: .long, help: "Report what would be removed, and delete nothing.")
+    var dryRun = false
+
+    @Argument(help: ArgumentHelp("Names of the directories to clear (default: all).", valueName: "name"))
+    var names: [String] = []
+
+    func run() throws {
+        let settings = try source.load()
+        for name in names where !settings.directories.contains(where: { $0.name == name }) {
+            throw CLIUsageError(message: "no directory named \(name); known: \(settings.directories.map(\.name).joined(separator: ", "))")
+        }
+        signal(SIGPIPE, SIG_IGN)
+        let sink = JSONLineSink()
+        let tty = isatty(2) == 1
+        let watcher = Watcher(settings: settings, dryRun: dryRun) { event in
+            switch event.kind {
+            case .clear, .evict, .error: sink.send(event)
+            default: break
+            }
+        }
+        try watcher.start()
+        try watcher.clear(names) { p in
+            guard tty else { return }
+            let filled = Int(p.progress * 30)
+            let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: 30 - filled)
+            FileHandle.standardError.write(Data("\r\(p.phase.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) [\(bar)] \(Int(p.progress * 100))%\(p.phase == .done ? "\n" : "")".utf8))
+        }
+        watcher.stop()
+        sink.flush()
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import CacheWarden
+import Dispatch
+import Foundation
+import Glibc
+import Logging
+
+/// `cachewarden run`: watch in the foreground and print one JSON line per event on stdout.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Watch the registered directories in the foreground, printing JSON lines on stdout.",
+        discussion: """
+            Signals: SIGINT/SIGTERM print a `stop` line per directory and exit 0; SIGUSR1 prints a `status` line \
+            per directory; SIGHUP re-reads the config file (a bad file keeps the running settings and prints an \
+            `error` line).
+            """
+    )
+
+    @OptionGroup var source: SettingsOptions
+
+    @Flag(name: .long, help: "Report the evictions policies would do, and delete nothing.")
+    var dryRun = false
+
+    @Flag(name: .long, help: "Exit (status 0) when stdout is closed, instead of enforcing quotas silently.")
+    var exitOnEpipe = false
+
+    @Flag(name: .long, help: "Log every inotify record (with libinotifytools' mask names) on stderr.")
+    var debug = false
+
+    func run() throws {
+        let settings = try source.load()
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .info
+            return handler
+        }
+        var logger = Logger(label: "cachewarden")
+        logger.logLevel = debug ? .debug : .info
+        signal(SIGPIPE, SIG_IGN)
+        let sink = JSONLineSink(exitOnEPIPE: exitOnEpipe)
+        let watcher = Watcher(settings: settings, dryRun: dryRun, logger: logger) { event in sink.send(event) }
+        try watcher.start()
+
+        let configFile = source.config
+        var sources: [DispatchSourceSignal] = []
+        func on(_ signo: Int32, _ body: @escaping @Sendable () -> Void) {
+            signal(signo, SIG_IGN)
+            let s = DispatchSource.makeSignalSource(signal: signo, queue: .main)
+            s.setEventHandler(handler: body)
+            s.resume()
+            sources.append(s)
+        }
+        let shutdown: @Sendable () -> Void = {
+            watcher.stop()
+            sink.flush()
+            Glibc.exit(0)
+        }
+        on(SIGINT, shutdown)
+        on(SIGTERM, shutdown)
+        on(SIGUSR1) { watcher.requestStatus() }
+        on(SIGHUP) {
+            guard let configFile else {
+                sink.send(WardenEvent(.error(WardenIssue(message: "SIGHUP ignored: no config file to re-read (quick mode)", kind: "reload"))))
+                return
+            }
+            do {
+                try watcher.reload(try WardenSettings.load(configFile: configFile))
+            } catch {
+                sink.send(WardenEvent(.error(WardenIssue(message: "reload failed, keeping the running settings: \(error)", kind: "reload"))))
+            }
+        }
+        withExtendedLifetime(sources) { dispatchMain() }
+    }
+}
