@@ -72,6 +72,10 @@ struct ConfigFileParser {
             guard let t = ValueParsers.threshold(v) else { return "expected a percentage like 10% or a size like 5GB" }
             d.lowDiskFree = t; return nil
         },
+        "create": { d, v in
+            guard let b = ValueParsers.bool(v) else { return "expected true or false" }
+            d.createIfMissing = b; return nil
+        },
     ]
 
     let file: String
@@ -130,13 +134,14 @@ struct ConfigFileParser {
                 throw error(entry.firstLine, "dir.\(name) has no path; add `dir.\(name).path = /some/folder`")
             }
             entry.settings.path = PathResolver.absolute(entry.settings.path, relativeTo: baseDirectory)
+            if entry.settings.createIfMissing { PathResolver.createDirectories(entry.settings.path) }
             if let problem = PathResolver.directoryProblem(entry.settings.path) {
                 throw error(pathLine, "dir.\(name).path: \(problem)")
             }
             settings.directories.append(entry.settings)
         }
         if settings.directories.isEmpty {
-            throw error(max(lineNumber, 1), "no directory registered; expected at least one `dir.<name>.path = /some/folder`")
+            throw error(1, "no directory registered; expected at least one `dir.<name>.path = /some/folder`")
         }
         if let (a, b) = PathResolver.firstOverlap(settings.directories) {
             throw error(directories[b.name]!.pathLine!, "dir.\(b.name).path overlaps dir.\(a.name).path (\(a.path)); registered directories must not nest")
@@ -187,7 +192,7 @@ extension WardenSettings {
             }
             guard d.quota >= 0 else { throw ConfigError(message: "dir.\(d.name).quota is negative; expected a size ≥ 0") }
             if let a = d.maxAge, a <= 0 { throw ConfigError(message: "dir.\(d.name).max_age must be positive or nil (manual)") }
-            if let problem = PathResolver.directoryProblem(PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory())) {
+            if !d.createIfMissing, let problem = PathResolver.directoryProblem(PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory())) {
                 throw ConfigError(message: "dir.\(d.name).path: \(problem)")
             }
         }

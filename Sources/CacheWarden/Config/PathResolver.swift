@@ -20,6 +20,15 @@ enum PathResolver {
         return "/" + parts.joined(separator: "/")
     }
 
+    /// `mkdir -p`: creates `path` and its missing parents (failures surface in the existence check that follows).
+    static func createDirectories(_ path: String) {
+        var current = ""
+        for part in path.split(separator: "/") {
+            current += "/" + part
+            _ = mkdir(current, 0o755)
+        }
+    }
+
     static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
         return String(path[..<slash])

@@ -79,6 +79,8 @@ public struct DirectorySettings: Sendable {
     public var pruneDirs: Bool
     /// Free-space threshold for this directory's filesystem, overriding the global one.
     public var lowDiskFree: FreeSpaceThreshold?
+    /// Create the directory (and its parents) when it is missing, at load time (`dir.<name>.create`).
+    public var createIfMissing: Bool = false
     /// Called on the watcher's queue before a file is evicted; return `false` to keep it (the trim goes on with
     /// the next oldest file). Keep it fast: it runs on the event path.
     public var shouldEvict: (@Sendable (EvictionCandidate) -> Bool)?

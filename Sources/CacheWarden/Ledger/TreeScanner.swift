@@ -10,6 +10,7 @@ extension Engine {
     func addRoot(_ dir: DirectorySettings) throws(WardenError) {
         guard rootID(named: dir.name) == nil else { throw .duplicateDirectory(dir.name) }
         let absolute = PathResolver.absolute(dir.path, relativeTo: PathResolver.currentDirectory())
+        if dir.createIfMissing { PathResolver.createDirectories(absolute) }
         var st = stat()
         if lstat(absolute, &st) != 0 { throw Self.pathError(errno, absolute) }
         guard st.isDirectory else { throw .notADirectory(absolute) }

@@ -1,0 +1,153 @@
+import Foundation
+import Glibc
+import Testing
+@testable import CacheWarden
+
+/// The in-memory totals equal a fresh scan of the disk after every kind of change, with real inotify.
+@Suite struct RunningTotalsTests {
+    @Test func initialScanCountsRegularFilesOnly() throws {
+        let tree = TemporaryTree()
+        tree.write("a", size: 10_000)
+        tree.write("sub/b", size: 5000)
+        tree.write("sub/deeper/c", size: 1)
+        symlink("/etc/passwd", tree.url("link"))
+        mkfifo(tree.url("fifo"), 0o644)
+        let h = try WatcherHarness(tree)
+        let disk = diskTotals(tree.path)
+        #expect(h.total == disk.total)
+        #expect(h.files == 3)
+        #expect(disk.files == 3)
+    }
+
+    @Test func createsAppendsTruncatesAndDeletesKeepTotalsExact() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree)
+        tree.write("one", size: 100_000)
+        tree.write("two", size: 3000)
+        #expect(h.totalsMatchDisk())
+        tree.append("one", size: 50_000)
+        #expect(h.totalsMatchDisk())
+        tree.truncate("one", to: 10)
+        #expect(h.totalsMatchDisk())
+        tree.remove("two")
+        #expect(h.totalsMatchDisk())
+        #expect(h.files == 1)
+    }
+
+    @Test func apparentBasisCountsBytes() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree, basis: .apparent)
+        tree.write("x", size: 1234)
+        tree.write("d/y", size: 1)
+        #expect(h.totalsMatchDisk(basis: .apparent))
+        #expect(h.total == 1235)
+    }
+
+    @Test func truncateWithoutCloseIsCounted() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree, basis: .apparent)
+        tree.write("held", size: 0)
+        // A writer that keeps the file open: IN_MODIFY with no close yet.
+        let fd = open(tree.url("held"), O_WRONLY)
+        defer { close(fd) }
+        let bytes = [UInt8](repeating: 1, count: 4096)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress!, 4096) }
+        #expect(eventually { h.total == 4096 })
+        _ = ftruncate(fd, 100)
+        #expect(eventually { h.total == 100 })
+    }
+
+    @Test func renamesInsideTheTreeMoveNothing() throws {
+        let tree = TemporaryTree()
+        tree.write("dir/a", size: 8000)
+        tree.write("dir/sub/b", size: 8000)
+        let h = try WatcherHarness(tree)
+        tree.rename("dir/a", "a-renamed")
+        tree.rename("dir", "dir2")
+        tree.mkdir("x/y")
+        tree.rename("dir2", "x/y/dir3")
+        tree.write("x/y/dir3/sub/c", size: 1000)
+        #expect(h.totalsMatchDisk())
+        // Overwriting rename: the target's bytes leave, the source's stay.
+        tree.write("p", size: 20_000)
+        tree.write("q", size: 4000)
+        tree.rename("q", "p")
+        #expect(h.totalsMatchDisk())
+        #expect(h.files == 4)
+    }
+
+    @Test func movesInAndOutOfTheTreeAdjustTotals() throws {
+        let outside = TemporaryTree("cw-outside")
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree)
+        outside.write("file", size: 30_000)
+        outside.write("folder/inner/x", size: 20_000)
+        outside.write("folder/y", size: 10_000)
+        #expect(Glibc.rename(outside.url("file"), tree.url("file")) == 0)
+        #expect(Glibc.rename(outside.url("folder"), tree.url("folder")) == 0)
+        #expect(h.totalsMatchDisk())
+        #expect(h.files == 3)
+        // Files written into the moved-in folder are seen: its watches were added.
+        tree.write("folder/inner/z", size: 5000)
+        #expect(h.totalsMatchDisk())
+        #expect(Glibc.rename(tree.url("folder"), outside.url("back")) == 0)
+        #expect(Glibc.rename(tree.url("file"), outside.url("file2")) == 0)
+        #expect(h.totalsMatchDisk())
+        #expect(h.files == 0)
+        // The moved-out folder is no longer watched: writing there changes nothing.
+        outside.write("back/inner/later", size: 9000)
+        usleep(100_000)
+        #expect(h.total == 0)
+    }
+
+    @Test func hardLinksCountOnce() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree)
+        tree.write("orig", size: 50_000)
+        tree.mkdir("other")
+        #expect(link(tree.url("orig"), tree.url("other/alias")) == 0)
+        #expect(h.totalsMatchDisk())
+        #expect(h.files == 1)
+        tree.remove("orig")
+        #expect(h.totalsMatchDisk())
+        #expect(h.files == 1)
+        tree.remove("other/alias")
+        #expect(h.totalsMatchDisk())
+        #expect(h.total == 0)
+    }
+
+    @Test func newSubdirectoriesInATightLoopLoseNothing() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree, basis: .apparent)
+        for i in 0..<200 {
+            tree.write("d\(i)/a/b/c/file", size: 100 + i)
+        }
+        #expect(h.totalsMatchDisk(basis: .apparent))
+        #expect(h.files == 200)
+        // Every file got its write line, with its path relative to the root.
+        #expect(eventually { Set(h.log.writes.map(\.file)).count == 200 })
+        #expect(h.log.writes.contains { $0.file == "d7/a/b/c/file" })
+    }
+
+    @Test func deletingADirectoryTreeSubtractsItAll() throws {
+        let tree = TemporaryTree()
+        for i in 0..<20 { tree.write("big/\(i % 4)/f\(i)", size: 4096) }
+        tree.write("keep", size: 4096)
+        let h = try WatcherHarness(tree)
+        tree.remove("big")
+        #expect(h.totalsMatchDisk())
+        #expect(h.files == 1)
+    }
+
+    @Test func writeLinesCarryTheFileAndTheTotal() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree, basis: .apparent)
+        tree.write("sub/new.bin", size: 777)
+        #expect(eventually { h.log.writes.contains { $0.file == "sub/new.bin" } })
+        let w = try #require(h.log.writes.first { $0.file == "sub/new.bin" })
+        #expect(w.size == 777)
+        #expect(w.total == 777)
+        #expect(w.files == 1)
+        #expect(w.dir == "cache")
+    }
+}

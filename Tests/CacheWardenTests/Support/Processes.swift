@@ -1,0 +1,107 @@
+import Foundation
+
+/// The `cachewarden` binary built next to the tests (`swift build` builds it; `swift test` too).
+func cachewardenBinary() -> String {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    for candidate in [Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("cachewarden").path,
+                      root.appendingPathComponent(".build/debug/cachewarden").path] {
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    return root.appendingPathComponent(".build/debug/cachewarden").path
+}
+
+/// Runs a program to completion, returning its status, stdout and stderr.
+@discardableResult
+func runProcess(_ path: String, _ args: [String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: path)
+    p.arguments = args
+    let out = Pipe(), err = Pipe(), inp = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    p.standardInput = inp
+    try p.run()
+    if let stdin { inp.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try inp.fileHandleForWriting.close()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}
+
+/// Whether a program is on PATH.
+func which(_ name: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let p = "\(dir)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: p) { return p }
+    }
+    return nil
+}
+
+/// Checks every line with Python's `json.loads` (each must be one JSON object); returns the parsed `event`
+/// names, or throws with Python's complaint.
+func parseWithPython(_ lines: String) throws -> [String] {
+    let script = """
+    import json, sys
+    names = []
+    for n, line in enumerate(sys.stdin.buffer.read().split(b"\\n")):
+        if not line: continue
+        obj = json.loads(line)
+        assert isinstance(obj, dict), f"line {n} is not an object"
+        assert "event" in obj and "time" in obj, f"line {n} lacks event/time"
+        names.append(obj["event"])
+    print("\\n".join(names))
+    """
+    let r = try runProcess(which("python3") ?? "/usr/bin/python3", ["-c", script], stdin: lines)
+    guard r.status == 0 else { throw ParseFailure(message: r.err) }
+    return r.out.split(separator: "\n").map(String.init)
+}
+
+struct ParseFailure: Error { var message: String }
+
+/// A `cachewarden run` child process with its stdout collected.
+final class RunningCLI: @unchecked Sendable {
+    let process = Process()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private let lock = NSLock()
+    private var collected = Data()
+    private var collectedErr = Data()
+
+    init(_ args: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: cachewardenBinary())
+        process.arguments = args
+        process.standardOutput = output
+        process.standardError = errors
+        output.fileHandleForReading.readabilityHandler = { [weak self] h in
+            let d = h.availableData
+            self?.lock.withLock { self?.collected.append(d) }
+        }
+        errors.fileHandleForReading.readabilityHandler = { [weak self] h in
+            let d = h.availableData
+            self?.lock.withLock { self?.collectedErr.append(d) }
+        }
+        try process.run()
+    }
+
+    var stdout: String { lock.withLock { String(decoding: collected, as: UTF8.self) } }
+    var stderr: String { lock.withLock { String(decoding: collectedErr, as: UTF8.self) } }
+    var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+
+    func signal(_ s: Int32) { kill(process.processIdentifier, s) }
+
+    /// Sends SIGINT and waits for the exit status.
+    func interrupt() -> Int32 {
+        signal(SIGINT)
+        process.waitUntilExit()
+        usleep(50_000)
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        output.fileHandleForReading.readabilityHandler = nil
+        errors.fileHandleForReading.readabilityHandler = nil
+    }
+}

@@ -1,0 +1,48 @@
+import Dispatch
+import Foundation
+import Synchronization
+@testable import CacheWarden
+
+/// Collects every event a watcher delivers.
+final class EventLog: Sendable {
+    private let events = Mutex<[WardenEvent]>([])
+    func append(_ e: WardenEvent) { events.withLock { $0.append(e) } }
+    var all: [WardenEvent] { events.withLock { $0 } }
+
+    var trims: [TrimReport] { all.compactMap { if case .trim(let t) = $0.kind { return t }; return nil } }
+    var evictions: [Eviction] { all.compactMap { if case .evict(let e) = $0.kind { return e }; return nil } }
+    var writes: [FileWritten] { all.compactMap { if case .write(let w) = $0.kind { return w }; return nil } }
+    var names: [String] { all.map(\.name) }
+}
+
+/// A started watcher on one temporary tree, stopped when the harness is dropped.
+final class WatcherHarness: @unchecked Sendable {
+    let tree: TemporaryTree
+    let log = EventLog()
+    let watcher: Watcher
+    let name: String
+
+    init(_ tree: TemporaryTree, name: String = "cache", quota: Int64 = 0, basis: SizeBasis = .allocated,
+         configure: (inout DirectorySettings) -> Void = { _ in }) throws {
+        self.tree = tree
+        self.name = name
+        var dir = DirectorySettings(name: name, path: tree.path, quota: quota)
+        configure(&dir)
+        let log = self.log
+        watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: basis)) { log.append($0) }
+        try watcher.start()
+    }
+
+    deinit { watcher.stop() }
+
+    var total: Int64 { watcher.totals().first { $0.dir == name }?.total ?? -1 }
+    var files: Int { watcher.totals().first { $0.dir == name }?.files ?? -1 }
+
+    /// Waits until the running totals equal a fresh scan of the disk (and stay equal over a short settle).
+    func totalsMatchDisk(basis: SizeBasis = .allocated, timeout: Double = 20) -> Bool {
+        eventually(timeout: timeout) {
+            let disk = diskTotals(tree.path, basis: basis)
+            return total == disk.total && files == disk.files
+        }
+    }
+}
