@@ -116,6 +116,7 @@ public final class Watcher: Sendable {
     public func register(_ directory: DirectorySettings) throws(WardenError) {
         let result: Result<Void, WardenError> = engine.queue.sync {
             guard engine.running else { return .failure(.notRunning) }
+            guard engine.rootID(named: directory.name) == nil else { return .failure(.duplicateDirectory(directory.name)) }
             var candidate = engine.settings
             candidate.directories.append(directory)
             do throws(ConfigError) { try candidate.validate() } catch { return .failure(.invalidSettings(error)) }
