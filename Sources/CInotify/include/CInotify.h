@@ -86,4 +86,9 @@ int cinotify_max_queued_events(void);
 /// The kernel's `fs.inotify.max_user_instances`, read by libinotifytools (-1 when unreadable).
 int cinotify_max_user_instances(void);
 
+/// Birth time of `path` (relative to `dirfd`, final symlink not followed) in nanoseconds since 1970, via
+/// `statx(2)`. Why here: Swift's Glibc module cannot name `struct statx` (the name clashes with the function).
+/// Returns 0 on success, 1 when the filesystem records no birth time, -1 with `errno` set on failure.
+int cinotify_birth_time(int dirfd, const char *path, int64_t *nanoseconds);
+
 #endif

@@ -17,6 +17,8 @@ struct RootRuntime {
     var lost = false
     /// A lost root came back as a symlink and that was reported once.
     var reportedSymlink = false
+    /// `order = btime` on a filesystem without birth times was reported once.
+    var reportedNoBirthTime = false
 }
 
 /// The whole mutable state of a watcher, confined to one serial queue (`queue`): every method below runs on it.

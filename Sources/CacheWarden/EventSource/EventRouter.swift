@@ -208,7 +208,8 @@ extension Engine {
                 continue
             }
             guard st.isRegularFile else { ledger.removeRecord(r); continue }
-            ledger.apply(fileStatus(st, root: root), to: r, keepOpenedAge: rt.settings.order == .opened)
+            let status = path.withCString { fileStatus(st, root: root, dirfd: AT_FDCWD, name: $0) }
+            ledger.apply(status, to: r, keepOpenedAge: rt.settings.order == .opened)
             if flags.contains(.closed) { ledger.setWriting(r, false) } else if flags.contains(.modified) { ledger.setWriting(r, true) }
             if flags.contains(.closed) || flags.contains(.movedIn) { emitWrite(r, root: root) }
         }

@@ -160,7 +160,8 @@ extension Engine {
                     }
                 } else if st.isRegularFile {
                     let (r, _) = ledger.record(dir: node, name: name)
-                    ledger.apply(fileStatus(st, root: root), to: r, keepOpenedAge: rt.settings.order == .opened)
+                    let status = name.withCString { fileStatus(st, root: root, dirfd: fd, name: $0) }
+                    ledger.apply(status, to: r, keepOpenedAge: rt.settings.order == .opened)
                     if discovered {
                         touchedRoots.insert(root)
                         emitWrite(r, root: root)
@@ -171,13 +172,27 @@ extension Engine {
         }
     }
 
-    /// The ledger's view of a stat: counted bytes and the root's age key.
-    func fileStatus(_ st: stat, root: Int32) -> FileStatus {
+    /// The ledger's view of a stat: counted bytes and the root's age key. For `order = btime` the birth time
+    /// comes from `statx` on `name` relative to `dirfd`; where the filesystem has none, mtime is used and one
+    /// `error` line per directory says so.
+    func fileStatus(_ st: stat, root: Int32, dirfd: Int32, name: UnsafePointer<CChar>) -> FileStatus {
         let age: Int64
         switch roots[root]!.settings.order {
-        case .mtime, .opened, .btime: age = st.mtimeNanoseconds
+        case .mtime, .opened: age = st.mtimeNanoseconds
         case .atime: age = st.atimeNanoseconds
         case .ctime: age = st.ctimeNanoseconds
+        case .btime:
+            var birth: Int64 = 0
+            if cinotify_birth_time(dirfd, name, &birth) == 0 {
+                age = birth
+            } else {
+                age = st.mtimeNanoseconds
+                if roots[root]!.reportedNoBirthTime == false {
+                    roots[root]!.reportedNoBirthTime = true
+                    emitError("this filesystem records no birth time: order = btime falls back to mtime",
+                              dir: roots[root]!.settings.name, kind: "btime")
+                }
+            }
         }
         return FileStatus(ino: UInt64(st.st_ino), bytes: bytes(st), age: age)
     }
