@@ -18,6 +18,7 @@ import Testing
         #expect(!tree.exists("sub/old"))
         #expect(!tree.exists("ancient"))
         #expect(tree.exists("fresh"))
+        #expect(eventually { !h.log.trims.isEmpty })
         let trim = try #require(h.log.trims.first)
         #expect(trim.reason == .age)
         #expect(trim.removed == 2)
