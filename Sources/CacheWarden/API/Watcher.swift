@@ -75,6 +75,11 @@ public final class Watcher: Sendable {
         engine.queue.sync { engine.rootOrder.compactMap { engine.statusReport($0) } }
     }
 
+    /// The inotify descriptor and the watch descriptors the ledger maps (for tests of watch bookkeeping).
+    var watchBookkeeping: (fd: Int32?, mapped: Int) {
+        engine.queue.sync { (engine.inotify?.fd, engine.wdToNode.count) }
+    }
+
     /// Emits a `status` event per directory (what SIGUSR1 does in the CLI).
     public func requestStatus() {
         engine.queue.sync { engine.emitStatus() }

@@ -1,0 +1,138 @@
+import Dispatch
+import Foundation
+import Glibc
+
+/// Writes numbered files of one size as fast as the syscalls allow: a new folder (`<root>/<prefix><n>`) every
+/// `fanOut` files, then one `openat`/`write`/`close` per file, with the name formatted in place (no `String` per
+/// file). File `i` is `<root>/<prefix><i / fanOut>/f<i>.bin`.
+final class FileStream {
+    let root: String
+    let size: Int
+    let fanOut: Int
+    let prefix: String
+    /// Files written so far (also the index of the next one).
+    private(set) var written = 0
+    /// Writes that failed (the file is then skipped).
+    private(set) var errors = 0
+    private var dirFD: Int32 = -1
+    private var name = [CChar](repeating: 0, count: 32)
+    private let payload: [UInt8]
+
+    /// A stream writing `size`-byte files under `root`, which must exist.
+    init(root: String, size: Int, fanOut: Int = 100, prefix: String = "w", startingAt first: Int = 0) {
+        self.root = root
+        self.size = size
+        self.fanOut = fanOut
+        self.prefix = prefix
+        self.written = first
+        payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+    }
+
+    deinit { if dirFD >= 0 { close(dirFD) } }
+
+    /// The path of file `index` of a stream with these parameters.
+    static func path(root: String, prefix: String, fanOut: Int, index: Int) -> String {
+        "\(root)/\(prefix)\(index / fanOut)/f\(index).bin"
+    }
+
+    /// Writes the next file; returns `false` when it could not be created.
+    @discardableResult
+    func writeOne() -> Bool {
+        if written % fanOut == 0 || dirFD < 0 {
+            if dirFD >= 0 { close(dirFD) }
+            let dir = "\(root)/\(prefix)\(written / fanOut)"
+            mkdir(dir, 0o755)
+            dirFD = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
+        formatName(written)
+        written += 1
+        let fd = openat(dirFD, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { errors += 1; return false }
+        let ok = payload.withUnsafeBytes { Files.writeAll(fd, $0) }
+        close(fd)
+        if !ok { errors += 1 }
+        return ok
+    }
+
+    /// "f<index>.bin" into `name`, NUL-terminated.
+    private func formatName(_ index: Int) {
+        var digits: [CChar] = []
+        var n = index
+        repeat {
+            digits.append(CChar(48 + n % 10))
+            n /= 10
+        } while n > 0
+        var i = 0
+        name[i] = CChar(UInt8(ascii: "f")); i += 1
+        for d in digits.reversed() { name[i] = d; i += 1 }
+        for c in ".bin".utf8 { name[i] = CChar(c); i += 1 }
+        name[i] = 0
+    }
+}
+
+/// The outcome of a burst of writes.
+struct BurstResult: Sendable {
+    var files: Int
+    var errors: Int
+    /// Wall seconds from the first `openat` to the last `close`.
+    var seconds: Double
+    /// `Clock.nanos()` when the last file was closed.
+    var endedAt: UInt64
+
+    /// Files per second.
+    var rate: Double { seconds > 0 ? Double(files) / seconds : 0 }
+}
+
+/// Runs a `FileStream` burst on a thread of its own (so the writer has a core to itself) and waits for it.
+enum BurstWriter {
+    static func run(root: String, count: Int, size: Int, fanOut: Int = 100) -> BurstResult {
+        let done = DispatchSemaphore(value: 0)
+        let result = Locked<BurstResult?>(nil)
+        let thread = Thread {
+            let stream = FileStream(root: root, size: size, fanOut: fanOut)
+            let start = Clock.nanos()
+            for _ in 0..<count { stream.writeOne() }
+            let end = Clock.nanos()
+            result.withLock {
+                $0 = BurstResult(files: count - stream.errors, errors: stream.errors,
+                                 seconds: Clock.seconds(from: start, to: end), endedAt: end)
+            }
+            done.signal()
+        }
+        thread.name = "bench.writer"
+        thread.start()
+        done.wait()
+        return result.value!
+    }
+}
+
+/// A finished `FileStream` tree (`files` files of `size` bytes, prefix "w", 100 per folder) kept by one benchmark
+/// for the next, which is cheaper than writing an identical one again.
+struct SpareTree: Sendable {
+    var path: String
+    var files: Int
+    var size: Int
+
+    /// Cuts the tree down to its first `count` files (the oldest; the rest goes to the trash) and renames it to
+    /// `newPath`; `false` (and the tree discarded) when it is too small or has another file size.
+    func reuse(as newPath: String, count: Int, size wanted: Int) -> Bool {
+        guard files >= count, size == wanted else {
+            Files.discard(path)
+            return false
+        }
+        let fanOut = 100
+        let firstWholeFolder = (count + fanOut - 1) / fanOut
+        let lastFolder = (files - 1) / fanOut
+        if firstWholeFolder <= lastFolder {
+            for folder in firstWholeFolder...lastFolder { Files.discard("\(path)/w\(folder)") }
+        }
+        for i in count..<min(files, firstWholeFolder * fanOut) {
+            unlink(FileStream.path(root: path, prefix: "w", fanOut: fanOut, index: i))
+        }
+        guard rename(path, newPath) == 0 else {
+            Files.discard(path)
+            return false
+        }
+        return true
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import Glibc
+
+/// One writer burst under one watcher (or none).
+struct WatchedRun: Sendable {
+    /// Who watched: "none", "cachewarden", "inotifywait".
+    var watcher: String
+    var writer: BurstResult
+    /// Watcher CPU seconds (user + system) from ready to caught up; `nil` without a watcher.
+    var cpuSeconds: Double?
+    /// Seconds from the writer's last `close` until the watcher had caught up: its `status` matched the files
+    /// written (CacheWarden), or its CPU time stopped growing (inotifywait, whose output goes to /dev/null).
+    var catchUpSeconds: Double?
+    /// The watcher's setup time: launch to ready / "Watches established.".
+    var setupSeconds: Double?
+    /// CacheWarden only: an `overflow` line was seen, with its `rescan`s.
+    var overflows: Int?
+    var rescans: Int?
+    /// CacheWarden only: the last `status` totals and the fresh scan to compare them with.
+    var watcherTotals: EventTail.Totals?
+    var scan: FreshScan?
+    var writeLines: Int?
+    var dropped: Int?
+    var errors: [String] = []
+    var note: String?
+
+    /// The final totals equal a fresh scan (files and bytes).
+    var exact: Bool? {
+        guard let scan else { return nil }
+        guard let t = watcherTotals else { return false }
+        return t.files == scan.files && t.total == scan.bytes
+    }
+
+    /// Watcher CPU seconds per 100,000 files written.
+    var cpuPer100k: Double? { cpuSeconds.map { $0 / Double(max(1, writer.files)) * 100_000 } }
+
+    /// Files per second until the watcher had caught up (writer time plus catch-up).
+    var watcherRate: Double? {
+        catchUpSeconds.map { Double(writer.files) / (writer.seconds + $0) }
+    }
+}
+
+/// The three runs of benchmark 3.
+struct ThroughputResult: Sendable {
+    var files: Int
+    var size: Int
+    var alone: WatchedRun
+    var cachewarden: WatchedRun?
+    var inotifywait: WatchedRun?
+    var inotifywaitNote: String?
+    /// "cachewarden CLI (path)" or "bench watch-child".
+    var watcherProgram: String
+}
+
+/// 3 (event throughput): a writer thread creates N files of 4 KiB (a new folder every 100) as fast as it can, in a
+/// fresh empty folder each time: unwatched, watched by CacheWarden in a child process (the `cachewarden run` CLI,
+/// or the bench's own `watch-child`), and watched by `inotifywait -m -r -e close_write` printing to /dev/null.
+enum ThroughputBenchmark {
+    /// Runs the three bursts; the unwatched and inotifywait trees (identical `FileStream` trees) are appended to
+    /// `spares` instead of being removed.
+    static func run(files: Int, size: Int = 4096, env: Environment, work: String, spares: inout [SpareTree],
+                    log: (String) -> Void) throws -> ThroughputResult {
+        // Unwatched baseline.
+        let aloneRoot = "\(work)/tp-alone"
+        try Files.makeDirectory(aloneRoot)
+        let alone = BurstWriter.run(root: aloneRoot, count: files, size: size)
+        if alone.errors == 0 {
+            spares.append(SpareTree(path: aloneRoot, files: files, size: size))
+        } else {
+            Files.discard(aloneRoot)
+        }
+        log("throughput: writer alone \(Format.rate(alone.rate)) files/s (\(Format.seconds(alone.seconds)))")
+
+        let program = env.cli.map { "cachewarden CLI (\($0))" } ?? "bench watch-child"
+        let cw = try cachewarden(files: files, size: size, env: env, work: work, log: log)
+
+        var inw: WatchedRun?
+        var inwNote: String?
+        if let path = env.inotifywait {
+            do {
+                inw = try inotifywait(path, files: files, size: size, work: work, spares: &spares, log: log)
+            } catch {
+                inwNote = "inotifywait failed: \(error)"
+                log("throughput: \(inwNote!)")
+            }
+        } else {
+            inwNote = "inotifywait not installed (apt-get install inotify-tools)"
+        }
+        return ThroughputResult(files: files, size: size,
+                                alone: WatchedRun(watcher: "none", writer: alone), cachewarden: cw,
+                                inotifywait: inw, inotifywaitNote: inwNote, watcherProgram: program)
+    }
+
+    /// The burst under a CacheWarden child; catch-up is polled with SIGUSR1 until `status` shows every file.
+    private static func cachewarden(files: Int, size: Int, env: Environment, work: String,
+                                    log: (String) -> Void) throws -> WatchedRun {
+        let root = "\(work)/tp-cw"
+        let output = "\(work)/tp-cw.jsonl"
+        try Files.makeDirectory(root)
+        defer {
+            Files.discard(root)
+            Files.discard(output)
+        }
+        let child: Child
+        if let cli = env.cli {
+            child = try Child(cli, ["run", "--dir", root, "--size-basis", "apparent"], stdout: .file(output), stderr: .inherit)
+        } else {
+            child = try Child(env.selfExecutable, ["watch-child", root], stdout: .file(output), stderr: .inherit)
+        }
+        defer { child.stop() }
+        let tail = try EventTail(path: output)
+
+        // Ready.
+        let readyDeadline = Clock.nanos() + 30_000_000_000
+        while tail.ready == nil {
+            guard child.isRunning, Clock.nanos() < readyDeadline else {
+                throw BenchError("the watcher child did not report ready (\(tail.errors.first ?? "no output"))")
+            }
+            Clock.sleep(0.001)
+            tail.poll()
+        }
+        let setup = Clock.seconds(since: child.startedAt)
+        let cpu0 = ProcessCPU.seconds(of: child.pid) ?? 0
+
+        let burst = BurstWriter.run(root: root, count: files, size: size)
+
+        // Catch-up: ask for a status line every 10 ms until it shows every file written, or nothing moves for 2 s.
+        let expected = EventTail.Totals(files: burst.files, total: Int64(burst.files * size))
+        var caughtUpAt: UInt64?
+        var lastChange = Clock.nanos()
+        var lastSeen: (EventTail.Totals?, Double?) = (nil, nil)
+        let deadline = Clock.nanos() + 120_000_000_000
+        while Clock.nanos() < deadline && child.isRunning {
+            let asked = tail.statusCount
+            kill(child.pid, SIGUSR1)
+            let waitUntil = Clock.nanos() + 2_000_000_000
+            repeat { Clock.sleep(0.002); tail.poll() } while tail.statusCount == asked && Clock.nanos() < waitUntil
+            let now = Clock.nanos()
+            if tail.lastStatus == expected { caughtUpAt = now; break }
+            let cpu = ProcessCPU.seconds(of: child.pid)
+            if tail.lastStatus != lastSeen.0 || cpu != lastSeen.1 { lastSeen = (tail.lastStatus, cpu); lastChange = now }
+            if Clock.seconds(from: lastChange, to: now) > 2 { break }
+            Clock.sleep(0.008)
+        }
+        let cpu1 = ProcessCPU.seconds(of: child.pid) ?? cpu0
+        let scan = FreshScan.of(root)
+        child.stop()
+        tail.poll()
+
+        var run = WatchedRun(watcher: "cachewarden", writer: burst)
+        run.cpuSeconds = cpu1 - cpu0
+        run.catchUpSeconds = caughtUpAt.map { Clock.seconds(from: burst.endedAt, to: $0) }
+        run.setupSeconds = setup
+        run.overflows = tail.overflows
+        run.rescans = tail.rescans
+        run.watcherTotals = tail.lastStatus
+        run.scan = scan
+        run.writeLines = tail.writeLines
+        run.dropped = tail.dropped
+        run.errors = tail.errors
+        if caughtUpAt == nil {
+            run.note = "status never matched the files written: last \(tail.lastStatus.map { "\($0.files) files / \($0.total) B" } ?? "none"), "
+                + "expected \(expected.files) / \(expected.total) B"
+        }
+        log("throughput: cachewarden: writer \(Format.rate(burst.rate)) files/s, caught up "
+            + "\(run.catchUpSeconds.map { "+\(Format.seconds($0))" } ?? "never"), CPU \(Format.seconds(run.cpuSeconds ?? 0)), "
+            + "overflow \(tail.overflows > 0 ? "yes" : "no"), exact \(run.exact == true ? "yes" : "NO")")
+        return run
+    }
+
+    /// The burst under `inotifywait -m -r -e close_write` (stdout to /dev/null); caught up when its CPU time stops
+    /// growing.
+    private static func inotifywait(_ path: String, files: Int, size: Int, work: String, spares: inout [SpareTree],
+                                    log: (String) -> Void) throws -> WatchedRun {
+        let root = "\(work)/tp-inw"
+        try Files.makeDirectory(root)
+        var spare = false
+        defer { if !spare { Files.discard(root) } }
+        let child = try Child(path, ["-m", "-r", "-e", "close_write", root], stdout: .null, stderr: .pipe)
+        defer { child.stop(signal: SIGKILL, grace: 0) }
+        var transcript = ""
+        guard let established = child.waitForStderr(containing: "Watches established.", timeout: 30, transcript: &transcript) else {
+            throw BenchError(transcript.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        child.drainStderrInBackground()
+        let cpu0 = ProcessCPU.seconds(of: child.pid) ?? 0
+        let burst = BurstWriter.run(root: root, count: files, size: size)
+
+        // Settled when the CPU reading has not moved for 200 ms (4 polls); caught up at the first of those.
+        var last = ProcessCPU.seconds(of: child.pid) ?? cpu0
+        var lastMove = burst.endedAt
+        var still = 0
+        let deadline = Clock.nanos() + 60_000_000_000
+        while still < 4 && Clock.nanos() < deadline {
+            Clock.sleep(0.05)
+            let cpu = ProcessCPU.seconds(of: child.pid) ?? last
+            if cpu != last { last = cpu; lastMove = Clock.nanos(); still = 0 } else { still += 1 }
+        }
+        child.stop(signal: SIGKILL, grace: 0)
+        if burst.errors == 0 {
+            spares.append(SpareTree(path: root, files: files, size: size))
+            spare = true
+        }
+        var run = WatchedRun(watcher: "inotifywait", writer: burst)
+        run.cpuSeconds = last - cpu0
+        run.catchUpSeconds = Clock.seconds(from: burst.endedAt, to: lastMove)
+        run.setupSeconds = Clock.seconds(from: child.startedAt, to: established)
+        log("throughput: inotifywait: writer \(Format.rate(burst.rate)) files/s, idle after +\(Format.seconds(run.catchUpSeconds ?? 0)), "
+            + "CPU \(Format.seconds(run.cpuSeconds ?? 0))")
+        return run
+    }
+}

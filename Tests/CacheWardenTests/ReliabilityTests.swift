@@ -1,0 +1,182 @@
+import Foundation
+import Glibc
+import Testing
+@testable import CacheWarden
+
+/// Overflow recovery, root loss, hostile names and trees, closed stdout, reload.
+@Suite struct ReliabilityTests {
+    /// Parses the `total` of the last `status` line of a CLI run.
+    static func lastStatusTotal(_ cli: RunningCLI) -> Int? {
+        guard let line = cli.lines.last(where: { $0.contains("\"event\":\"status\"") }),
+              let obj = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+        return obj["total"] as? Int
+    }
+
+    @Test func aQueueOverflowIsRecoveredByARescan() throws {
+        let tree = TemporaryTree()
+        let cli = try RunningCLI(["run", "--dir", tree.path, "--size-basis", "apparent"])
+        #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"ready\"") } })
+        cli.signal(SIGSTOP)
+        // Far more records than fs.inotify.max_queued_events (16,384 by default): each file is create+modify+close.
+        let limit = Int(cinotifyMaxQueued()) > 0 ? Int(cinotifyMaxQueued()) : 16_384
+        for i in 0..<(limit / 2 + 2000) { tree.write("f\(i)", size: 1 + i % 300) }
+        cli.signal(SIGCONT)
+        #expect(eventually(timeout: 60) { cli.lines.contains { $0.contains("\"event\":\"overflow\"") } })
+        #expect(eventually(timeout: 60) { cli.lines.contains { $0.contains("\"event\":\"rescan\"") } })
+        let disk = diskTotals(tree.path, basis: .apparent)
+        #expect(eventually(timeout: 60) {
+            cli.signal(SIGUSR1)
+            usleep(100_000)
+            return Self.lastStatusTotal(cli) == Int(disk.total)
+        })
+        #expect(cli.interrupt() == 0)
+        #expect(try parseWithPython(cli.stdout).contains("rescan"))
+    }
+
+    @Test func aDeletedRootIsReportedAndReArmedWhenItComesBack() throws {
+        let parent = TemporaryTree()
+        let root = parent.url("root")
+        parent.mkdir("root")
+        parent.write("root/a", size: 100)
+        let log = EventLog()
+        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "r", path: root)], sizeBasis: .apparent)) { log.append($0) }
+        try watcher.start()
+        defer { watcher.stop() }
+        parent.remove("root")
+        #expect(eventually { log.all.contains { if case .error(let e) = $0.kind { return e.kind == "root_lost" }; return false } })
+        #expect(watcher.totals()[0].total == 0)
+        // Replaced by a symlink: refused, said once.
+        symlink(parent.path, root)
+        #expect(eventually { log.all.contains { if case .error(let e) = $0.kind { return e.kind == "root_symlink" }; return false } })
+        unlink(root)
+        parent.mkdir("root")
+        parent.write("root/b", size: 250)
+        #expect(eventually { log.names.filter { $0 == "ready" }.count == 2 })
+        parent.write("root/c", size: 50)
+        #expect(eventually { watcher.totals()[0].total == 300 })
+    }
+
+    @Test func anUnreadableSubdirectoryIsAnErrorAndTheRestKeepsWorking() throws {
+        guard getuid() != 0 else {
+            // Root reads everything: drop to an unprivileged check is not possible in-process.
+            print("skipping: running as root, permission checks do not apply")
+            return
+        }
+        let tree = TemporaryTree()
+        tree.write("locked/x", size: 10)
+        chmod(tree.url("locked"), 0)
+        defer { chmod(tree.url("locked"), 0o755) }
+        let h = try WatcherHarness(tree)
+        #expect(eventually { h.log.all.contains { if case .error(let e) = $0.kind { return e.kind == "permission" }; return false } })
+    }
+
+    @Test func oddNamesAndDeepTreesNeitherCrashNorBreakTheJSON() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree, basis: .apparent)
+        tree.write(String(repeating: "n", count: 255), size: 10)
+        tree.write("line\nbreak", size: 10)
+        // 1,000 levels deep (mkdirat level by level: the full path is longer than PATH_MAX).
+        var fd = open(tree.path, O_RDONLY | O_DIRECTORY)
+        for _ in 0..<1000 {
+            mkdirat(fd, "d", 0o755)
+            let next = openat(fd, "d", O_RDONLY | O_DIRECTORY)
+            close(fd)
+            fd = next
+        }
+        let f = openat(fd, "deep-file", O_CREAT | O_WRONLY, 0o644)
+        _ = write(f, "xyz", 3)
+        close(f)
+        close(fd)
+        #expect(eventually { h.total >= 23 })
+        let lines = h.log.all.map { $0.jsonLine() }.joined()
+        #expect(try parseWithPython(lines).count == h.log.all.count)
+        // Clean up the deep tree bottom-up (rm -rf handles it).
+        _ = try runProcess("/bin/rm", ["-rf", tree.url("d")])
+    }
+
+    /// Starts `cachewarden run` with its stdout on a pipe the test controls.
+    static func runWithStdout(_ pipe: Pipe, _ args: [String]) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: cachewardenBinary())
+        p.arguments = args
+        p.standardOutput = pipe
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        return p
+    }
+
+    @Test func aStuckReaderDoesNotStopTrimming() throws {
+        // `cachewarden run … | sleep 600`: the reader never reads, the pipe fills, trimming goes on.
+        let tree = TemporaryTree()
+        let pipe = Pipe()
+        let p = try Self.runWithStdout(pipe, ["run", "--dir", tree.path, "--quota", "50KB", "--size-basis", "apparent"])
+        defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        usleep(300_000)
+        for i in 0..<3000 { tree.write("f\(i)", size: 200) }   // > 64 KiB of event lines: the pipe is full
+        #expect(eventually { diskTotals(tree.path, basis: .apparent).total <= 50_000 })
+        // Reading now gets the backlog (and a `dropped` line if lines had to go): all of it valid JSON.
+        kill(p.processIdentifier, SIGINT)
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        #expect(try parseWithPython(String(decoding: data, as: UTF8.self)).last == "stop")
+    }
+
+    @Test func aClosedStdoutDoesNotStopTrimming() throws {
+        let tree = TemporaryTree()
+        let pipe = Pipe()
+        let p = try Self.runWithStdout(pipe, ["run", "--dir", tree.path, "--quota", "50KB", "--size-basis", "apparent"])
+        defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        try pipe.fileHandleForReading.close()   // the reader is gone: writes fail with EPIPE
+        usleep(300_000)
+        for i in 0..<200 { tree.write("f\(i)", size: 2000) }
+        #expect(eventually { diskTotals(tree.path, basis: .apparent).total <= 50_000 })
+        #expect(p.isRunning)
+    }
+
+    @Test func exitOnEPIPEExitsWhenTheReaderIsGone() throws {
+        let tree = TemporaryTree()
+        let pipe = Pipe()
+        let p = try Self.runWithStdout(pipe, ["run", "--dir", tree.path, "--exit-on-epipe"])
+        defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        try pipe.fileHandleForReading.close()
+        tree.write("x", size: 10)
+        #expect(eventually { !p.isRunning })
+    }
+
+    @Test func reloadAppliesALoweredQuotaAtOnceAndKeepsOldSettingsOnBadInput() throws {
+        let tree = TemporaryTree()
+        for i in 0..<10 { tree.write("f\(i)", size: 1000, mtime: Double(1_000_000 + i)) }
+        let h = try WatcherHarness(tree, quota: 100_000, basis: .apparent)
+        var lowered = WardenSettings(directories: [DirectorySettings(name: "cache", path: tree.path, quota: 5000)], sizeBasis: .apparent)
+        try h.watcher.reload(lowered)
+        #expect(h.total <= 2500)
+        lowered.directories[0].name = "bad name"
+        #expect(throws: WardenError.self) { try h.watcher.reload(lowered) }
+        #expect(h.watcher.totals().map(\.dir) == ["cache"])
+    }
+
+    @Test func churnOfManyDirectoriesReturnsTheWatchCount() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree)
+        let fd = try #require(h.watcher.watchBookkeeping.fd)
+        let before = Self.kernelWatches(fd)
+        #expect(before == 1)
+        let rounds = Int(ProcessInfo.processInfo.environment["CACHEWARDEN_CHURN_DIRS"] ?? "") ?? 2000
+        for i in 0..<rounds { tree.mkdir("c\(i)/x") }
+        #expect(eventually { Self.kernelWatches(fd) == before + 2 * rounds })
+        for i in 0..<rounds { tree.remove("c\(i)") }
+        // IN_IGNORED drops each watch: the kernel's count and the ledger's map return to the start.
+        #expect(eventually { Self.kernelWatches(fd) == before && h.watcher.watchBookkeeping.mapped == before })
+        #expect(h.totalsMatchDisk())
+    }
+
+    /// Watches held by one inotify descriptor, from /proc/self/fdinfo.
+    static func kernelWatches(_ fd: Int32) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/fdinfo/\(fd)", encoding: .utf8) else { return -1 }
+        return text.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.count
+    }
+}
+
+import CInotify
+func cinotifyMaxQueued() -> Int32 { cinotify_max_queued_events() }
