@@ -180,3 +180,77 @@ import Testing
 
 import CInotify
 func cinotifyMaxQueued() -> Int32 { cinotify_max_queued_events() }
+
+/// Deletion safety under attack, the watch-limit fallback, and a config-parser fuzz.
+@Suite struct HostileTreeTests {
+    @Test func swappingADirectoryForASymlinkDuringTrimsNeverReachesTheCanary() throws {
+        let canary = TemporaryTree("cw-canary")
+        for i in 0..<20 { canary.write("precious\(i)", size: 100, mtime: 1_000) }
+        let tree = TemporaryTree()
+        tree.mkdir("sub")
+        let h = try WatcherHarness(tree, basis: .apparent)
+        let rounds = Int(ProcessInfo.processInfo.environment["CACHEWARDEN_SWAP_ROUNDS"] ?? "") ?? 1000
+        let done = Atomic<Bool>(false)
+        let attacker = Thread {
+            for i in 0..<rounds {
+                for j in 0..<3 { tree.write("sub/old\(i)-\(j)", size: 100, mtime: 2_000) }
+                _ = Glibc.rename(tree.url("sub"), tree.url("sub.real"))
+                _ = symlink(canary.path, tree.url("sub"))
+                usleep(50)
+                _ = unlink(tree.url("sub"))
+                _ = Glibc.rename(tree.url("sub.real"), tree.url("sub"))
+            }
+            done.store(true, ordering: .releasing)
+        }
+        attacker.start()
+        var trims = 0
+        while !done.load(ordering: .acquiring) {
+            _ = try? h.watcher.trim("cache", to: 0)
+            trims += 1
+        }
+        for i in 0..<20 { #expect(canary.exists("precious\(i)")) }
+        #expect(trims > 0)
+        #expect(h.totalsMatchDisk(basis: .apparent), "watcher \(h.total) B/\(h.files), disk \(diskTotals(tree.path, basis: .apparent)) \(ModelBasedTotalsTests.inventory(tree.path))")
+    }
+
+    @Test func aDirectoryOverTheWatchLimitIsReadOnATimerInsteadOfGoingBlind() throws {
+        let tree = TemporaryTree()
+        let log = EventLog()
+        var settings = WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)], sizeBasis: .apparent)
+        settings.watchLimitRescanInterval = 1
+        let watcher = Watcher(settings: settings, callbackQueue: nil, dryRun: false, logger: .init(label: "t"),
+                              addWatchOverride: { $0.hasSuffix("/blind") ? Errno.noSpace : nil }) { log.append($0) }
+        try watcher.start()
+        defer { watcher.stop() }
+        tree.write("blind/first", size: 100)
+        #expect(eventually { log.all.contains { if case .error(let e) = $0.kind { return e.kind == "watch_limit" }; return false } })
+        #expect(eventually { watcher.totals()[0].total == 100 })
+        tree.write("blind/second", size: 50)     // no watch there: seen by the timer's re-read
+        tree.remove("blind/first")
+        #expect(eventually { watcher.totals()[0].total == 50 })
+        let reports = log.all.filter { if case .error(let e) = $0.kind { return e.kind == "watch_limit" }; return false }
+        #expect(reports.count == 1)
+        #expect(reports[0].jsonLine().contains("max_user_watches"))
+    }
+
+    @Test func randomConfigTextNeverCrashesTheParser() {
+        let tree = TemporaryTree()
+        var g = ModelBasedTotalsTests.Generator(state: 42)
+        let pieces = ["dir.", "a", ".path", ".quota", " = ", "=", "#", " ", "\n", "\t", "size_basis", "1MB", "KiB", "-",
+                      "..", "/", "\u{0}", "é", "🙂", "max_age", "1mo", "manual", "protect", "*", ",", "%", "low_disk_free", "0"]
+        var errors = 0
+        for _ in 0..<5000 {
+            var text = ""
+            for _ in 0..<g.below(30) { text += g.pick(pieces)! }
+            do { _ = try WardenSettings.parse(text, source: "fuzz.conf", relativeTo: tree.path) } catch {
+                errors += 1
+                #expect(error.description.hasPrefix("fuzz.conf:"))
+                #expect(!error.description.contains("\n"))
+            }
+        }
+        #expect(errors > 0)
+    }
+}
+
+import Synchronization
+import SystemPackage

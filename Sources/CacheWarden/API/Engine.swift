@@ -57,6 +57,9 @@ final class Engine: @unchecked Sendable {
     var streams: [UUID: AsyncStream<WardenEvent>.Continuation] = [:]
     var timers: [DispatchSourceTimer] = []
     var rearmTimer: DispatchSourceTimer?
+    /// Directories that could not be watched (`ENOSPC`: the watch limit) and are re-read on a timer instead.
+    var blindNodes = Set<Int32>()
+    var blindTimer: DispatchSourceTimer?
     var lowDisk = LowDiskMonitor()
 
     init(settings: WardenSettings, callbackQueue: DispatchQueue, handler: (@Sendable (WardenEvent) -> Void)?,
@@ -119,6 +122,9 @@ final class Engine: @unchecked Sendable {
         timers.removeAll()
         rearmTimer?.cancel()
         rearmTimer = nil
+        blindTimer?.cancel()
+        blindTimer = nil
+        blindNodes.removeAll()
         // The read source must not outlive the descriptor: cancel first, close after.
         if let fd = inotify { fd.close() }
         inotify = nil

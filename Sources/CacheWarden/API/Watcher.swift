@@ -92,6 +92,7 @@ public final class Watcher: Sendable {
             guard engine.running else { return .failure(.notRunning) }
             guard let id = engine.rootID(named: name) else { return .failure(.unknownDirectory(name)) }
             let report = engine.trim(id, reason: .manual, goal: TrimGoal(target: max(0, bytes)))
+            engine.statDirtyFiles()   // files the trim found changed on disk
             engine.deliver()
             guard let report else { return .failure(.pathMissing(engine.roots[id]?.path ?? name)) }
             return .success(report)
@@ -111,6 +112,7 @@ public final class Watcher: Sendable {
                 ids.append(id)
             }
             let report = engine.clear(names.isEmpty ? engine.rootOrder : ids, progress: progress)
+            engine.statDirtyFiles()
             engine.deliver()
             return .success(report)
         }

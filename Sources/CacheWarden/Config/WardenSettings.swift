@@ -118,6 +118,9 @@ public struct WardenSettings: Sendable {
     public var lowDiskAction: LowDiskAction
     /// Seconds between timer-driven free-space checks (writes also trigger rate-limited checks).
     public var lowDiskInterval: Int64
+    /// Seconds between re-reads of directories that could not be watched because the inotify watch limit
+    /// (`fs.inotify.max_user_watches`) was reached; each re-read also retries the watch.
+    public var watchLimitRescanInterval: Int64 = 10
 
     /// Settings for `directories`; other settings take their defaults.
     public init(directories: [DirectorySettings] = [], sizeBasis: SizeBasis = .allocated, expireInterval: Int64? = nil,

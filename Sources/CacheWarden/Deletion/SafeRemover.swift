@@ -8,12 +8,12 @@ import SystemPackage
 /// against the device and inode the ledger recorded, and the victim is re-checked with
 /// `fstatat(…, AT_SYMLINK_NOFOLLOW)` (a regular file with the expected inode) right before `unlinkat`. A directory
 /// swapped for a symlink, another mount, or a file replaced since it was counted is refused, not deleted.
-/// Directory descriptors are cached for the duration of one trim (`close()` releases them).
+/// Directories are opened through `VerifiedDirectories`, cached for one trim (`close()` releases them).
 struct SafeRemover {
     enum Outcome: Equatable {
         /// Unlinked.
         case removed
-        /// Already gone: nothing to delete.
+        /// No such name in the verified directory: already gone, nothing to delete.
         case vanished
         /// Not what the ledger recorded (another inode, not a regular file, a symlink on the way): left alone.
         case changed
@@ -22,58 +22,18 @@ struct SafeRemover {
     }
 
     private let ledger: SizeLedger
-    private let rootNode: Int32
-    private let rootPath: [UInt8]
-    private let dev: UInt64
-    private var fds: [Int32: Int32] = [:]
+    private var directories: VerifiedDirectories
 
-    init(ledger: SizeLedger, rootNode: Int32, rootPath: [UInt8], dev: UInt64) {
+    init(ledger: SizeLedger, root: Int32, rootPath: [UInt8]) {
         self.ledger = ledger
-        self.rootNode = rootNode
-        self.rootPath = rootPath
-        self.dev = dev
-    }
-
-    /// A verified descriptor of directory node `n`, opened component by component from the root.
-    private mutating func directory(_ n: Int32) throws(Errno) -> Int32 {
-        if let fd = fds[n] { return fd }
-        var fd: Int32
-        var chain = ledger.components(of: n)
-        var start = rootNode
-        // Reuse the deepest cached ancestor.
-        var cachedIndex = -1
-        for (i, c) in chain.enumerated().reversed() where fds[c] != nil { cachedIndex = i; break }
-        if cachedIndex >= 0 {
-            start = chain[cachedIndex]
-            fd = fds[start]!
-            chain = Array(chain[(cachedIndex + 1)...])
-        } else if let rootFD = fds[rootNode] {
-            fd = rootFD
-        } else {
-            fd = try rootPath.withCString { p throws(Errno) in try Syscall.openDirectory(at: AT_FDCWD, p) }
-            fds[rootNode] = fd
-            try verify(fd, node: rootNode)
-        }
-        for c in chain {
-            let name = ledger.node(c).name
-            let child = try name.withCString { p throws(Errno) in try Syscall.openDirectory(at: fd, p) }
-            fds[c] = child
-            try verify(child, node: c)
-            fd = child
-        }
-        return fd
-    }
-
-    private func verify(_ fd: Int32, node: Int32) throws(Errno) {
-        let st = try Syscall.fstat(fd)
-        guard UInt64(st.st_dev) == dev, UInt64(st.st_ino) == ledger.node(node).ino else { throw Errno.staleNFSFileHandle }
+        self.directories = VerifiedDirectories(ledger: ledger, root: root, rootPath: rootPath)
     }
 
     /// Deletes file record `r` if it is still the regular file with the inode the ledger counted.
     mutating func remove(record r: Int32) -> Outcome {
         let rec = ledger.fileRecord(r)
         do throws(Errno) {
-            let dirfd = try directory(rec.dir)
+            let dirfd = try directories.open(rec.dir)
             return try rec.name.withCString { name throws(Errno) -> Outcome in
                 let st: stat
                 do throws(Errno) { st = try Syscall.lstat(at: dirfd, name) } catch {
@@ -87,8 +47,9 @@ struct SafeRemover {
             }
         } catch {
             switch error {
-            case .staleNFSFileHandle, .tooManySymbolicLinkLevels, .notDirectory: return .changed
-            case .noSuchFileOrDirectory: return .vanished
+            // A directory on the way is gone, renamed, replaced or a symlink: the ledger is behind the disk
+            // (its events are still queued). Not "vanished": the file may well exist elsewhere.
+            case .staleNFSFileHandle, .tooManySymbolicLinkLevels, .notDirectory, .noSuchFileOrDirectory: return .changed
             default: return .failed(error)
             }
         }
@@ -97,20 +58,17 @@ struct SafeRemover {
     /// Removes directory node `n` if it is empty (never the root); returns whether it was removed.
     mutating func removeEmptyDirectory(_ n: Int32) -> Bool {
         let node = ledger.node(n)
-        guard n != rootNode, node.parent >= 0 else { return false }
-        guard let parentFD = try? directory(node.parent) else { return false }
+        guard n != directories.rootNode, node.parent >= 0 else { return false }
+        guard let parentFD = try? directories.open(node.parent) else { return false }
         return node.name.withCString { name in
             guard let st = try? Syscall.lstat(at: parentFD, name), st.isDirectory, UInt64(st.st_ino) == node.ino else { return false }
-            if let fd = fds.removeValue(forKey: n) { Syscall.close(fd) }
+            directories.forget(n)
             return unlinkat(parentFD, name, AT_REMOVEDIR) == 0
         }
     }
 
     /// Closes the cached directory descriptors.
-    mutating func close() {
-        for fd in fds.values { Syscall.close(fd) }
-        fds.removeAll()
-    }
+    mutating func close() { directories.close() }
 }
 
 extension Array where Element == UInt8 {

@@ -149,19 +149,24 @@ extension Engine {
         }
     }
 
-    /// A directory was created or moved in: read it now (its files may already be there).
+    /// A directory was created or moved in: read it now (its files may already be there). It is looked at
+    /// through its parent's verified descriptor, so a path swapped for a symlink is never followed.
     func directoryAppeared(parent: Int32, name: [UInt8], root: Int32) {
         guard let rt = roots[root], let account = ledger.accounts[root] else { return }
-        var path = ledger.path(of: parent)
-        path.append(UInt8(ascii: "/"))
-        path.append(contentsOf: name)
-        guard let st = try? path.withCString({ p throws(Errno) in try Syscall.lstat(at: AT_FDCWD, p) }), st.isDirectory else { return }
+        var directories = VerifiedDirectories(ledger: ledger, root: root, rootPath: rt.pathBytes)
+        defer { directories.close() }
+        guard let parentFD = try? directories.open(parent),
+              let st = try? name.withCString({ n throws(Errno) in try Syscall.lstat(at: parentFD, n) }),
+              st.isDirectory else { return }
         if rt.settings.oneFileSystem && UInt64(st.st_dev) != account.dev { return }
         var dropped: [Int32] = []
         let (node, isNew) = ledger.addDirectory(parent: parent, name: name, ino: UInt64(st.st_ino), droppedWatches: &dropped)
         dropWatches(dropped, remove: true)
         guard isNew || ledger.node(node).wd < 0 else { return }
         touchedRoots.insert(root)
+        var path = ledger.path(of: parent)
+        path.append(UInt8(ascii: "/"))
+        path.append(contentsOf: name)
         try? scan(node, path: path, root: root, discovered: true, strict: false)
     }
 
@@ -188,19 +193,28 @@ extension Engine {
         pendingMoves.removeAll()
     }
 
-    /// One `lstat` per file the batch touched; emits `write` for files closed after writing or moved in.
+    /// One `fstatat` per file the batch touched, relative to its verified directory; emits `write` for files
+    /// closed after writing or moved in. A file whose directory cannot be opened as the ledger knows it (renamed,
+    /// swapped, events still queued) is retried with the next batch instead of being guessed at.
     func statDirtyFiles() {
+        var directories: [Int32: VerifiedDirectories] = [:]
+        var retry: [(Int32, DirtyFlags)] = []
         for r in dirtyOrder {
             let flags = dirty[r]!
             let rec = ledger.fileRecord(r)
             guard rec.live, rec.attached else { continue }
             let root = rec.root
-            guard let rt = roots[root] else { continue }
+            guard let rt = roots[root], ledger.accounts[root] != nil else { continue }
             touchedRoots.insert(root)
-            let path = ledger.absolutePath(ofRecord: r)
+            if directories[root] == nil { directories[root] = VerifiedDirectories(ledger: ledger, root: root, rootPath: rt.pathBytes) }
+            let dirfd: Int32
+            do throws(Errno) { dirfd = try directories[root]!.open(rec.dir) } catch {
+                retry.append((r, flags))
+                continue
+            }
             let st: stat
-            do throws(Errno) { st = try path.withCString { p throws(Errno) in try Syscall.lstat(at: AT_FDCWD, p) } } catch {
-                if error == .noSuchFileOrDirectory || error == .notDirectory {
+            do throws(Errno) { st = try rec.name.withCString { p throws(Errno) in try Syscall.lstat(at: dirfd, p) } } catch {
+                if error == .noSuchFileOrDirectory {
                     ledger.removeRecord(r)
                 } else {
                     emitError("cannot stat: \(error)", dir: rt.settings.name, file: Engine.display(ledger.relativePath(ofRecord: r)), kind: "stat")
@@ -208,12 +222,14 @@ extension Engine {
                 continue
             }
             guard st.isRegularFile else { ledger.removeRecord(r); continue }
-            let status = path.withCString { fileStatus(st, root: root, dirfd: AT_FDCWD, name: $0) }
+            let status = rec.name.withCString { fileStatus(st, root: root, dirfd: dirfd, name: $0) }
             ledger.apply(status, to: r, keepOpenedAge: rt.settings.order == .opened)
             if flags.contains(.closed) { ledger.setWriting(r, false) } else if flags.contains(.modified) { ledger.setWriting(r, true) }
             if flags.contains(.closed) || flags.contains(.movedIn) { emitWrite(r, root: root) }
         }
+        for key in directories.keys { directories[key]!.close() }
         dirty.removeAll(keepingCapacity: true)
         dirtyOrder.removeAll(keepingCapacity: true)
+        for (r, flags) in retry { markDirty(r, flags) }
     }
 }

@@ -69,14 +69,16 @@ extension Engine {
     }
 
     /// Adds the watch of a directory node. `ENOSPC` is the watch limit (never a full disk).
-    func watch(_ node: Int32, path: [UInt8], root: Int32) throws(WardenError) {
+    /// The watch is added through `/proc/self/fd/N` of the verified descriptor `fd`, so it lands on exactly the
+    /// directory that was checked, whatever happened to the path since; `path` is for messages.
+    func watch(_ node: Int32, fd: Int32, path: [UInt8], root: Int32) throws(WardenError) {
         guard let inotify else { return }
         var mask = InotifyDescriptor.directoryEvents
         if roots[root]?.settings.order == .opened { mask |= CINOTIFY_IN_OPEN }
         let wd: Int32
         do throws(Errno) {
             if let override = addWatchOverride, let injected = override(Engine.display(path)) { throw injected }
-            wd = try path.withCString { p throws(Errno) in try inotify.addWatch(p, events: mask) }
+            wd = try Array("/proc/self/fd/\(fd)".utf8).withCString { p throws(Errno) in try inotify.addWatch(p, events: mask, followingMagicLink: true) }
         } catch {
             let display = Engine.display(path)
             switch error {
@@ -96,42 +98,57 @@ extension Engine {
         }
         wdToNode[wd] = node
         ledger.setWatch(node, wd: wd)
+        blindNodes.remove(node)
     }
 
     /// Watches and reads the tree under `top` (iteratively: trees of any depth). With `strict`, problems with
     /// `top` itself and the watch limit are thrown (start-up); otherwise they become `error` events and the rest
     /// of the tree is still read. `discovered` marks files found at run time (they get `write` lines).
+    /// Every directory is opened through `VerifiedDirectories` (never by a path string the kernel resolves).
     func scan(_ top: Int32, path topPath: [UInt8], root: Int32, discovered: Bool, strict: Bool) throws(WardenError) {
         let rt = roots[root]!
         let dev = ledger.accounts[root]!.dev
+        var directories = VerifiedDirectories(ledger: ledger, root: root, rootPath: rt.pathBytes)
+        defer { directories.close() }
         var stack: [(Int32, [UInt8])] = [(top, topPath)]
         while let (node, path) = stack.popLast() {
-            do throws(WardenError) {
-                try watch(node, path: path, root: root)
-            } catch {
-                if strict && (node == top || { if case .watchLimitReached = error { return true }; return false }()) {
-                    throw error
-                }
-                emitError(error.description, dir: rt.settings.name,
-                          file: Engine.display(ledger.relativePath(of: node)), kind: Self.issueKind(error))
-                if case .pathMissing = error, node != ledger.accounts[root]!.rootNode {
-                    var dropped: [Int32] = []
-                    ledger.removeSubtree(node, droppedWatches: &dropped)
-                    dropWatches(dropped, remove: true)
-                }
-                continue
-            }
-            let fd: Int32
-            do throws(Errno) { fd = try path.withCString { p throws(Errno) in try Syscall.openDirectory(at: AT_FDCWD, p) } } catch {
-                if strict && node == top { throw Self.pathError(error.rawValue, Engine.display(path)) }
-                if error != .noSuchFileOrDirectory {
+            guard ledger.node(node).live else { continue }
+            let dirfd: Int32
+            do throws(Errno) { dirfd = try directories.open(node) } catch {
+                if strict && node == top { throw Self.pathError(error == .staleNFSFileHandle ? ENOENT : error.rawValue, Engine.display(path)) }
+                if error != .noSuchFileOrDirectory && error != .staleNFSFileHandle && error != .tooManySymbolicLinkLevels {
                     emitError("cannot read directory: \(error)", dir: rt.settings.name,
                               file: Engine.display(ledger.relativePath(of: node)),
                               kind: error == .permissionDenied ? "permission" : "scan")
                 }
+                // Gone or swapped since it was seen: its own events (delete, move) settle the ledger.
                 continue
             }
-            guard let handle = fdopendir(fd) else { Syscall.close(fd); continue }
+            do throws(WardenError) {
+                try watch(node, fd: dirfd, path: path, root: root)
+            } catch {
+                if strict && (node == top || { if case .watchLimitReached = error { return true }; return false }()) {
+                    throw error
+                }
+                if case .watchLimitReached = error {
+                    // Not blind: read the directory now and re-read it on a timer until a watch can be added.
+                    if blindNodes.insert(node).inserted {
+                        emitError(error.description + "; re-reading this directory every \(settings.watchLimitRescanInterval)s instead",
+                                  dir: rt.settings.name, file: Engine.display(ledger.relativePath(of: node)), kind: "watch_limit")
+                    }
+                    startBlindRescanTimer()
+                } else {
+                    emitError(error.description, dir: rt.settings.name,
+                              file: Engine.display(ledger.relativePath(of: node)), kind: Self.issueKind(error))
+                    continue
+                }
+            }
+            // A description of its own for reading entries (the cached descriptor's offset stays untouched).
+            let readfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard readfd >= 0, let handle = fdopendir(readfd) else {
+                if readfd >= 0 { Syscall.close(readfd) }
+                continue
+            }
             let relativeBase = rt.exclude.isEmpty ? [] : ledger.relativePath(of: node)
             while let entry = readdir(handle) {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> [UInt8] in
@@ -146,7 +163,7 @@ extension Engine {
                     rel.append(contentsOf: name)
                     if rt.exclude.matches(rel) { continue }
                 }
-                guard let st = try? name.withCString({ n throws(Errno) in try Syscall.lstat(at: fd, n) }) else { continue }
+                guard let st = try? name.withCString({ n throws(Errno) in try Syscall.lstat(at: readfd, n) }) else { continue }
                 if st.isDirectory {
                     if rt.settings.oneFileSystem && UInt64(st.st_dev) != dev { continue }
                     var dropped: [Int32] = []
@@ -160,7 +177,7 @@ extension Engine {
                     }
                 } else if st.isRegularFile {
                     let (r, _) = ledger.record(dir: node, name: name)
-                    let status = name.withCString { fileStatus(st, root: root, dirfd: fd, name: $0) }
+                    let status = name.withCString { fileStatus(st, root: root, dirfd: readfd, name: $0) }
                     ledger.apply(status, to: r, keepOpenedAge: rt.settings.order == .opened)
                     if discovered {
                         touchedRoots.insert(root)

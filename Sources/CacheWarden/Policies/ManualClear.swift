@@ -58,7 +58,7 @@ extension Engine {
             order.append(n)
             stack.append(contentsOf: ledger.node(n).subdirs.values)
         }
-        var remover = SafeRemover(ledger: ledger, rootNode: account.rootNode, rootPath: rt.pathBytes, dev: account.dev)
+        var remover = SafeRemover(ledger: ledger, root: id, rootPath: rt.pathBytes)
         defer { remover.close() }
         for n in order.reversed() where n != account.rootNode {
             let node = ledger.node(n)

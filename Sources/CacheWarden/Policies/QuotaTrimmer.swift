@@ -26,8 +26,7 @@ extension Engine {
         var held: [(Int32, Int64)] = []
         var beingWritten: [(Int32, Int64)] = []
         var simulated: [(Int32, Int64)] = []
-        var remover = SafeRemover(ledger: ledger, rootNode: ledger.accounts[root]!.rootNode, rootPath: rt.pathBytes,
-                                  dev: ledger.accounts[root]!.dev)
+        var remover = SafeRemover(ledger: ledger, root: root, rootPath: rt.pathBytes)
         defer { remover.close() }
 
         func wantsMore(age: Int64?) -> Bool {
