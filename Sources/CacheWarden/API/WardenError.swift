@@ -25,6 +25,7 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Another system call failed.
     case system(operation: String, path: String, errno: Int32)
 
+    /// What went wrong and what to do about it, on one line.
     public var description: String {
         switch self {
         case .invalidSettings(let e): return e.description

@@ -86,6 +86,7 @@ public final class Watcher: Sendable {
     }
 
     /// Trims directory `name` oldest-first until its total is at most `bytes`.
+    /// - Returns: the trim's report (also emitted as a `trim` event).
     @discardableResult
     public func trim(_ name: String, to bytes: Int64) throws(WardenError) -> TrimReport {
         let result: Result<TrimReport, WardenError> = engine.queue.sync {
@@ -102,6 +103,7 @@ public final class Watcher: Sendable {
 
     /// Clears the named directories (all when `names` is empty) with progress phases `pre_calculating`,
     /// `cleaning`, `post_calculating`, `done`. `progress` runs on the watcher's queue: keep it short.
+    /// - Returns: what was removed (also emitted as `clear` events, `done` last).
     @discardableResult
     public func clear(_ names: [String] = [], progress: (@Sendable (ClearProgress) -> Void)? = nil) throws(WardenError) -> ClearReport {
         let result: Result<ClearReport, WardenError> = engine.queue.sync {

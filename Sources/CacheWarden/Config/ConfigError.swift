@@ -17,6 +17,7 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
+    /// `FILE:LINE: message` (or just the message for settings built in code).
     public var description: String {
         switch (file, line) {
         case let (file?, line?): return "\(file):\(line): \(message)"

@@ -30,6 +30,7 @@ public struct DirectoryTotals: Sendable, Equatable {
 
 /// A file was written and closed, or moved in.
 public struct FileWritten: Sendable, Equatable {
+    /// The registered directory's name.
     public var dir: String
     /// Path relative to the registered root (invalid UTF-8 replaced by U+FFFD).
     public var file: String
@@ -37,15 +38,21 @@ public struct FileWritten: Sendable, Equatable {
     public var size: Int64
     /// The directory's total after this write.
     public var total: Int64
+    /// Regular files counted (hard links once).
     public var files: Int
+    /// The directory's quota in bytes (0: none).
     public var quota: Int64
 }
 
 /// One file removed by a policy.
 public struct Eviction: Sendable, Equatable {
+    /// The registered directory's name.
     public var dir: String
+    /// Path relative to the registered directory (invalid UTF-8 replaced by U+FFFD).
     public var file: String
+    /// The file's counted size in bytes.
     public var size: Int64
+    /// Why files were removed.
     public var reason: TrimReason
     /// `true` when nothing was deleted because the watcher runs with `dryRun`.
     public var dryRun: Bool
@@ -53,29 +60,39 @@ public struct Eviction: Sendable, Equatable {
 
 /// The outcome of one trim of one directory.
 public struct TrimReport: Sendable, Equatable {
+    /// The registered directory's name.
     public var dir: String
+    /// Why files were removed.
     public var reason: TrimReason
     /// Files removed.
     public var removed: Int
     /// Bytes freed (`totalBefore - total`).
     public var freed: Int64
+    /// The total before the trim.
     public var totalBefore: Int64
+    /// The total in bytes (per the size basis; hard links once).
     public var total: Int64
+    /// The directory's quota in bytes (0: none).
     public var quota: Int64
     /// The total the trim aimed for.
     public var target: Int64
+    /// How long the trim took.
     public var durationMilliseconds: Double
     /// Bytes still above `target` when only protected, vetoed or undeletable files were left (0 otherwise).
     public var shortBy: Int64
+    /// `true` when nothing was deleted because the watcher runs with `dryRun`.
     public var dryRun: Bool
 }
 
 /// The watcher re-read a tree because the running total could not be trusted (after a queue overflow).
 public struct RescanReport: Sendable, Equatable {
+    /// The registered directory's name.
     public var dir: String
     /// Running total minus the freshly scanned total.
     public var drift: Int64
+    /// The total in bytes (per the size basis; hard links once).
     public var total: Int64
+    /// Regular files counted (hard links once).
     public var files: Int
 }
 
@@ -83,9 +100,11 @@ public struct RescanReport: Sendable, Equatable {
 public struct LowDiskReport: Sendable, Equatable {
     /// The mount point.
     public var mount: String
+    /// Free bytes for unprivileged users (`f_bavail × f_frsize`).
     public var free: Int64
     /// The filesystem size.
     public var size: Int64
+    /// The threshold in bytes that free space fell below.
     public var threshold: Int64
     /// Registered directories on that filesystem.
     public var dirs: [String]
@@ -105,6 +124,7 @@ public enum ClearPhase: String, Sendable {
 
 /// Progress of a manual clear.
 public struct ClearProgress: Sendable, Equatable {
+    /// The phase this report is about.
     public var phase: ClearPhase
     /// 0…1 within the clear.
     public var progress: Double
@@ -114,13 +134,17 @@ public struct ClearProgress: Sendable, Equatable {
     public var removed: Int
     /// The directories being cleared.
     public var dirs: [String]
+    /// `true` when nothing was deleted because the watcher runs with `dryRun`.
     public var dryRun: Bool
 }
 
 /// Something went wrong at run time; the watcher goes on.
 public struct WardenIssue: Sendable, Equatable {
+    /// What went wrong.
     public var message: String
+    /// The registered directory's name, when known.
     public var dir: String?
+    /// Path relative to the registered directory, when known.
     public var file: String?
     /// A short machine-readable kind (`root_lost`, `watch_limit`, `permission`, …).
     public var kind: String?
