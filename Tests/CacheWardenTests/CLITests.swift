@@ -85,3 +85,88 @@ import Testing
         #expect(r.out.contains("size_basis = apparent"))
     }
 }
+
+/// `clear`, `status` and SIGHUP through the command line.
+@Suite struct CLIPolicyTests {
+    func config(_ tree: TemporaryTree, _ body: String) throws -> String {
+        let file = tree.url("cw.conf")
+        try body.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    @Test func clearPrintsItsPhasesInOrderAndFreesWhatDisappeared() throws {
+        let tree = TemporaryTree()
+        for i in 0..<30 { tree.write("cache/d\(i % 3)/f\(i)", size: 1000 + i) }
+        tree.write("other/keep", size: 500)
+        let before = diskTotals(tree.url("cache"), basis: .apparent).total
+        let file = try config(tree, "size_basis = apparent\ndir.cache.path = cache\ndir.other.path = other\n")
+        let r = try runProcess(cachewardenBinary(), ["clear", "--config", file, "cache"])
+        #expect(r.status == 0, "\(r.err)")
+        let lines = r.out.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.allSatisfy { $0 != nil })
+        let phases = lines.compactMap { $0?["event"] as? String == "clear" ? $0?["phase"] as? String : nil }
+        var order: [String] = []
+        for p in phases where order.last != p { order.append(p) }
+        #expect(order == ["pre_calculating", "cleaning", "post_calculating", "done"])
+        let done = try #require(lines.last(where: { $0?["phase"] as? String == "done" }) ?? nil)
+        #expect(done["freed"] as? Int == Int(before))
+        #expect(done["removed"] as? Int == 30)
+        #expect(diskTotals(tree.url("cache")).files == 0)
+        #expect(tree.exists("other/keep"))
+        #expect(tree.exists("cache/d1"))
+    }
+
+    @Test func clearDryRunDeletesNothing() throws {
+        let tree = TemporaryTree()
+        for i in 0..<5 { tree.write("c/f\(i)", size: 100) }
+        let file = try config(tree, "dir.c.path = c\n")
+        let r = try runProcess(cachewardenBinary(), ["clear", "--config", file, "--dry-run"])
+        #expect(r.status == 0)
+        #expect(r.out.contains("\"dry_run\":true"))
+        for i in 0..<5 { #expect(tree.exists("c/f\(i)")) }
+        let unknown = try runProcess(cachewardenBinary(), ["clear", "--config", file, "nope"])
+        #expect(unknown.status == 2)
+        #expect(unknown.err.hasPrefix("cachewarden: no directory named nope"))
+    }
+
+    @Test func statusPrintsOneRowPerDirectoryAsTableOrJSON() throws {
+        let tree = TemporaryTree()
+        tree.write("a/x", size: 3000)
+        tree.write("b/y", size: 1000)
+        let file = try config(tree, "size_basis = apparent\ndir.a.path = a\ndir.a.quota = 10KiB\ndir.b.path = b\n")
+        let json = try runProcess(cachewardenBinary(), ["status", "--config", file, "--json"])
+        #expect(json.status == 0)
+        let rows = json.out.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(rows.count == 2)
+        #expect(rows[0]["dir"] as? String == "a")
+        #expect(rows[0]["total"] as? Int == 3000)
+        #expect(rows[0]["quota"] as? Int == 10240)
+        #expect(rows[1]["files"] as? Int == 1)
+        let table = try runProcess(cachewardenBinary(), ["status", "--config", file])
+        let lines = table.out.split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("NAME"))
+        #expect(lines[1].contains("2.9KiB"))   // the config used 1024-based units, so the report does too
+        #expect(lines[1].contains("29%"))
+        let si = try runProcess(cachewardenBinary(), ["status", "--config", file, "--si"])
+        #expect(si.out.contains("3.0kB"))
+    }
+
+    @Test func sighupReloadsTheConfigAndABadFileKeepsTheOldOne() throws {
+        let tree = TemporaryTree()
+        for i in 0..<10 { tree.write("c/f\(i)", size: 1000, mtime: Double(1_000_000 + i)) }
+        let file = try config(tree, "size_basis = apparent\ndir.c.path = c\ndir.c.quota = 100KB\n")
+        let cli = try RunningCLI(["run", "--config", file])
+        #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"ready\"") } })
+        try "size_basis = apparent\ndir.c.path = c\ndir.c.quota = 5KB\n".write(toFile: file, atomically: true, encoding: .utf8)
+        cli.signal(SIGHUP)
+        #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"trim\"") } })
+        #expect(eventually { diskTotals(tree.url("c"), basis: .apparent).total <= 2500 })
+        try "dir.c.path = c\ndir.c.quota = lots\n".write(toFile: file, atomically: true, encoding: .utf8)
+        cli.signal(SIGHUP)
+        #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"error\"") && $0.contains("reload") } })
+        tree.write("c/after", size: 100)
+        #expect(eventually { cli.lines.contains { $0.contains("\"file\":\"after\"") } })
+        #expect(cli.interrupt() == 0)
+    }
+}

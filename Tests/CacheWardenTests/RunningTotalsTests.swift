@@ -151,3 +151,26 @@ import Testing
         #expect(w.dir == "cache")
     }
 }
+
+/// Two registered roots side by side.
+@Suite struct TwoRootsTests {
+    @Test func movesBetweenTwoRootsMoveTheBytes() throws {
+        let parent = TemporaryTree()
+        parent.write("a/file", size: 7000)
+        parent.write("a/dir/inner", size: 3000)
+        parent.mkdir("b")
+        let log = EventLog()
+        let watcher = Watcher(settings: WardenSettings(directories: [
+            DirectorySettings(name: "a", path: parent.url("a")), DirectorySettings(name: "b", path: parent.url("b")),
+        ], sizeBasis: .apparent)) { log.append($0) }
+        try watcher.start()
+        defer { watcher.stop() }
+        parent.rename("a/file", "b/file")
+        parent.rename("a/dir", "b/dir")
+        #expect(eventually { watcher.totals().map(\.total) == [0, 10_000] })
+        // The moved directory is watched in its new root.
+        parent.write("b/dir/new", size: 500)
+        #expect(eventually { watcher.totals().map(\.total) == [0, 10_500] })
+        #expect(eventually { log.writes.contains { $0.dir == "b" && $0.file == "dir/new" } })
+    }
+}
