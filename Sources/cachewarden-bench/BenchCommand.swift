@@ -87,6 +87,7 @@ struct BenchCommand: ParsableCommand {
     func run() throws {
         let wallStart = Clock.nanos()
         func log(_ message: String) {
+            if Cleanup.shared.isStopping { return }
             FileHandle.standardError.write(Data("[\(Format.decimal(Clock.seconds(since: wallStart), 1)) s] \(message)\n".utf8))
         }
         let sections = Set((only ?? "index,throughput,trim,sink").split(separator: ",").map(String.init))

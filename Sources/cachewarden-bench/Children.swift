@@ -11,17 +11,27 @@ final class Cleanup: Sendable {
     static let shared = Cleanup()
 
     private let pids = Mutex<Set<pid_t>>([])
+    private let stopping = Atomic<Bool>(false)
+
+    /// Set on an interrupt: writers stop creating files, so the folder can be removed.
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
     private let workDirectory = Mutex<String?>(nil)
 
-    /// Remembers a started child.
-    func track(_ pid: pid_t) { _ = pids.withLock { $0.insert(pid) } }
+    /// Remembers a started child. Once an interrupt is being handled `killAll` may have run already, so a child
+    /// started then is killed at once, unless it is part of the cleanup (`rm`).
+    func track(_ pid: pid_t, cleanup: Bool = false) {
+        pids.withLock { set in
+            set.insert(pid)
+            if isStopping && !cleanup { kill(pid, SIGKILL) }
+        }
+    }
 
     /// Forgets a reaped child.
     func untrack(_ pid: pid_t) { _ = pids.withLock { $0.remove(pid) } }
 
     /// Sends `signal` to every child not reaped yet.
     func killAll(_ signal: Int32 = SIGKILL) {
-        for pid in pids.withLock({ $0 }) { kill(pid, signal) }
+        pids.withLock { set in for pid in set { kill(pid, signal) } }
     }
 
     /// The temporary folder to remove on an interrupt (`nil`: none, or kept).
@@ -34,8 +44,16 @@ final class Cleanup: Sendable {
             let source = DispatchSource.makeSignalSource(signal: signo, queue: .global())
             source.setEventHandler { [self] in
                 FileHandle.standardError.write(Data("\ncachewarden-bench: interrupted, cleaning up\n".utf8))
+                stopping.store(true, ordering: .relaxed)
                 killAll()
-                if let dir = workDirectory.withLock({ $0 }) { Files.removeTree(dir) }
+                Clock.sleep(0.1)   // the writers notice and stop
+                if let dir = workDirectory.withLock({ $0 }) {
+                    // A writer thread may still be adding files: retry until the folder is gone.
+                    for _ in 0..<10 where access(dir, F_OK) == 0 {
+                        Files.removeTree(dir)
+                        Clock.sleep(0.05)
+                    }
+                }
                 exit(128 + signo)
             }
             source.resume()
@@ -67,11 +85,13 @@ final class Child {
     private(set) var stderrPipe: Pipe?
     /// `Clock.nanos()` just before `run()`.
     private(set) var startedAt: UInt64 = 0
-    private var reaped = false
+    /// `true` until `run()` succeeded (nothing to stop or reap then).
+    private var reaped = true
 
-    /// Starts `executable` with `arguments`; `stdin` is a file to read from (default `/dev/null`).
+    /// Starts `executable` with `arguments`; `stdin` is a file to read from (default `/dev/null`). Once an
+    /// interrupt is being handled only `cleanup` children start.
     init(_ executable: String, _ arguments: [String], stdin: String? = nil,
-         stdout: ChildOutput = .null, stderr: ChildOutput = .inherit) throws {
+         stdout: ChildOutput = .null, stderr: ChildOutput = .inherit, cleanup: Bool = false) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let stdin {
@@ -82,9 +102,11 @@ final class Child {
         }
         stdoutPipe = try Self.attach(stdout) { process.standardOutput = $0 }
         stderrPipe = try Self.attach(stderr) { process.standardError = $0 }
+        if Cleanup.shared.isStopping && !cleanup { throw BenchError("interrupted") }
         startedAt = Clock.nanos()
         try process.run()
-        Cleanup.shared.track(process.processIdentifier)
+        reaped = false
+        Cleanup.shared.track(process.processIdentifier, cleanup: cleanup)
     }
 
     private static func attach(_ output: ChildOutput, _ set: (Any?) -> Void) throws -> Pipe? {
@@ -156,7 +178,7 @@ final class Child {
     }
 
     /// Sends `signal`, waits up to `grace` seconds for the exit, then SIGKILLs; reaps the child and returns its
-    /// termination status.
+    /// termination status (-1 when it was reaped already, or never started).
     @discardableResult
     func stop(signal: Int32 = SIGTERM, grace: Double = 3) -> Int32 {
         if !reaped {
@@ -167,19 +189,21 @@ final class Child {
             process.waitUntilExit()
             Cleanup.shared.untrack(pid)
             reaped = true
+            return process.terminationStatus
         }
-        return process.terminationStatus
+        return -1
     }
 
-    /// Waits for a child that ends by itself and reaps it.
+    /// Waits for a child that ends by itself, reaps it and returns its status (-1 as for `stop`).
     @discardableResult
     func wait() -> Int32 {
         if !reaped {
             process.waitUntilExit()
             Cleanup.shared.untrack(pid)
             reaped = true
+            return process.terminationStatus
         }
-        return process.terminationStatus
+        return -1
     }
 
     deinit { stop(signal: SIGKILL, grace: 0) }

@@ -35,9 +35,10 @@ final class FileStream {
         "\(root)/\(prefix)\(index / fanOut)/f\(index).bin"
     }
 
-    /// Writes the next file; returns `false` when it could not be created.
+    /// Writes the next file; returns `false` when it could not be created, or the benchmark is being interrupted.
     @discardableResult
     func writeOne() -> Bool {
+        if Cleanup.shared.isStopping { return false }
         if written % fanOut == 0 || dirFD < 0 {
             if dirFD >= 0 { close(dirFD) }
             let dir = "\(root)/\(prefix)\(written / fanOut)"

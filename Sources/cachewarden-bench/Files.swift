@@ -29,7 +29,7 @@ enum Files {
     /// `rm -rf path` in a child process (quiet; a missing path is fine).
     static func removeTree(_ path: String) {
         guard !path.isEmpty, path != "/" else { return }
-        if let child = try? Child("/bin/rm", ["-rf", "--", path], stdout: .null, stderr: .inherit) {
+        if let child = try? Child("/bin/rm", ["-rf", "--", path], stdout: .null, stderr: .inherit, cleanup: true) {
             child.wait()
         }
     }

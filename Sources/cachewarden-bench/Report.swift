@@ -47,15 +47,16 @@ struct Report {
             let inw = t.inotifywait
             let missing = t.inotifywaitNote ?? "n/a"
             rows.append(Row(metric: "writer alone: \(n) × \(Format.bytes(Int64(t.size))) files",
-                            cachewarden: "\(Format.rate(t.alone.writer.rate)) files/s",
-                            peer: "(no watcher, \(Format.seconds(t.alone.writer.seconds)))", ratio: ""))
+                            cachewarden: "\(Format.rate(t.baselineRate)) files/s",
+                            peer: "(no watcher; mean of \(t.alone.map { Format.rate($0.writer.rate) }.joined(separator: ", ")))",
+                            ratio: ""))
             rows.append(Row(metric: "writer files/s while watched",
                             cachewarden: Format.rate(cw.writer.rate),
                             peer: inw.map { "inotifywait: \(Format.rate($0.writer.rate))" } ?? missing,
                             ratio: Format.ratio(cw.writer.rate, inw?.writer.rate)))
             rows.append(Row(metric: "writer slowdown vs unwatched",
-                            cachewarden: Format.ratio(cw.writer.seconds, t.alone.writer.seconds),
-                            peer: inw.map { "inotifywait: \(Format.ratio($0.writer.seconds, t.alone.writer.seconds))" } ?? missing,
+                            cachewarden: Format.ratio(cw.writer.seconds, t.baselineSeconds),
+                            peer: inw.map { "inotifywait: \(Format.ratio($0.writer.seconds, t.baselineSeconds))" } ?? missing,
                             ratio: Format.ratio(cw.writer.seconds, inw?.writer.seconds)))
             rows.append(Row(metric: "watcher CPU per 100k files",
                             cachewarden: cw.cpuPer100k.map { Format.seconds($0) } ?? "n/a",
@@ -124,6 +125,7 @@ struct Report {
         }
         var out = ["CacheWarden benchmark (\(mode) mode), work folder \(workDirectory)"]
         out += env.summaryLines
+        if let t = throughput { out.append("throughput watcher: \(t.watcherProgram)") }
         out.append("ratio = cachewarden ÷ peer (times: lower is better for cachewarden; rates: higher is)")
         out.append("")
         out.append(line(header))
@@ -185,11 +187,18 @@ struct Report {
         if let t = throughput {
             func watched(_ w: WatchedRun?) -> JSONValue {
                 guard let w else { return .null }
+                if w.watcher == "none" {
+                    return .object([
+                        ("writer_s", .number(w.writer.seconds)),
+                        ("writer_files_per_s", .number(w.writer.rate)),
+                        ("writer_errors", .integer(w.writer.errors)),
+                    ])
+                }
                 return .object([
                     ("writer_s", .number(w.writer.seconds)),
                     ("writer_files_per_s", .number(w.writer.rate)),
                     ("writer_errors", .integer(w.writer.errors)),
-                    ("writer_slowdown", .number(w.watcher == "none" ? nil : w.writer.seconds / t.alone.writer.seconds)),
+                    ("writer_slowdown", .number(w.watcher == "none" ? nil : w.writer.seconds / t.baselineSeconds)),
                     ("setup_s", .number(w.setupSeconds)),
                     ("cpu_s", .number(w.cpuSeconds)),
                     ("cpu_s_per_100k_files", .number(w.cpuPer100k)),
@@ -213,7 +222,10 @@ struct Report {
                 ("files", .integer(t.files)),
                 ("file_size", .integer(t.size)),
                 ("watcher_program", .string(t.watcherProgram)),
-                ("alone", watched(t.alone)),
+                ("warmup_files", .integer(t.warmupFiles)),
+                ("alone", .array(t.alone.map { watched($0) })),
+                ("baseline_writer_s", .number(t.baselineSeconds)),
+                ("baseline_files_per_s", .number(t.baselineRate)),
                 ("cachewarden", watched(cw)),
                 ("inotifywait", watched(inw)),
                 ("inotifywait_note", .text(t.inotifywaitNote)),

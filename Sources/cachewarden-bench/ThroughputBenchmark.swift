@@ -1,6 +1,11 @@
 import Foundation
 import Glibc
 
+/// The watcher child exited or stayed silent before its `ready` line.
+struct WatcherNotReady: Error, CustomStringConvertible {
+    var description: String
+}
+
 /// One writer burst under one watcher (or none).
 struct WatchedRun: Sendable {
     /// Who watched: "none", "cachewarden", "inotifywait".
@@ -44,35 +49,50 @@ struct WatchedRun: Sendable {
 struct ThroughputResult: Sendable {
     var files: Int
     var size: Int
-    var alone: WatchedRun
+    /// The unwatched runs: one before the watched ones, one after.
+    var alone: [WatchedRun]
     var cachewarden: WatchedRun?
     var inotifywait: WatchedRun?
     var inotifywaitNote: String?
     /// "cachewarden CLI (path)" or "bench watch-child".
     var watcherProgram: String
+    /// Files of the discarded warm-up burst.
+    var warmupFiles: Int
+
+    /// Unwatched writer seconds: the mean of the runs before and after the watched ones.
+    var baselineSeconds: Double { alone.map(\.writer.seconds).reduce(0, +) / Double(max(1, alone.count)) }
+    /// Unwatched files per second at that mean.
+    var baselineRate: Double { baselineSeconds > 0 ? Double(files) / baselineSeconds : 0 }
 }
 
 /// 3 (event throughput): a writer thread creates N files of 4 KiB (a new folder every 100) as fast as it can, in a
 /// fresh empty folder each time: unwatched, watched by CacheWarden in a child process (the `cachewarden run` CLI,
-/// or the bench's own `watch-child`), and watched by `inotifywait -m -r -e close_write` printing to /dev/null.
+/// or the bench's own `watch-child`), watched by `inotifywait -m -r -e close_write` printing to /dev/null, and
+/// unwatched again. A discarded warm-up burst comes first, and the unwatched baseline is the mean of the two
+/// unwatched runs, so that drift on a shared machine does not land on one side only.
 enum ThroughputBenchmark {
-    /// Runs the three bursts; the unwatched and inotifywait trees (identical `FileStream` trees) are appended to
-    /// `spares` instead of being removed.
+    /// Runs the warm-up and the four bursts; the unwatched and inotifywait trees (identical `FileStream` trees)
+    /// are appended to `spares` instead of being removed.
     static func run(files: Int, size: Int = 4096, env: Environment, work: String, spares: inout [SpareTree],
                     log: (String) -> Void) throws -> ThroughputResult {
-        // Unwatched baseline.
-        let aloneRoot = "\(work)/tp-alone"
-        try Files.makeDirectory(aloneRoot)
-        let alone = BurstWriter.run(root: aloneRoot, count: files, size: size)
-        if alone.errors == 0 {
-            spares.append(SpareTree(path: aloneRoot, files: files, size: size))
-        } else {
-            Files.discard(aloneRoot)
-        }
-        log("throughput: writer alone \(Format.rate(alone.rate)) files/s (\(Format.seconds(alone.seconds)))")
+        // Warm-up (page cache, dentries, inode tables), then the first unwatched run.
+        let warmup = min(files, max(1000, files / 4))
+        let warmRoot = "\(work)/tp-warmup"
+        try Files.makeDirectory(warmRoot)
+        _ = BurstWriter.run(root: warmRoot, count: warmup, size: size)
+        Files.discard(warmRoot)
+        var alone = [try unwatched("\(work)/tp-alone", files: files, size: size, spares: &spares, log: log)]
 
-        let program = env.cli.map { "cachewarden CLI (\($0))" } ?? "bench watch-child"
-        let cw = try cachewarden(files: files, size: size, env: env, work: work, log: log)
+        var program = env.cli.map { "cachewarden CLI (\($0))" } ?? "bench watch-child"
+        var cw: WatchedRun
+        do {
+            cw = try cachewarden(files: files, size: size, program: env.cli, env: env, work: "\(work)/tp-cw", log: log)
+        } catch let error as WatcherNotReady where env.cli != nil {
+            // The CLI binary found may be stale or broken: the same library in the bench's own child instead.
+            log("throughput: \(error); using the bench watch-child instead")
+            program = "bench watch-child (the CLI failed: \(error))"
+            cw = try cachewarden(files: files, size: size, program: nil, env: env, work: "\(work)/tp-cw-2", log: log)
+        }
 
         var inw: WatchedRun?
         var inwNote: String?
@@ -86,23 +106,37 @@ enum ThroughputBenchmark {
         } else {
             inwNote = "inotifywait not installed (apt-get install inotify-tools)"
         }
-        return ThroughputResult(files: files, size: size,
-                                alone: WatchedRun(watcher: "none", writer: alone), cachewarden: cw,
-                                inotifywait: inw, inotifywaitNote: inwNote, watcherProgram: program)
+        alone.append(try unwatched("\(work)/tp-alone-2", files: files, size: size, spares: &spares, log: log))
+        return ThroughputResult(files: files, size: size, alone: alone, cachewarden: cw,
+                                inotifywait: inw, inotifywaitNote: inwNote, watcherProgram: program, warmupFiles: warmup)
     }
 
-    /// The burst under a CacheWarden child; catch-up is polled with SIGUSR1 until `status` shows every file.
-    private static func cachewarden(files: Int, size: Int, env: Environment, work: String,
+    /// One unwatched burst; its tree becomes a spare.
+    private static func unwatched(_ root: String, files: Int, size: Int, spares: inout [SpareTree],
+                                  log: (String) -> Void) throws -> WatchedRun {
+        try Files.makeDirectory(root)
+        let burst = BurstWriter.run(root: root, count: files, size: size)
+        if burst.errors == 0 {
+            spares.append(SpareTree(path: root, files: files, size: size))
+        } else {
+            Files.discard(root)
+        }
+        log("throughput: writer alone \(Format.rate(burst.rate)) files/s (\(Format.seconds(burst.seconds)))")
+        return WatchedRun(watcher: "none", writer: burst)
+    }
+
+    /// The burst under a CacheWarden child in folder `root` (the `cachewarden` CLI at `program`, or the bench's
+    /// `watch-child` when `nil`); catch-up is polled with SIGUSR1 until `status` shows every file.
+    private static func cachewarden(files: Int, size: Int, program: String?, env: Environment, work root: String,
                                     log: (String) -> Void) throws -> WatchedRun {
-        let root = "\(work)/tp-cw"
-        let output = "\(work)/tp-cw.jsonl"
+        let output = root + ".jsonl"
         try Files.makeDirectory(root)
         defer {
             Files.discard(root)
             Files.discard(output)
         }
         let child: Child
-        if let cli = env.cli {
+        if let cli = program {
             child = try Child(cli, ["run", "--dir", root, "--size-basis", "apparent"], stdout: .file(output), stderr: .inherit)
         } else {
             child = try Child(env.selfExecutable, ["watch-child", root], stdout: .file(output), stderr: .inherit)
@@ -114,7 +148,7 @@ enum ThroughputBenchmark {
         let readyDeadline = Clock.nanos() + 30_000_000_000
         while tail.ready == nil {
             guard child.isRunning, Clock.nanos() < readyDeadline else {
-                throw BenchError("the watcher child did not report ready (\(tail.errors.first ?? "no output"))")
+                throw WatcherNotReady(description: "the watcher child did not report ready (\(tail.errors.first ?? "exit status \(child.isRunning ? "none" : String(child.stop()))"))")
             }
             Clock.sleep(0.001)
             tail.poll()

@@ -79,6 +79,7 @@ enum TreeBuilder {
         defer { if dirFD >= 0 { close(dirFD) } }
         for i in 0..<spec.files {
             if i % spec.fanOut == 0 {
+                if Cleanup.shared.isStopping { throw BenchError("interrupted") }
                 let folder = i / spec.fanOut
                 let group = folder / spec.fanOut
                 if group != lastGroup {
