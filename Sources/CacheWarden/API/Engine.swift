@@ -39,6 +39,8 @@ final class Engine: @unchecked Sendable {
     var nextRootID: Int32 = 0
     var inotify: InotifyDescriptor?
     var source: DispatchSourceRead?
+    /// The read source is paused for `coalescingDelay` after a busy batch (see `EventRouter.drain`).
+    var sourcePaused = false
     var wdToNode: [Int32: Int32] = [:]
     var running = false
     var stopped = false
@@ -116,6 +118,7 @@ final class Engine: @unchecked Sendable {
     }
 
     private func teardown() {
+        if sourcePaused { source?.resume(); sourcePaused = false }   // a suspended source must not be released
         source?.cancel()
         source = nil
         for t in timers { t.cancel() }
