@@ -23,12 +23,11 @@ extension Engine {
         guard let t = totals(id), let rt = roots[id] else { return nil }
         var oldest: Int64?
         var protectedBytes: Int64 = 0
-        if let account = ledger.accounts[id] {
-            for (_, inode) in account.inodes { oldest = min(oldest ?? inode.age, inode.age) }
-            if !rt.protect.isEmpty {
-                for r in ledger.records(ofRoot: id) where rt.protect.matches(ledger.relativePath(ofRecord: r)) {
-                    protectedBytes += ledger.inode(ofRecord: r)?.bytes ?? 0
-                }
+        if ledger.accounts[id] != nil {
+            for r in ledger.records(ofRoot: id) {
+                guard let state = ledger.inode(ofRecord: r) else { continue }
+                oldest = min(oldest ?? state.age, state.age)
+                if !rt.protect.isEmpty && rt.protect.matches(ledger.relativePath(ofRecord: r)) { protectedBytes += state.bytes }
             }
         }
         var vfs = statvfs()

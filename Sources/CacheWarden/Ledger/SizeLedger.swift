@@ -5,6 +5,8 @@ struct FileStatus: Equatable {
     var ino: UInt64
     var bytes: Int64
     var age: Int64
+    /// `st_nlink`: more than 1 means other names may share these bytes.
+    var links: UInt32 = 1
 }
 
 /// A directory of a registered tree. Nodes live in a slab (`SizeLedger.nodes`) and refer to each other by index,
@@ -21,7 +23,9 @@ struct DirectoryNode {
     var live = true
 }
 
-/// One name of a regular file. Hard links are several records sharing one `InodeState`.
+/// One name of a regular file, with its size and age inline: no per-file object and, for the usual file with
+/// one name, no per-inode table entry. Names that share an inode with another name in the same root are
+/// `linked`: their bytes, age and state then live in the root's `LinkGroup` for that inode, counted once.
 struct FileRecord {
     var dir: Int32
     /// The root this name is counted in (kept here so a record detached by a rename still knows it).
@@ -29,22 +33,47 @@ struct FileRecord {
     var name: [UInt8]
     /// 0 until the first stat of this name.
     var ino: UInt64 = 0
+    /// Counted bytes (inline files only).
+    var bytes: Int64 = 0
+    /// Age key (inline files only).
+    var age: Int64 = 0
     /// Bumped whenever a new heap entry is pushed for this record (or its slot is reused): only the newest is valid.
     var gen: UInt32 = 0
-    /// In its directory's `files` table (false while a rename is pending).
-    var attached = true
-    var live = true
+    var flags: RecordFlags = [.attached, .live]
+
+    var live: Bool { flags.contains(.live) }
+    var attached: Bool { flags.contains(.attached) }
 }
 
-/// Per-inode accounting inside one root: its bytes count once however many names it has.
+struct RecordFlags: OptionSet {
+    let rawValue: UInt8
+    /// In its directory's `files` table (not while a rename is pending).
+    static let attached = RecordFlags(rawValue: 1)
+    static let live = RecordFlags(rawValue: 2)
+    /// Modified and not yet closed: not a trim victim while others remain (inline files).
+    static let writing = RecordFlags(rawValue: 4)
+    /// State lives in the root's link group for `ino`.
+    static let linked = RecordFlags(rawValue: 8)
+    /// The age key is an `IN_OPEN` time (order = opened; inline files).
+    static let opened = RecordFlags(rawValue: 16)
+}
+
+/// The shared state of an inode that has several names in one root: counted once.
+struct LinkGroup {
+    var bytes: Int64
+    var age: Int64
+    var names: Int32
+    var writing = false
+    var opened = false
+}
+
+/// A read-only view of a file's counted state, wherever it is stored.
 struct InodeState {
     var bytes: Int64
     var age: Int64
+    /// Names of this inode in the root.
     var links: Int32
-    /// Modified and not yet closed: not a trim victim while others remain.
-    var writing = false
-    /// Last `IN_OPEN` seen (for `order = opened`), nanoseconds since 1970.
-    var opened: Int64?
+    var writing: Bool
 }
 
 /// A candidate in a root's oldest-first heap.
@@ -60,11 +89,13 @@ struct RootAccount {
     var rootNode: Int32
     var dev: UInt64
     var total: Int64 = 0
-    var inodes: [UInt64: InodeState] = [:]
+    /// Distinct regular files (inodes) counted.
+    var files = 0
+    /// Inodes with more than one name in this root.
+    var links: [UInt64: LinkGroup] = [:]
     /// Oldest-first candidates, with lazily discarded stale entries.
     var heap = Heap<AgeEntry>()
     var records = 0
-    var files: Int { inodes.count }
 }
 
 /// The ledger of sizes: every watched directory, every regular file name, and per-root totals kept exact by
@@ -211,70 +242,138 @@ final class SizeLedger {
     /// Applies a fresh stat of a record's name: moves it to the right inode and updates bytes and age.
     /// `keepOpenedAge` keeps an `IN_OPEN` time as the age key (order = opened).
     func apply(_ s: FileStatus, to r: Int32, keepOpenedAge: Bool) {
-        let root = self.root(ofRecord: r)
-        let old = records[Int(r)].ino
-        if old != 0 && old != s.ino { releaseInode(root, old) }
+        let root = records[Int(r)].root
+        if records[Int(r)].ino != 0 && records[Int(r)].ino != s.ino { detach(r) }
+        if records[Int(r)].ino == 0 {
+            attach(r, s)
+            pushEntry(r, root: root)
+            return
+        }
+        // Same inode: a new size and maybe a new age.
         var changedAge = false
-        if old != s.ino {
-            if var inode = accounts[root]!.inodes[s.ino] {
-                inode.links += 1
-                accounts[root]!.total += s.bytes - inode.bytes
-                inode.bytes = s.bytes
-                let age = keepOpenedAge ? (inode.opened ?? s.age) : s.age
-                inode.age = age
-                accounts[root]!.inodes[s.ino] = inode
-            } else {
-                accounts[root]!.inodes[s.ino] = InodeState(bytes: s.bytes, age: s.age, links: 1)
-                accounts[root]!.total += s.bytes
-            }
-            records[Int(r)].ino = s.ino
-            changedAge = true
+        if records[Int(r)].flags.contains(.linked), var group = accounts[root]!.links[s.ino] {
+            accounts[root]!.total += s.bytes - group.bytes
+            group.bytes = s.bytes
+            let age = keepOpenedAge && group.opened ? group.age : s.age
+            if age != group.age { group.age = age; changedAge = true }
+            accounts[root]!.links[s.ino] = group
         } else {
-            let inode = accounts[root]!.inodes[s.ino]!
-            accounts[root]!.total += s.bytes - inode.bytes
-            accounts[root]!.inodes[s.ino]!.bytes = s.bytes
-            let age = keepOpenedAge ? (inode.opened ?? s.age) : s.age
-            if age != inode.age {
-                accounts[root]!.inodes[s.ino]!.age = age
-                changedAge = true
-            }
+            accounts[root]!.total += s.bytes - records[Int(r)].bytes
+            records[Int(r)].bytes = s.bytes
+            let age = keepOpenedAge && records[Int(r)].flags.contains(.opened) ? records[Int(r)].age : s.age
+            if age != records[Int(r)].age { records[Int(r)].age = age; changedAge = true }
         }
         if changedAge { pushEntry(r, root: root) }
     }
 
-    /// Records an `IN_OPEN` at `time` (nanoseconds): for `order = opened` the inode's age key becomes `time`.
+    /// Counts record `r` (not yet counted) as a name of inode `s.ino`.
+    private func attach(_ r: Int32, _ s: FileStatus) {
+        let root = records[Int(r)].root
+        records[Int(r)].ino = s.ino
+        if accounts[root]!.links[s.ino] == nil && s.links > 1 {
+            // Another name of this inode may already be counted inline: move it (them) into a link group.
+            // A scan of the root's records, once per inode that gains a second name here.
+            var group: LinkGroup?
+            for (i, other) in records.enumerated() where i != Int(r) && other.root == root && other.ino == s.ino
+                && other.flags.contains(.live) && !other.flags.contains(.linked) {
+                if group == nil {
+                    group = LinkGroup(bytes: other.bytes, age: other.age, names: 0, writing: other.flags.contains(.writing),
+                                      opened: other.flags.contains(.opened))
+                }
+                group!.names += 1
+                records[i].flags.insert(.linked)
+            }
+            if let group { accounts[root]!.links[s.ino] = group }
+        }
+        if var group = accounts[root]!.links[s.ino] {
+            group.names += 1
+            accounts[root]!.total += s.bytes - group.bytes
+            group.bytes = s.bytes
+            if !group.opened { group.age = s.age }
+            accounts[root]!.links[s.ino] = group
+            records[Int(r)].flags.insert(.linked)
+        } else if s.links > 1 {
+            accounts[root]!.links[s.ino] = LinkGroup(bytes: s.bytes, age: s.age, names: 1)
+            accounts[root]!.total += s.bytes
+            accounts[root]!.files += 1
+            records[Int(r)].flags.insert(.linked)
+        } else {
+            records[Int(r)].bytes = s.bytes
+            records[Int(r)].age = s.age
+            records[Int(r)].flags.remove(.linked)
+            accounts[root]!.total += s.bytes
+            accounts[root]!.files += 1
+        }
+    }
+
+    /// Stops counting record `r`'s inode through this name; its bytes leave the total with its last name.
+    private func detach(_ r: Int32) {
+        let rec = records[Int(r)]
+        guard rec.ino != 0 else { return }
+        let root = rec.root
+        if rec.flags.contains(.linked), var group = accounts[root]!.links[rec.ino] {
+            group.names -= 1
+            if group.names <= 0 {
+                accounts[root]!.total -= group.bytes
+                accounts[root]!.files -= 1
+                accounts[root]!.links[rec.ino] = nil
+            } else {
+                accounts[root]!.links[rec.ino] = group
+            }
+        } else {
+            accounts[root]!.total -= rec.bytes
+            accounts[root]!.files -= 1
+        }
+        records[Int(r)].ino = 0
+        records[Int(r)].bytes = 0
+        records[Int(r)].flags.subtract([.linked, .writing, .opened])
+    }
+
+    /// Records an `IN_OPEN` at `time` (nanoseconds): for `order = opened` the file's age key becomes `time`.
     func markOpened(_ r: Int32, time: Int64) {
-        let root = self.root(ofRecord: r)
-        let ino = records[Int(r)].ino
-        guard ino != 0, accounts[root]!.inodes[ino] != nil else { return }
-        accounts[root]!.inodes[ino]!.opened = time
-        accounts[root]!.inodes[ino]!.age = time
-        pushEntry(r, root: root)
+        let rec = records[Int(r)]
+        guard rec.ino != 0 else { return }
+        if rec.flags.contains(.linked), accounts[rec.root]!.links[rec.ino] != nil {
+            accounts[rec.root]!.links[rec.ino]!.opened = true
+            accounts[rec.root]!.links[rec.ino]!.age = time
+        } else {
+            records[Int(r)].flags.insert(.opened)
+            records[Int(r)].age = time
+        }
+        pushEntry(r, root: rec.root)
     }
 
     func setWriting(_ r: Int32, _ writing: Bool) {
-        let root = self.root(ofRecord: r)
-        let ino = records[Int(r)].ino
-        guard ino != 0, accounts[root]!.inodes[ino] != nil else { return }
-        accounts[root]!.inodes[ino]!.writing = writing
+        let rec = records[Int(r)]
+        guard rec.ino != 0 else { return }
+        if rec.flags.contains(.linked), accounts[rec.root]!.links[rec.ino] != nil {
+            accounts[rec.root]!.links[rec.ino]!.writing = writing
+        } else if writing {
+            records[Int(r)].flags.insert(.writing)
+        } else {
+            records[Int(r)].flags.remove(.writing)
+        }
     }
 
+    /// The counted state of a record's file (`nil` before its first stat).
     func inode(ofRecord r: Int32) -> InodeState? {
-        let ino = records[Int(r)].ino
-        guard ino != 0 else { return nil }
-        return accounts[root(ofRecord: r)]!.inodes[ino]
+        let rec = records[Int(r)]
+        guard rec.ino != 0, rec.flags.contains(.live) else { return nil }
+        if rec.flags.contains(.linked), let g = accounts[rec.root]?.links[rec.ino] {
+            return InodeState(bytes: g.bytes, age: g.age, links: g.names, writing: g.writing)
+        }
+        return InodeState(bytes: rec.bytes, age: rec.age, links: 1, writing: rec.flags.contains(.writing))
     }
 
     /// Removes a file name; its inode's bytes leave the total with its last name.
     func removeRecord(_ r: Int32) {
         let rec = records[Int(r)]
-        guard rec.live else { return }
+        guard rec.flags.contains(.live) else { return }
         let root = rec.root
-        if rec.attached, nodes[Int(rec.dir)].files[rec.name] == r { nodes[Int(rec.dir)].files[rec.name] = nil }
-        if rec.ino != 0 { releaseInode(root, rec.ino) }
-        accounts[root]!.records -= 1
-        records[Int(r)].live = false
-        records[Int(r)].attached = false
+        if rec.flags.contains(.attached), nodes[Int(rec.dir)].files[rec.name] == r { nodes[Int(rec.dir)].files[rec.name] = nil }
+        detach(r)
+        accounts[root]?.records -= 1
+        records[Int(r)].flags = []
         records[Int(r)].name = []
         records[Int(r)].gen &+= 1
         freeRecords.append(r)
@@ -283,8 +382,8 @@ final class SizeLedger {
     /// Takes a file name out of its directory's table, keeping its bytes counted (a rename in flight).
     func detachRecord(_ r: Int32) {
         let rec = records[Int(r)]
-        if rec.attached, nodes[Int(rec.dir)].files[rec.name] == r { nodes[Int(rec.dir)].files[rec.name] = nil }
-        records[Int(r)].attached = false
+        if rec.flags.contains(.attached), nodes[Int(rec.dir)].files[rec.name] == r { nodes[Int(rec.dir)].files[rec.name] = nil }
+        records[Int(r)].flags.remove(.attached)
     }
 
     /// Puts a detached record at `dir/name` within the same root, replacing what was there.
@@ -292,29 +391,17 @@ final class SizeLedger {
         if let existing = nodes[Int(dir)].files[name], existing != r { removeRecord(existing) }
         records[Int(r)].dir = dir
         records[Int(r)].name = name
-        records[Int(r)].attached = true
+        records[Int(r)].flags.insert(.attached)
         nodes[Int(dir)].files[name] = r
         pushEntry(r, root: nodes[Int(dir)].root)
-    }
-
-    private func releaseInode(_ root: Int32, _ ino: UInt64) {
-        guard var inode = accounts[root]!.inodes[ino] else { return }
-        inode.links -= 1
-        if inode.links <= 0 {
-            accounts[root]!.total -= inode.bytes
-            accounts[root]!.inodes[ino] = nil
-        } else {
-            accounts[root]!.inodes[ino] = inode
-        }
     }
 
     // MARK: Oldest-first candidates
 
     private func pushEntry(_ r: Int32, root: Int32) {
         records[Int(r)].gen &+= 1
-        let rec = records[Int(r)]
-        guard rec.ino != 0, let inode = accounts[root]!.inodes[rec.ino] else { return }
-        accounts[root]!.heap.insert(AgeEntry(age: inode.age, record: r, gen: rec.gen))
+        guard let state = inode(ofRecord: r) else { return }
+        accounts[root]!.heap.insert(AgeEntry(age: state.age, record: r, gen: records[Int(r)].gen))
         compactIfNeeded(root)
     }
 
@@ -332,7 +419,7 @@ final class SizeLedger {
 
     private func isCurrent(_ e: AgeEntry) -> Bool {
         let rec = records[Int(e.record)]
-        return rec.live && rec.attached && rec.gen == e.gen && rec.ino != 0
+        return rec.flags.contains([.live, .attached]) && rec.gen == e.gen && rec.ino != 0
     }
 
     /// Pops the oldest valid records of `root` that share one age key, ordered by path (the deterministic
@@ -344,7 +431,7 @@ final class SizeLedger {
             if let g = groupAge, top.age != g { break }
             _ = accounts[root]!.heap.popMin()
             guard isCurrent(top) else { continue }
-            let inode = accounts[root]!.inodes[records[Int(top.record)].ino]!
+            let inode = inode(ofRecord: top.record)!
             if inode.age != top.age {
                 // The inode's age changed through another hard link: re-queue at the current age.
                 accounts[root]!.heap.insert(AgeEntry(age: inode.age, record: top.record, gen: top.gen))
@@ -363,7 +450,7 @@ final class SizeLedger {
     func pushBack(_ r: Int32, age: Int64) {
         let root = self.root(ofRecord: r)
         let rec = records[Int(r)]
-        guard rec.live else { return }
+        guard rec.flags.contains(.live) else { return }
         accounts[root]!.heap.insert(AgeEntry(age: age, record: r, gen: rec.gen))
     }
 

@@ -211,7 +211,7 @@ extension Engine {
                 }
             }
         }
-        return FileStatus(ino: UInt64(st.st_ino), bytes: bytes(st), age: age)
+        return FileStatus(ino: UInt64(st.st_ino), bytes: bytes(st), age: age, links: UInt32(truncatingIfNeeded: st.st_nlink))
     }
 
     func emitWrite(_ r: Int32, root: Int32) {
