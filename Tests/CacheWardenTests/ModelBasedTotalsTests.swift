@@ -86,6 +86,17 @@ import Testing
             if step % 250 == 0 || step == operations {
                 let ok = h.totalsMatchDisk(basis: .apparent, timeout: 30)
                 let disk = diskTotals(tree.path, basis: .apparent)
+                if !ok {
+                    let ledger = h.watcher.ledgerFiles("cache")
+                    var diffs: [String] = []
+                    for f in Self.inventory(tree.path).files {
+                        var st = stat()
+                        lstat(tree.url(f), &st)
+                        if ledger[f] != Int64(st.st_size) { diffs.append("\(f): disk \(st.st_size) ledger \(ledger[f].map(String.init) ?? "missing") ino \(st.st_ino) nlink \(st.st_nlink)") }
+                    }
+                    for f in ledger.keys where !tree.exists(f) { diffs.append("\(f): only in ledger") }
+                    Issue.record("differences: \(diffs)")
+                }
                 #expect(ok, "seed \(seed) (CACHEWARDEN_SEED=\(seed)), step \(step): watcher \(h.total) B/\(h.files) files, disk \(disk.total) B/\(disk.files) files")
                 if !ok { return }
             }

@@ -61,6 +61,10 @@ final class Engine: @unchecked Sendable {
     var rearmTimer: DispatchSourceTimer?
     /// Directories that could not be watched (`ENOSPC`: the watch limit) and are re-read on a timer instead.
     var blindNodes = Set<Int32>()
+    /// Directories that appeared but could not be opened yet (parent renamed, records still queued).
+    var appearedRetry: [(parent: Int32, name: [UInt8], root: Int32)] = []
+    /// Directory nodes that could not be read yet for the same reason.
+    var unreadNodes = Set<Int32>()
     var blindTimer: DispatchSourceTimer?
     var lowDisk = LowDiskMonitor()
 
@@ -128,6 +132,8 @@ final class Engine: @unchecked Sendable {
         blindTimer?.cancel()
         blindTimer = nil
         blindNodes.removeAll()
+        appearedRetry.removeAll()
+        unreadNodes.removeAll()
         // The read source must not outlive the descriptor: cancel first, close after.
         if let fd = inotify { fd.close() }
         inotify = nil

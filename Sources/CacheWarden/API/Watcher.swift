@@ -75,6 +75,19 @@ public final class Watcher: Sendable {
         engine.queue.sync { engine.rootOrder.compactMap { engine.statusReport($0) } }
     }
 
+    /// Every counted file of directory `name` with its counted bytes (relative path → bytes), for tests that
+    /// compare the ledger with the disk file by file.
+    func ledgerFiles(_ name: String) -> [String: Int64] {
+        engine.queue.sync {
+            guard let id = engine.rootID(named: name), engine.ledger.accounts[id] != nil else { return [:] }
+            var out: [String: Int64] = [:]
+            for r in engine.ledger.records(ofRoot: id) {
+                out[Engine.display(engine.ledger.relativePath(ofRecord: r))] = engine.ledger.inode(ofRecord: r)?.bytes ?? -1
+            }
+            return out
+        }
+    }
+
     /// The inotify descriptor and the watch descriptors the ledger maps (for tests of watch bookkeeping).
     var watchBookkeeping: (fd: Int32?, mapped: Int) {
         engine.queue.sync { (engine.inotify?.fd, engine.wdToNode.count) }

@@ -41,6 +41,7 @@ extension Engine {
         // A rename split across reads pairs up in the next batch; once the queue is empty, an unpaired
         // `IN_MOVED_FROM` means the entry left the watched trees.
         if reachedEnd { finishPendingMoves() }
+        retryUnreadDirectories()
         statDirtyFiles()
         if overflowSeen { recoverFromOverflow() }
         enforcePolicies()
@@ -168,11 +169,15 @@ extension Engine {
     /// A directory was created or moved in: read it now (its files may already be there). It is looked at
     /// through its parent's verified descriptor, so a path swapped for a symlink is never followed.
     func directoryAppeared(parent: Int32, name: [UInt8], root: Int32) {
-        guard let rt = roots[root], let account = ledger.accounts[root] else { return }
+        guard let rt = roots[root], let account = ledger.accounts[root], ledger.node(parent).live else { return }
         var directories = VerifiedDirectories(ledger: ledger, root: root, rootPath: rt.pathBytes)
         defer { directories.close() }
-        guard let parentFD = try? directories.open(parent),
-              let st = try? name.withCString({ n throws(Errno) in try Syscall.lstat(at: parentFD, n) }),
+        guard let parentFD = try? directories.open(parent) else {
+            // The parent moved on disk beyond the records read so far: look again after the next batch.
+            appearedRetry.append((parent, name, root))
+            return
+        }
+        guard let st = try? name.withCString({ n throws(Errno) in try Syscall.lstat(at: parentFD, n) }),
               st.isDirectory else { return }
         if rt.settings.oneFileSystem && UInt64(st.st_dev) != account.dev { return }
         var dropped: [Int32] = []
@@ -184,6 +189,28 @@ extension Engine {
         path.append(UInt8(ascii: "/"))
         path.append(contentsOf: name)
         try? scan(node, path: path, root: root, discovered: true, strict: false)
+    }
+
+    /// Directories that could not be opened when they appeared (their path changed under a rename whose records
+    /// were still queued) are read once the ledger has caught up: unread, a subtree would be missing for good.
+    func retryUnreadDirectories() {
+        if !appearedRetry.isEmpty {
+            let pending = appearedRetry
+            appearedRetry.removeAll()
+            for (parent, name, root) in pending where ledger.node(parent).live && ledger.node(parent).root == root {
+                directoryAppeared(parent: parent, name: name, root: root)
+            }
+        }
+        if !unreadNodes.isEmpty {
+            let pending = unreadNodes
+            unreadNodes.removeAll()
+            for n in pending {
+                let node = ledger.node(n)
+                guard node.live, node.wd < 0, roots[node.root] != nil, !blindNodes.contains(n) else { continue }
+                touchedRoots.insert(node.root)
+                try? scan(n, path: ledger.path(of: n), root: node.root, discovered: true, strict: false)
+            }
+        }
     }
 
     func removeDirectory(_ node: Int32) {
@@ -213,6 +240,8 @@ extension Engine {
     /// closed after writing or moved in. A file whose directory cannot be opened as the ledger knows it (renamed,
     /// swapped, events still queued) is retried with the next batch instead of being guessed at.
     func statDirtyFiles() {
+        for r in ledger.needsStat where ledger.fileRecord(r).live { markDirty(r, []) }
+        ledger.needsStat.removeAll()
         var directories: [Int32: VerifiedDirectories] = [:]
         var retry: [(Int32, DirtyFlags)] = []
         for r in dirtyOrder {

@@ -6,6 +6,8 @@ extension Engine {
         overflowSeen = false
         emit(.overflow)
         pendingMoves.removeAll()
+        appearedRetry.removeAll()
+        unreadNodes.removeAll()
         dirty.removeAll()
         dirtyOrder.removeAll()
         for id in rootOrder {

@@ -107,6 +107,9 @@ final class SizeLedger {
     private(set) var records: [FileRecord] = []
     private var freeRecords: [Int32] = []
     var accounts: [Int32: RootAccount] = [:]
+    /// Names whose inode lost another name: a change made through the removed name (a truncate just before an
+    /// `rm` or a move out) reached them too, so the engine stats them again.
+    var needsStat: [Int32] = []
 
     // MARK: Roots and directories
 
@@ -319,6 +322,10 @@ final class SizeLedger {
                 accounts[root]!.links[rec.ino] = nil
             } else {
                 accounts[root]!.links[rec.ino] = group
+                for (i, other) in records.enumerated() where i != Int(r) && other.root == root && other.ino == rec.ino
+                    && other.flags.contains([.live, .linked]) {
+                    needsStat.append(Int32(i))
+                }
             }
         } else {
             accounts[root]!.total -= rec.bytes

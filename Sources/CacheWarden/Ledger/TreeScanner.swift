@@ -121,7 +121,9 @@ extension Engine {
                               file: Engine.display(ledger.relativePath(of: node)),
                               kind: error == .permissionDenied ? "permission" : "scan")
                 }
-                // Gone or swapped since it was seen: its own events (delete, move) settle the ledger.
+                // Gone, renamed or swapped since it was seen: its own events settle the ledger; if it still
+                // exists under a new name, it is read once they have been applied.
+                if node != ledger.accounts[root]!.rootNode { unreadNodes.insert(node) }
                 continue
             }
             do throws(WardenError) {
