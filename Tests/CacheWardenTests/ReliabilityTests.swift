@@ -88,8 +88,8 @@ import Testing
         close(f)
         close(fd)
         #expect(eventually { h.total >= 23 })
-        let lines = h.log.all.map { $0.jsonLine() }.joined()
-        #expect(try parseWithPython(lines).count == h.log.all.count)
+        let events = h.log.all
+        #expect(try parseWithPython(events.map { $0.jsonLine() }.joined()).count == events.count)
         // Clean up the deep tree bottom-up (rm -rf handles it).
         _ = try runProcess("/bin/rm", ["-rf", tree.url("d")])
     }
