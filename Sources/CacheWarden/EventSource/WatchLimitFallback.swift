@@ -31,7 +31,7 @@ extension Engine {
             for (name, child) in node.subdirs {
                 var childPath = path
                 childPath.append(UInt8(ascii: "/"))
-                childPath.append(contentsOf: name)
+                childPath.append(contentsOf: name.bytes)
                 var st = stat()
                 let gone = childPath.withCString { lstat($0, &st) } != 0 || !st.isDirectory
                 if gone { removeDirectory(child) }

@@ -18,8 +18,8 @@ struct DirectoryNode {
     var root: Int32
     var wd: Int32 = -1
     var ino: UInt64
-    var subdirs: [[UInt8]: Int32] = [:]
-    var files: [[UInt8]: Int32] = [:]
+    var subdirs: [FileName: Int32] = [:]
+    var files: [FileName: Int32] = [:]
     var live = true
 }
 

@@ -146,26 +146,34 @@ extension Engine {
                 }
             }
             // A description of its own for reading entries (the cached descriptor's offset stays untouched).
-            let readfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            // Read entries through a duplicate (closed with the DIR); `*at` calls ignore the shared offset.
+            let readfd = dup(dirfd)
             guard readfd >= 0, let handle = fdopendir(readfd) else {
                 if readfd >= 0 { Syscall.close(readfd) }
                 continue
             }
+            rewinddir(handle)
             let relativeBase = rt.exclude.isEmpty ? [] : ledger.relativePath(of: node)
+            var st = stat()
             while let entry = readdir(handle) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> [UInt8] in
-                    let bytes = raw.bindMemory(to: UInt8.self)
-                    let length = bytes.firstIndex(of: 0) ?? bytes.count
-                    return Array(bytes[..<length])
+                // Stat by the entry's own NUL-terminated name: no copy unless the entry is kept.
+                let kept: (name: [UInt8], st: stat)? = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+                    tuple.withMemoryRebound(to: CChar.self, capacity: 256) { cName -> ([UInt8], stat)? in
+                        if cName[0] == 46 && (cName[1] == 0 || (cName[1] == 46 && cName[2] == 0)) { return nil }
+                        guard (try? Syscall.retrying({ fstatat(readfd, cName, &st, AT_SYMLINK_NOFOLLOW) })) != nil,
+                              st.isDirectory || st.isRegularFile else { return nil }
+                        let length = strlen(cName)
+                        let name = cName.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+                        return (name, st)
+                    }
                 }
-                if name == [46] || name == [46, 46] { continue }
+                guard let (name, st) = kept else { continue }
                 if !rt.exclude.isEmpty {
                     var rel = relativeBase
                     if !rel.isEmpty { rel.append(UInt8(ascii: "/")) }
                     rel.append(contentsOf: name)
                     if rt.exclude.matches(rel) { continue }
                 }
-                guard let st = try? name.withCString({ n throws(Errno) in try Syscall.lstat(at: readfd, n) }) else { continue }
                 if st.isDirectory {
                     if rt.settings.oneFileSystem && UInt64(st.st_dev) != dev { continue }
                     var dropped: [Int32] = []
@@ -177,9 +185,11 @@ extension Engine {
                         childPath.append(contentsOf: name)
                         stack.append((child, childPath))
                     }
-                } else if st.isRegularFile {
+                } else {
                     let (r, _) = ledger.record(dir: node, name: name)
-                    let status = name.withCString { fileStatus(st, root: root, dirfd: readfd, name: $0) }
+                    let status = rt.settings.order == .btime
+                        ? name.withCString { fileStatus(st, root: root, dirfd: readfd, name: $0) }
+                        : fileStatus(st, root: root, dirfd: readfd, name: nil)
                     ledger.apply(status, to: r, keepOpenedAge: rt.settings.order == .opened)
                     if discovered {
                         touchedRoots.insert(root)
@@ -194,7 +204,7 @@ extension Engine {
     /// The ledger's view of a stat: counted bytes and the root's age key. For `order = btime` the birth time
     /// comes from `statx` on `name` relative to `dirfd`; where the filesystem has none, mtime is used and one
     /// `error` line per directory says so.
-    func fileStatus(_ st: stat, root: Int32, dirfd: Int32, name: UnsafePointer<CChar>) -> FileStatus {
+    func fileStatus(_ st: stat, root: Int32, dirfd: Int32, name: UnsafePointer<CChar>?) -> FileStatus {
         let age: Int64
         switch roots[root]!.settings.order {
         case .mtime, .opened: age = st.mtimeNanoseconds
@@ -202,7 +212,7 @@ extension Engine {
         case .ctime: age = st.ctimeNanoseconds
         case .btime:
             var birth: Int64 = 0
-            if cinotify_birth_time(dirfd, name, &birth) == 0 {
+            if let name, cinotify_birth_time(dirfd, name, &birth) == 0 {
                 age = birth
             } else {
                 age = st.mtimeNanoseconds
