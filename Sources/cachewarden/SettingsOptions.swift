@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import CacheWarden
 
@@ -47,7 +48,9 @@ struct SettingsOptions: ParsableArguments {
 
     /// A valid directory name from a path's last component.
     static func name(for path: String) -> String {
-        let last = path.split(separator: "/").last.map(String.init) ?? "root"
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let parts = absolute.split(separator: "/").filter { $0 != "." }
+        let last = parts.last.map(String.init) ?? "root"
         let cleaned = String(last.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") ? $0 : "_" })
         return cleaned.isEmpty ? "root" : cleaned
     }

@@ -107,17 +107,12 @@ import Testing
 
     @Test func aMissingPathIsATypedError() {
         let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "x", path: "/tmp/nope-\(getpid())-x")]))
-        do {
-            try watcher.start()
-            Issue.record("start succeeded")
-        } catch {
-            guard case .invalidSettings(let c) = error else { Issue.record("unexpected \(error)"); return }
-            #expect(c.message.contains("does not exist"))
-        }
+        #expect(throws: WardenError.pathMissing("/tmp/nope-\(getpid())-x")) { try watcher.start() }
         let file = TemporaryTree()
         file.write("f", size: 1)
         let notDir = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "x", path: file.url("f"))]))
-        #expect(throws: WardenError.self) { try notDir.start() }
+        #expect(throws: WardenError.notADirectory(file.url("f"))) { try notDir.start() }
+        #expect(WardenError.pathMissing("/p").description == "/p does not exist: create it or fix the registered path")
     }
 
     @Test func anExhaustedWatchLimitIsATypedErrorThatSaysWhatToDo() throws {

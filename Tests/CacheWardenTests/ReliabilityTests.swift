@@ -57,17 +57,29 @@ import Testing
     }
 
     @Test func anUnreadableSubdirectoryIsAnErrorAndTheRestKeepsWorking() throws {
-        guard getuid() != 0 else {
-            // Root reads everything: drop to an unprivileged check is not possible in-process.
-            print("skipping: running as root, permission checks do not apply")
+        // As root every directory is readable: run the watcher as `nobody` (setpriv) on a tree it can read,
+        // except for one folder.
+        guard getuid() == 0, let setpriv = which("setpriv") else {
+            print("skipping: needs root and setpriv to run the watcher as an unprivileged user")
             return
         }
         let tree = TemporaryTree()
+        chmod(tree.path, 0o777)
         tree.write("locked/x", size: 10)
+        tree.write("open/y", size: 10)
         chmod(tree.url("locked"), 0)
+        chmod(tree.url("open/y"), 0o666)
         defer { chmod(tree.url("locked"), 0o755) }
-        let h = try WatcherHarness(tree)
-        #expect(eventually { h.log.all.contains { if case .error(let e) = $0.kind { return e.kind == "permission" }; return false } })
+        let cli = try RunningCLI(["--reuid=nobody", "--regid=nogroup", "--clear-groups", cachewardenBinary(),
+                                  "run", "--dir", tree.path, "--size-basis", "apparent"], executable: setpriv)
+        #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"ready\"") } })
+        let error = try #require(cli.lines.first { $0.contains("\"event\":\"error\"") })
+        #expect(error.contains("\"kind\":\"permission\""))
+        #expect(error.contains("\"file\":\"locked\""))
+        // The rest keeps working.
+        tree.write("open/z", size: 5)
+        #expect(eventually { cli.lines.contains { $0.contains("\"file\":\"open/z\"") } })
+        #expect(cli.interrupt() == 0)
     }
 
     @Test func oddNamesAndDeepTreesNeitherCrashNorBreakTheJSON() throws {

@@ -87,7 +87,7 @@ final class Engine: @unchecked Sendable {
 
     func start() throws(WardenError) {
         guard !running else { throw .alreadyRunning }
-        do throws(ConfigError) { try settings.validate() } catch { throw .invalidSettings(error) }
+        do throws(ConfigError) { try settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
         do throws(Errno) { inotify = try InotifyDescriptor() } catch {
             throw .inotifyUnavailable(error == .tooManyOpenFiles
                 ? "EMFILE: fs.inotify.max_user_instances = \(cinotify_max_user_instances()) reached" : "\(error)")
@@ -228,5 +228,4 @@ struct DirtyFlags: OptionSet {
     static let modified = DirtyFlags(rawValue: 1)
     static let closed = DirtyFlags(rawValue: 2)
     static let movedIn = DirtyFlags(rawValue: 4)
-    static let discovered = DirtyFlags(rawValue: 8)
 }

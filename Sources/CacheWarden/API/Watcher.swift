@@ -141,7 +141,7 @@ public final class Watcher: Sendable {
             guard engine.rootID(named: directory.name) == nil else { return .failure(.duplicateDirectory(directory.name)) }
             var candidate = engine.settings
             candidate.directories.append(directory)
-            do throws(ConfigError) { try candidate.validate() } catch { return .failure(.invalidSettings(error)) }
+            do throws(ConfigError) { try candidate.validate(checkingPaths: false) } catch { return .failure(.invalidSettings(error)) }
             do throws(WardenError) { try engine.addRoot(directory) } catch { return .failure(error) }
             engine.settings = candidate
             let id = engine.rootOrder.last!

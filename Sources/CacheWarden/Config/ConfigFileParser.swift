@@ -181,7 +181,11 @@ extension WardenSettings {
     }
 
     /// Checks settings built in code with the same rules as the config file (names, paths, quotas).
-    public func validate() throws(ConfigError) {
+    public func validate() throws(ConfigError) { try validate(checkingPaths: true) }
+
+    /// `checkingPaths: false` leaves the existence checks to `Watcher.start()`, which reports them as typed
+    /// `WardenError`s (`pathMissing`, `notADirectory`, `permissionDenied`).
+    func validate(checkingPaths: Bool) throws(ConfigError) {
         var names = Set<String>()
         for d in directories {
             guard ConfigFileParser.isValidName(d.name) else {
@@ -192,7 +196,7 @@ extension WardenSettings {
             }
             guard d.quota >= 0 else { throw ConfigError(message: "dir.\(d.name).quota is negative; expected a size ≥ 0") }
             if let a = d.maxAge, a <= 0 { throw ConfigError(message: "dir.\(d.name).max_age must be positive or nil (manual)") }
-            if !d.createIfMissing, let problem = PathResolver.directoryProblem(PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory())) {
+            if checkingPaths, !d.createIfMissing, let problem = PathResolver.directoryProblem(PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory())) {
                 throw ConfigError(message: "dir.\(d.name).path: \(problem)")
             }
         }

@@ -34,10 +34,6 @@ enum PathResolver {
         return String(path[..<slash])
     }
 
-    static func lastComponent(_ path: String) -> String {
-        path.split(separator: "/").last.map(String.init) ?? "/"
-    }
-
     /// Why `path` cannot be a registered root, or `nil` when it can.
     static func directoryProblem(_ path: String) -> String? {
         var st = stat()

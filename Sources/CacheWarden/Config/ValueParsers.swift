@@ -22,9 +22,6 @@ enum ValueParsers {
         return Int64(bytes)
     }
 
-    /// Whether a size value was written with binary (1024-based) units.
-    static func usesBinaryUnits(_ text: String) -> Bool { text.lowercased().hasSuffix("ib") }
-
     /// `30s`, `5m`, `2h`, `3d`, `1w`, and `1mo` (30 days) when `allowMonths`: seconds.
     static func age(_ text: String, allowMonths: Bool) -> Int64? {
         let (number, unit) = splitNumber(text)

@@ -61,6 +61,8 @@ func parseWithPython(_ lines: String) throws -> [String] {
 struct ParseFailure: Error { var message: String }
 
 /// A `cachewarden run` child process with its stdout collected.
+/// `@unchecked`: `Process` is not `Sendable`; its output buffers are guarded by `lock`, and the process is only
+/// started, signalled and waited on from the test that owns it.
 final class RunningCLI: @unchecked Sendable {
     let process = Process()
     private let output = Pipe()
@@ -69,8 +71,8 @@ final class RunningCLI: @unchecked Sendable {
     private var collected = Data()
     private var collectedErr = Data()
 
-    init(_ args: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: cachewardenBinary())
+    init(_ args: [String], executable: String = cachewardenBinary()) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = args
         process.standardOutput = output
         process.standardError = errors

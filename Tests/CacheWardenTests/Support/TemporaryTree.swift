@@ -3,7 +3,7 @@ import Glibc
 @testable import CacheWarden
 
 /// A fresh folder under /tmp for one test, removed when the test drops it.
-final class TemporaryTree: @unchecked Sendable {
+final class TemporaryTree: Sendable {
     let path: String
 
     init(_ label: String = "cw") {

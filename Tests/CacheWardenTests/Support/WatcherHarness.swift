@@ -16,7 +16,7 @@ final class EventLog: Sendable {
 }
 
 /// A started watcher on one temporary tree, stopped when the harness is dropped.
-final class WatcherHarness: @unchecked Sendable {
+final class WatcherHarness: Sendable {
     let tree: TemporaryTree
     let log = EventLog()
     let watcher: Watcher
