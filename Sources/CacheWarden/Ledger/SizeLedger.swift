@@ -448,7 +448,9 @@ final class SizeLedger {
             group.append((top.record, top.age))
         }
         if group.count > 1 {
-            group.sort { relativePath(ofRecord: $0.0).lexicographicallyPrecedes(relativePath(ofRecord: $1.0)) }
+            // Coarse timestamps make large groups common (files written in the same jiffy): build each path once.
+            let keyed = group.map { (path: relativePath(ofRecord: $0.0), entry: $0) }
+            group = keyed.sorted { $0.path.lexicographicallyPrecedes($1.path) }.map(\.entry)
         }
         return group
     }
