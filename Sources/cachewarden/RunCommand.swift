@@ -40,8 +40,10 @@ struct RunCommand: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let sink = JSONLineSink(exitOnEPIPE: exitOnEpipe)
         let watcher = Watcher(settings: settings, dryRun: dryRun, logger: logger) { event in sink.send(event) }
-        try watcher.start()
 
+        // Handlers go in before `start()`: a signal that arrives while the trees are read (or right after the
+        // `ready` lines) must not meet the default action, which for SIGHUP/SIGUSR1 is to terminate. Their
+        // blocks run on the main queue, that is once `dispatchMain()` runs.
         let configFile = source.config
         var sources: [DispatchSourceSignal] = []
         func on(_ signo: Int32, _ body: @escaping @Sendable () -> Void) {
@@ -70,6 +72,7 @@ struct RunCommand: ParsableCommand {
                 sink.send(WardenEvent(.error(WardenIssue(message: "reload failed, keeping the running settings: \(error)", kind: "reload"))))
             }
         }
+        try watcher.start()
         withExtendedLifetime(sources) { dispatchMain() }
     }
 }
