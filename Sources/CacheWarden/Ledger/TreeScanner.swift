@@ -1,4 +1,5 @@
 import CInotify
+import Foundation
 import Glibc
 import SystemPackage
 
@@ -68,27 +69,20 @@ extension Engine {
         }
     }
 
-    /// Adds the watch of a directory node. `ENOSPC` is the watch limit (never a full disk).
-    /// The watch is added through `/proc/self/fd/N` of the verified descriptor `fd`, so it lands on exactly the
-    /// directory that was checked, whatever happened to the path since; `path` is for messages.
-    func watch(_ node: Int32, fd: Int32, path: [UInt8], root: Int32) throws(WardenError) {
-        guard let inotify else { return }
-        var mask = InotifyDescriptor.directoryEvents
-        if roots[root]?.settings.order == .opened { mask |= CINOTIFY_IN_OPEN }
-        let wd: Int32
-        do throws(Errno) {
-            if let override = addWatchOverride, let injected = override(Engine.display(path)) { throw injected }
-            wd = try Array("/proc/self/fd/\(fd)".utf8).withCString { p throws(Errno) in try inotify.addWatch(p, events: mask, followingMagicLink: true) }
-        } catch {
-            let display = Engine.display(path)
-            switch error {
-            case .noSpace: throw .watchLimitReached(path: display, maxUserWatches: Int(cinotify_max_user_watches()))
-            case .permissionDenied: throw .permissionDenied(display)
-            case .noSuchFileOrDirectory: throw .pathMissing(display)
-            case .notDirectory, .tooManySymbolicLinkLevels: throw .notADirectory(display)
-            default: throw .system(operation: "inotify_add_watch", path: display, errno: error.rawValue)
-            }
+    /// What a failed `inotify_add_watch` means. `ENOSPC` is the per-user watch limit, never a full disk.
+    func watchError(_ error: Errno, path: [UInt8]) -> WardenError {
+        let display = Engine.display(path)
+        switch error {
+        case .noSpace: return .watchLimitReached(path: display, maxUserWatches: Int(cinotify_max_user_watches()))
+        case .permissionDenied: return .permissionDenied(display)
+        case .noSuchFileOrDirectory: return .pathMissing(display)
+        case .notDirectory, .tooManySymbolicLinkLevels: return .notADirectory(display)
+        default: return .system(operation: "inotify_add_watch", path: display, errno: error.rawValue)
         }
+    }
+
+    /// Maps a new watch descriptor to its directory node.
+    func registerWatch(_ node: Int32, wd: Int32) {
         if let other = wdToNode[wd], other != node, ledger.node(other).live, ledger.node(other).wd == wd {
             // The same directory inode was still known under another node (a rename we did not pair): the new
             // place wins, the stale subtree goes (its watch descriptor is the one just returned, so keep it).
@@ -101,129 +95,131 @@ extension Engine {
         blindNodes.remove(node)
     }
 
-    /// Watches and reads the tree under `top` (iteratively: trees of any depth). With `strict`, problems with
-    /// `top` itself and the watch limit are thrown (start-up); otherwise they become `error` events and the rest
-    /// of the tree is still read. `discovered` marks files found at run time (they get `write` lines).
-    /// Every directory is opened through `VerifiedDirectories` (never by a path string the kernel resolves).
+    /// Watches and reads the tree under `top` with a `TreeWalker`, and builds the ledger from what it reports.
+    /// The initial scan (`strict`) walks on a thread of its own while this queue fills the ledger; problems with
+    /// `top` itself and the watch limit are then thrown. Run-time scans walk inline and turn problems into `error`
+    /// events. `discovered` marks files found at run time (they get `write` lines).
     func scan(_ top: Int32, path topPath: [UInt8], root: Int32, discovered: Bool, strict: Bool) throws(WardenError) {
-        let rt = roots[root]!
-        let dev = ledger.accounts[root]!.dev
+        guard let rt = roots[root], let account = ledger.accounts[root], let inotify else { return }
         var directories = VerifiedDirectories(ledger: ledger, root: root, rootPath: rt.pathBytes)
-        defer { directories.close() }
-        var stack: [(Int32, [UInt8])] = [(top, topPath)]
-        while let (node, path) = stack.popLast() {
-            guard ledger.node(node).live else { continue }
-            let dirfd: Int32
-            do throws(Errno) { dirfd = try directories.open(node) } catch {
-                if strict && node == top { throw Self.pathError(error == .staleNFSFileHandle ? ENOENT : error.rawValue, Engine.display(path)) }
-                if error != .noSuchFileOrDirectory && error != .staleNFSFileHandle && error != .tooManySymbolicLinkLevels {
-                    emitError("cannot read directory: \(error)", dir: rt.settings.name,
-                              file: Engine.display(ledger.relativePath(of: node)),
-                              kind: error == .permissionDenied ? "permission" : "scan")
-                }
-                // Gone, renamed or swapped since it was seen: its own events settle the ledger; if it still
-                // exists under a new name, it is read once they have been applied.
-                if node != ledger.accounts[root]!.rootNode { unreadNodes.insert(node) }
-                continue
+        let topFD: Int32
+        do throws(Errno) { topFD = dup(try directories.open(top)) } catch {
+            directories.close()
+            if strict { throw Self.pathError(error == .staleNFSFileHandle ? ENOENT : error.rawValue, Engine.display(topPath)) }
+            reportUnreadable(top, root: root, error: error)
+            return
+        }
+        directories.close()
+        guard topFD >= 0 else { return }
+        var mask = InotifyDescriptor.directoryEvents
+        if rt.settings.order == .opened { mask |= CINOTIFY_IN_OPEN }
+        let walker = TreeWalker(inotifyFD: inotify.fd, watchMask: mask, dev: account.dev, oneFileSystem: rt.settings.oneFileSystem,
+                                exclude: rt.exclude, basis: settings.sizeBasis, order: rt.settings.order,
+                                addWatchOverride: addWatchOverride)
+        let topIno = ledger.node(top).ino
+        let topRelative = ledger.relativePath(of: top)
+        var nodes: [Int32: Int32] = [0: top]
+
+        if strict {
+            let channel = WalkChannel()
+            let thread = Thread {
+                walker.walk(topFD: topFD, topIno: topIno, topPath: topPath, topRelative: topRelative,
+                            cancelled: { channel.cancelled.load(ordering: .relaxed) }) { channel.put($0) }
+                channel.finish()
             }
-            do throws(WardenError) {
-                try watch(node, fd: dirfd, path: path, root: root)
-            } catch {
-                if strict && (node == top || { if case .watchLimitReached = error { return true }; return false }()) {
-                    throw error
-                }
-                if case .watchLimitReached = error {
-                    // Not blind: read the directory now and re-read it on a timer until a watch can be added.
-                    if blindNodes.insert(node).inserted {
-                        emitError(error.description + "; re-reading this directory every \(settings.watchLimitRescanInterval)s instead",
-                                  dir: rt.settings.name, file: Engine.display(ledger.relativePath(of: node)), kind: "watch_limit")
-                    }
-                    startBlindRescanTimer()
-                } else {
-                    emitError(error.description, dir: rt.settings.name,
-                              file: Engine.display(ledger.relativePath(of: node)), kind: Self.issueKind(error))
-                    continue
-                }
-            }
-            // A description of its own for reading entries (the cached descriptor's offset stays untouched).
-            // Read entries through a duplicate (closed with the DIR); `*at` calls ignore the shared offset.
-            let readfd = dup(dirfd)
-            guard readfd >= 0, let handle = fdopendir(readfd) else {
-                if readfd >= 0 { Syscall.close(readfd) }
-                continue
-            }
-            rewinddir(handle)
-            let relativeBase = rt.exclude.isEmpty ? [] : ledger.relativePath(of: node)
-            var st = stat()
-            while let entry = readdir(handle) {
-                // Stat by the entry's own NUL-terminated name: no copy unless the entry is kept.
-                let kept: (name: [UInt8], st: stat)? = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                    tuple.withMemoryRebound(to: CChar.self, capacity: 256) { cName -> ([UInt8], stat)? in
-                        if cName[0] == 46 && (cName[1] == 0 || (cName[1] == 46 && cName[2] == 0)) { return nil }
-                        guard (try? Syscall.retrying({ fstatat(readfd, cName, &st, AT_SYMLINK_NOFOLLOW) })) != nil,
-                              st.isDirectory || st.isRegularFile else { return nil }
-                        let length = strlen(cName)
-                        let name = cName.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
-                        return (name, st)
-                    }
-                }
-                guard let (name, st) = kept else { continue }
-                if !rt.exclude.isEmpty {
-                    var rel = relativeBase
-                    if !rel.isEmpty { rel.append(UInt8(ascii: "/")) }
-                    rel.append(contentsOf: name)
-                    if rt.exclude.matches(rel) { continue }
-                }
-                if st.isDirectory {
-                    if rt.settings.oneFileSystem && UInt64(st.st_dev) != dev { continue }
-                    var dropped: [Int32] = []
-                    let (child, isNew) = ledger.addDirectory(parent: node, name: name, ino: UInt64(st.st_ino), droppedWatches: &dropped)
-                    dropWatches(dropped, remove: true)
-                    if isNew || ledger.node(child).wd < 0 {
-                        var childPath = path
-                        childPath.append(UInt8(ascii: "/"))
-                        childPath.append(contentsOf: name)
-                        stack.append((child, childPath))
-                    }
-                } else {
-                    let (r, _) = ledger.record(dir: node, name: name)
-                    let status = rt.settings.order == .btime
-                        ? name.withCString { fileStatus(st, root: root, dirfd: readfd, name: $0) }
-                        : fileStatus(st, root: root, dirfd: readfd, name: nil)
-                    ledger.apply(status, to: r, keepOpenedAge: rt.settings.order == .opened)
-                    if discovered {
-                        touchedRoots.insert(root)
-                        emitWrite(r, root: root)
-                    }
+            thread.name = "cachewarden.scan"
+            thread.start()
+            var failure: WardenError?
+            while let walked = channel.take() {
+                guard failure == nil else { continue }   // drain until the walker has stopped
+                do throws(WardenError) { try apply(walked, top: top, root: root, nodes: &nodes, discovered: discovered, strict: true) } catch {
+                    failure = error
+                    channel.cancelled.store(true, ordering: .relaxed)
                 }
             }
-            closedir(handle)
+            if let failure { throw failure }
+        } else {
+            walker.walk(topFD: topFD, topIno: topIno, topPath: topPath, topRelative: topRelative, cancelled: { false }) { walked in
+                try? apply(walked, top: top, root: root, nodes: &nodes, discovered: discovered, strict: false)
+            }
         }
     }
 
-    /// The ledger's view of a stat: counted bytes and the root's age key. For `order = btime` the birth time
-    /// comes from `statx` on `name` relative to `dirfd`; where the filesystem has none, mtime is used and one
-    /// `error` line per directory says so.
-    func fileStatus(_ st: stat, root: Int32, dirfd: Int32, name: UnsafePointer<CChar>?) -> FileStatus {
-        let age: Int64
-        switch roots[root]!.settings.order {
-        case .mtime, .opened: age = st.mtimeNanoseconds
-        case .atime: age = st.atimeNanoseconds
-        case .ctime: age = st.ctimeNanoseconds
-        case .btime:
-            var birth: Int64 = 0
-            if let name, cinotify_birth_time(dirfd, name, &birth) == 0 {
-                age = birth
-            } else {
-                age = st.mtimeNanoseconds
-                if roots[root]!.reportedNoBirthTime == false {
-                    roots[root]!.reportedNoBirthTime = true
-                    emitError("this filesystem records no birth time: order = btime falls back to mtime",
-                              dir: roots[root]!.settings.name, kind: "btime")
+    /// Puts one walked directory into the ledger: its node, its watch, its files.
+    private func apply(_ d: TreeWalker.Directory, top: Int32, root: Int32, nodes: inout [Int32: Int32],
+                       discovered: Bool, strict: Bool) throws(WardenError) {
+        guard let rt = roots[root], ledger.accounts[root] != nil else { return }
+        let node: Int32
+        if d.id == 0 {
+            node = top
+        } else {
+            guard let parent = nodes[d.parent], ledger.node(parent).live else { return }
+            var dropped: [Int32] = []
+            node = ledger.addDirectory(parent: parent, name: d.name, ino: d.ino, droppedWatches: &dropped).node
+            dropWatches(dropped, remove: true)
+        }
+        nodes[d.id] = node
+        if let error = d.watchError {
+            let problem = watchError(error, path: d.path)
+            var isLimit = false
+            if case .watchLimitReached = problem { isLimit = true }
+            if strict && (d.id == 0 || isLimit) { throw problem }
+            if isLimit {
+                // Not blind: the directory was read now and is re-read on a timer until a watch can be added.
+                if blindNodes.insert(node).inserted {
+                    emitError(problem.description + "; re-reading this directory every \(settings.watchLimitRescanInterval)s instead",
+                              dir: rt.settings.name, file: Engine.display(ledger.relativePath(of: node)), kind: "watch_limit")
                 }
+                startBlindRescanTimer()
+            } else if d.readError == nil {
+                emitError(problem.description, dir: rt.settings.name,
+                          file: Engine.display(ledger.relativePath(of: node)), kind: Self.issueKind(problem))
+            }
+        } else if d.wd >= 0 {
+            registerWatch(node, wd: d.wd)
+        }
+        if let error = d.readError {
+            if strict && d.id == 0 { throw Self.pathError(error.rawValue, Engine.display(d.path)) }
+            reportUnreadable(node, root: root, error: error)
+            return
+        }
+        if d.noBirthTime { reportNoBirthTime(root) }
+        let keepOpened = rt.settings.order == .opened
+        for file in d.files {
+            let r = ledger.record(dir: node, name: file.name).record
+            ledger.apply(file.status, to: r, keepOpenedAge: keepOpened)
+            if discovered {
+                touchedRoots.insert(root)
+                emitWrite(r, root: root)
             }
         }
-        return FileStatus(ino: UInt64(st.st_ino), bytes: bytes(st), age: age, links: UInt32(truncatingIfNeeded: st.st_nlink))
+    }
+
+    /// A directory that could not be opened: permission problems are reported; one that is gone, renamed or
+    /// swapped since it was seen is left to its own events, and read again once they have been applied.
+    private func reportUnreadable(_ node: Int32, root: Int32, error: Errno) {
+        guard let rt = roots[root] else { return }
+        if error != .noSuchFileOrDirectory && error != .staleNFSFileHandle && error != .tooManySymbolicLinkLevels {
+            emitError("cannot read directory: \(error)", dir: rt.settings.name,
+                      file: Engine.display(ledger.relativePath(of: node)),
+                      kind: error == .permissionDenied ? "permission" : "scan")
+        }
+        if node != ledger.accounts[root]?.rootNode { unreadNodes.insert(node) }
+    }
+
+    private func reportNoBirthTime(_ root: Int32) {
+        guard let rt = roots[root], !rt.reportedNoBirthTime else { return }
+        roots[root]!.reportedNoBirthTime = true
+        emitError("this filesystem records no birth time: order = btime falls back to mtime", dir: rt.settings.name, kind: "btime")
+    }
+
+    /// The ledger's view of a stat of a file in `dirfd` (see `TreeWalker.status`).
+    func fileStatus(_ st: stat, root: Int32, dirfd: Int32, name: UnsafePointer<CChar>?) -> FileStatus {
+        var noBirthTime = false
+        let status = TreeWalker.status(st, basis: settings.sizeBasis, order: roots[root]!.settings.order, dirfd: dirfd,
+                                       name: name, noBirthTime: &noBirthTime)
+        if noBirthTime { reportNoBirthTime(root) }
+        return status
     }
 
     func emitWrite(_ r: Int32, root: Int32) {
