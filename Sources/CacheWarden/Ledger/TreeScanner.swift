@@ -95,6 +95,9 @@ extension Engine {
         blindNodes.remove(node)
     }
 
+    /// Walkers of the initial scan: one per core (at least 2: one walks while the other waits on the disk).
+    static let walkerThreads = max(2, ProcessInfo.processInfo.activeProcessorCount)
+
     /// Watches and reads the tree under `top` with a `TreeWalker`, and builds the ledger from what it reports.
     /// The initial scan (`strict`) walks on a thread of its own while this queue fills the ledger; problems with
     /// `top` itself and the watch limit are then thrown. Run-time scans walk inline and turn problems into `error`
@@ -120,11 +123,12 @@ extension Engine {
         let topRelative = ledger.relativePath(of: top)
         var nodes: [Int32: Int32] = [0: top]
 
+        let start = TreeWalker.top(fd: topFD, ino: topIno, path: topPath, relative: topRelative)
         if strict {
             let channel = WalkChannel()
             let thread = Thread {
-                walker.walk(topFD: topFD, topIno: topIno, topPath: topPath, topRelative: topRelative,
-                            cancelled: { channel.cancelled.load(ordering: .relaxed) }) { channel.put($0) }
+                walker.walkInParallel(start, threads: Self.walkerThreads,
+                                      cancelled: { channel.cancelled.load(ordering: .relaxed) }) { channel.put($0) }
                 channel.finish()
             }
             thread.name = "cachewarden.scan"
@@ -139,7 +143,7 @@ extension Engine {
             }
             if let failure { throw failure }
         } else {
-            walker.walk(topFD: topFD, topIno: topIno, topPath: topPath, topRelative: topRelative, cancelled: { false }) { walked in
+            walker.walk(start, cancelled: { false }) { walked in
                 try? apply(walked, top: top, root: root, nodes: &nodes, discovered: discovered, strict: false)
             }
         }
