@@ -33,7 +33,7 @@ import Testing
         tree.write("short-lived", size: 10)
         #expect(eventually { h.total == 10 })
         #expect(eventually(timeout: 20) { !tree.exists("short-lived") })
-        #expect(h.log.trims.contains { $0.reason == .age })
+        #expect(eventually { h.log.trims.contains { $0.reason == .age } })
         #expect(h.total == 0)
     }
 
