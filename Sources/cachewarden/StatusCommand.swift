@@ -45,12 +45,13 @@ struct StatusCommand: ParsableCommand {
             return
         }
         let tty = isatty(1) == 1
-        var rows = [["NAME", "PATH", "TOTAL", "FILES", "QUOTA", "USE", "OLDEST", "FS FREE"]]
+        var rows = [["NAME", "PATH", "TOTAL", "FILES", "QUOTA", "USE", "PROTECTED", "OLDEST", "FS FREE"]]
         for r in reports {
             let use = r.totals.quota > 0 ? String(format: "%.0f%%", Self.percent(r)) + (tty ? " " + Self.bar(Self.percent(r)) : "") : "-"
             rows.append([
                 r.totals.dir, r.totals.path, Self.size(r.totals.total, binary), String(r.totals.files),
                 r.totals.quota > 0 ? Self.size(r.totals.quota, binary) : "none", use,
+                r.protectedBytes > 0 ? Self.size(r.protectedBytes, binary) : "-",
                 r.oldest.map { Self.age(now.timeIntervalSince($0)) } ?? "-",
                 r.filesystemFree.map { Self.size($0, binary) } ?? "?",
             ])

@@ -133,23 +133,26 @@ import Testing
         let tree = TemporaryTree()
         tree.write("a/x", size: 3000)
         tree.write("b/y", size: 1000)
-        let file = try config(tree, "size_basis = apparent\ndir.a.path = a\ndir.a.quota = 10KiB\ndir.b.path = b\n")
+        tree.write("a/keep.db", size: 1024)
+        let file = try config(tree, "size_basis = apparent\ndir.a.path = a\ndir.a.quota = 10KiB\ndir.a.protect = *.db\ndir.b.path = b\n")
         let json = try runProcess(cachewardenBinary(), ["status", "--config", file, "--json"])
         #expect(json.status == 0)
         let rows = json.out.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(rows.count == 2)
         #expect(rows[0]["dir"] as? String == "a")
-        #expect(rows[0]["total"] as? Int == 3000)
+        #expect(rows[0]["total"] as? Int == 4024)
+        #expect(rows[0]["protected"] as? Int == 1024)
         #expect(rows[0]["quota"] as? Int == 10240)
         #expect(rows[1]["files"] as? Int == 1)
         let table = try runProcess(cachewardenBinary(), ["status", "--config", file])
         let lines = table.out.split(separator: "\n")
         #expect(lines.count == 3)
         #expect(lines[0].hasPrefix("NAME"))
-        #expect(lines[1].contains("2.9KiB"))   // the config used 1024-based units, so the report does too
-        #expect(lines[1].contains("29%"))
+        #expect(lines[1].contains("3.9KiB"))   // the config used 1024-based units, so the report does too
+        #expect(lines[1].contains("39%"))
+        #expect(lines[1].contains("1.0KiB"))   // protected bytes
         let si = try runProcess(cachewardenBinary(), ["status", "--config", file, "--si"])
-        #expect(si.out.contains("3.0kB"))
+        #expect(si.out.contains("4.0kB"))
     }
 
     @Test func sighupReloadsTheConfigAndABadFileKeepsTheOldOne() throws {
