@@ -28,6 +28,9 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .long, help: "Log every inotify record (with libinotifytools' mask names) on stderr.")
     var debug = false
 
+    @Option(name: .long, help: ArgumentHelp("Event lines held for a slow stdout reader before lines are dropped (and a `dropped` line says how many), e.g. 8MiB.", valueName: "size"))
+    var maxBuffered: String = "8MiB"
+
     func run() throws {
         let settings = try source.load()
         LoggingSystem.bootstrap { label in
@@ -38,7 +41,10 @@ struct RunCommand: ParsableCommand {
         var logger = Logger(label: "cachewarden")
         logger.logLevel = debug ? .debug : .info
         signal(SIGPIPE, SIG_IGN)
-        let sink = JSONLineSink(exitOnEPIPE: exitOnEpipe)
+        guard let limit = WardenSettings.parseSize(maxBuffered), limit > 0 else {
+            throw CLIUsageError(message: "bad value `\(maxBuffered)` for --max-buffered: expected a size like 8MiB or 64KB")
+        }
+        let sink = JSONLineSink(bufferLimit: Int(limit), exitOnEPIPE: exitOnEpipe)
         let watcher = Watcher(settings: settings, dryRun: dryRun, logger: logger) { event in sink.send(event) }
 
         // Handlers go in before `start()`: a signal that arrives while the trees are read (or right after the

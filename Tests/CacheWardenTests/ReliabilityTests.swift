@@ -135,6 +135,39 @@ import Testing
         #expect(try parseWithPython(String(decoding: data, as: UTF8.self)).last == "stop")
     }
 
+    @Test func linesPastTheBufferBoundAreDroppedAndCounted() throws {
+        let tree = TemporaryTree()
+        let pipe = Pipe()
+        // A 16 KiB bound and a reader that does not read: the pipe (64 KiB) and then the bound fill up.
+        let p = try Self.runWithStdout(pipe, ["run", "--dir", tree.path, "--size-basis", "apparent", "--max-buffered", "16KiB"])
+        defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        usleep(300_000)
+        for i in 0..<3000 { tree.write("f\(i)", size: 10) }
+        // The watcher keeps counting meanwhile (its totals are not held up by the sink).
+        usleep(500_000)
+        tree.write("last", size: 10)
+        // Now read: the backlog, then a `dropped` line once there is room, then the rest.
+        let reader = pipe.fileHandleForReading
+        var text = ""
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !text.contains("\"event\":\"dropped\"") {
+            let chunk = reader.availableData
+            text += String(decoding: chunk, as: UTF8.self)
+            if !text.contains("\"event\":\"dropped\"") { tree.write("nudge\(text.count)", size: 1) }
+        }
+        kill(p.processIdentifier, SIGINT)
+        text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        let names = try parseWithPython(text)
+        #expect(names.contains("dropped"))
+        let droppedLine = try #require(text.split(separator: "\n").first { $0.contains("\"event\":\"dropped\"") })
+        let count = try #require((try JSONSerialization.jsonObject(with: Data(droppedLine.utf8)) as? [String: Any])?["count"] as? Int)
+        #expect(count > 0)
+        #expect(names.last == "stop")
+        // Lines written + lines dropped account for every write (3,000 files, the last one and the nudges).
+        #expect(names.filter { $0 == "write" }.count + count >= 3001)
+    }
+
     @Test func aClosedStdoutDoesNotStopTrimming() throws {
         let tree = TemporaryTree()
         let pipe = Pipe()

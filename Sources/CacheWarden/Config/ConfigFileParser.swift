@@ -226,6 +226,10 @@ enum FileContents {
 }
 
 extension WardenSettings {
+    /// Parses a size as the config file does (`500MB`, `2GiB`, `4096`): decimal units are powers of 1000, binary
+    /// units powers of 1024. `nil` when malformed.
+    public static func parseSize(_ text: String) -> Int64? { ValueParsers.size(text) }
+
     /// Parses config text from `source` (used in error messages); relative paths resolve against
     /// `relativeTo` (default: the current directory).
     public static func parse(_ text: String, source: String, relativeTo base: String?) throws(ConfigError) -> WardenSettings {
