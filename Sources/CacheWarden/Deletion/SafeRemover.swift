@@ -23,6 +23,8 @@ struct SafeRemover {
 
     private let ledger: SizeLedger
     private var directories: VerifiedDirectories
+    /// The victim's name with its NUL, reused for every file of the trim (no allocation per file).
+    private var scratch: [CChar] = []
 
     init(ledger: SizeLedger, root: Int32, rootPath: [UInt8]) {
         self.ledger = ledger
@@ -34,7 +36,11 @@ struct SafeRemover {
         let rec = ledger.fileRecord(r)
         do throws(Errno) {
             let dirfd = try directories.open(rec.dir)
-            return try rec.name.withCString { name throws(Errno) -> Outcome in
+            scratch.removeAll(keepingCapacity: true)
+            for byte in rec.name { scratch.append(CChar(bitPattern: byte)) }
+            scratch.append(0)
+            return try scratch.withUnsafeBufferPointer { buffer throws(Errno) -> Outcome in
+                let name = buffer.baseAddress!
                 let st: stat
                 do throws(Errno) { st = try Syscall.lstat(at: dirfd, name) } catch {
                     return error == .noSuchFileOrDirectory ? .vanished : .failed(error)

@@ -28,6 +28,11 @@ extension Engine {
         var simulated: [(Int32, Int64)] = []
         var remover = SafeRemover(ledger: ledger, root: root, rootPath: rt.pathBytes)
         defer { remover.close() }
+        // Each unlink queues our own IN_DELETE; with the read source armed, every one of them also wakes the
+        // event loop's poller. Hold the source while deleting: the records are read in one batch afterwards.
+        let holdSource = source != nil && !sourcePaused
+        if holdSource { source?.suspend() }
+        defer { if holdSource { source?.resume() } }
 
         func wantsMore(age: Int64?) -> Bool {
             if goal.everything { return true }
@@ -36,8 +41,24 @@ extension Engine {
             return false
         }
 
+        // Victims cluster in few directories: their paths are built once per trim.
+        var directoryPaths: [Int32: [UInt8]] = [:]
+        func relativePath(_ r: Int32) -> [UInt8] {
+            let rec = ledger.fileRecord(r)
+            var path: [UInt8]
+            if let known = directoryPaths[rec.dir] {
+                path = known
+            } else {
+                path = ledger.relativePath(of: rec.dir)
+                directoryPaths[rec.dir] = path
+            }
+            if !path.isEmpty { path.append(UInt8(ascii: "/")) }
+            path.append(contentsOf: rec.name)
+            return path
+        }
+
         func evict(_ r: Int32, age: Int64) -> Bool {
-            let rel = ledger.relativePath(ofRecord: r)
+            let rel = relativePath(r)
             let size = ledger.inode(ofRecord: r)?.bytes ?? 0
             if let veto = rt.settings.shouldEvict {
                 let candidate = EvictionCandidate(directory: rt.settings.name, file: Engine.display(rel), size: size, reason: reason)
@@ -77,7 +98,7 @@ extension Engine {
                     for rest in group[i...] { held.append(rest) }
                     break outer
                 }
-                if !rt.protect.isEmpty && rt.protect.matches(ledger.relativePath(ofRecord: r)) { held.append((r, age)); continue }
+                if !rt.protect.isEmpty && rt.protect.matches(relativePath(r)) { held.append((r, age)); continue }
                 if !goal.everything && ledger.inode(ofRecord: r)?.writing == true { beingWritten.append((r, age)); continue }
                 if !evict(r, age: age) { held.append((r, age)) }
             }
