@@ -22,14 +22,6 @@ struct InotifyDescriptor {
         fd = try Syscall.retrying { inotify_init1(CINOTIFY_IN_NONBLOCK | CINOTIFY_IN_CLOEXEC) }
     }
 
-    /// Adds (or updates) a watch on the directory at `path`; returns its watch descriptor. With
-    /// `followingMagicLink` (a `/proc/self/fd/N` path of a verified descriptor) the final link is followed,
-    /// which is the point; otherwise a final symlink is refused (`IN_DONT_FOLLOW`).
-    func addWatch(_ path: UnsafePointer<CChar>, events: UInt32, followingMagicLink: Bool = false) throws(Errno) -> Int32 {
-        let flags = followingMagicLink ? Self.directoryFlags & ~CINOTIFY_IN_DONT_FOLLOW : Self.directoryFlags
-        return try Syscall.retrying { inotify_add_watch(fd, path, events | flags) }
-    }
-
     /// Removes a watch; a watch the kernel already dropped (`EINVAL`) is not an error.
     func removeWatch(_ wd: Int32) {
         _ = inotify_rm_watch(fd, wd)

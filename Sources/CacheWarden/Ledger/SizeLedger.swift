@@ -234,14 +234,6 @@ final class SizeLedger {
         return p
     }
 
-    func absolutePath(ofRecord r: Int32) -> [UInt8] {
-        let rec = records[Int(r)]
-        var p = path(of: rec.dir)
-        p.append(UInt8(ascii: "/"))
-        p.append(contentsOf: rec.name)
-        return p
-    }
-
     /// Applies a fresh stat of a record's name: moves it to the right inode and updates bytes and age.
     /// `keepOpenedAge` keeps an `IN_OPEN` time as the age key (order = opened).
     func apply(_ s: FileStatus, to r: Int32, keepOpenedAge: Bool) {
