@@ -29,7 +29,7 @@ struct BenchCommand: ParsableCommand {
             half-tree trim vs xargs rm), sink (JSON lines/s). --quick: 10k-file index, 20k writes, 5 trims; \
             under a minute on 2 cores. Full: 100k and 1M-file index, 200k writes, 20 trims of 1,000 files.
             """,
-        subcommands: [IndexChildCommand.self, WatchChildCommand.self])
+        subcommands: [IndexChildCommand.self])
 
     @Flag(help: "Small sizes: finishes in under a minute.")
     var quick = false

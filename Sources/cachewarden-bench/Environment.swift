@@ -99,7 +99,7 @@ struct Environment {
             "filesystem: \(mountType) (stat -f: \(statFilesystem)) on \(mountDevice) mounted at \(mountPoint)",
             "machine: \(cpus) CPUs, Linux \(kernel); inotify max_user_watches=\(maxUserWatches), max_queued_events=\(maxQueuedEvents)",
             "peers: du=\(du ?? "missing"), inotifywait=\(inotifywait ?? "missing (install inotify-tools)"), xargs=\(xargs ?? "missing")",
-            "watcher child: \(cli.map { "cachewarden CLI at \($0)" } ?? "cachewarden CLI not found: bench watch-child (same library, in a child)")",
+            "watcher child: \(cli.map { "cachewarden CLI at \($0)" } ?? "cachewarden CLI not found: the throughput section needs it (--cli)")",
         ]
     }
 }

@@ -156,7 +156,7 @@ struct Report {
                 ("max_queued_events", .integer(env.maxQueuedEvents)),
                 ("inotifywait", .text(env.inotifywait)),
                 ("du", .text(env.du)),
-                ("watcher_child", .string(env.cli.map { "cachewarden CLI \($0)" } ?? "bench watch-child")),
+                ("watcher_child", .string(env.cli.map { "cachewarden CLI \($0)" } ?? "not found")),
             ])),
         ]
         members.append(("index", .array(index.map { r in

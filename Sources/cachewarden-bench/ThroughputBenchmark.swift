@@ -54,7 +54,7 @@ struct ThroughputResult: Sendable {
     var cachewarden: WatchedRun?
     var inotifywait: WatchedRun?
     var inotifywaitNote: String?
-    /// "cachewarden CLI (path)" or "bench watch-child".
+    /// "cachewarden CLI (path)".
     var watcherProgram: String
     /// Files of the discarded warm-up burst.
     var warmupFiles: Int
@@ -66,8 +66,7 @@ struct ThroughputResult: Sendable {
 }
 
 /// 3 (event throughput): a writer thread creates N files of 4 KiB (a new folder every 100) as fast as it can, in a
-/// fresh empty folder each time: unwatched, watched by CacheWarden in a child process (the `cachewarden run` CLI,
-/// or the bench's own `watch-child`), watched by `inotifywait -m -r -e close_write` printing to /dev/null, and
+/// fresh empty folder each time: unwatched, watched by CacheWarden in a child process (the `cachewarden run` CLI), watched by `inotifywait -m -r -e close_write` printing to /dev/null, and
 /// unwatched again. A discarded warm-up burst comes first, and the unwatched baseline is the mean of the two
 /// unwatched runs, so that drift on a shared machine does not land on one side only.
 enum ThroughputBenchmark {
@@ -83,16 +82,11 @@ enum ThroughputBenchmark {
         Files.discard(warmRoot)
         var alone = [try unwatched("\(work)/tp-alone", files: files, size: size, spares: &spares, log: log)]
 
-        var program = env.cli.map { "cachewarden CLI (\($0))" } ?? "bench watch-child"
-        var cw: WatchedRun
-        do {
-            cw = try cachewarden(files: files, size: size, program: env.cli, env: env, work: "\(work)/tp-cw", log: log)
-        } catch let error as WatcherNotReady where env.cli != nil {
-            // The CLI binary found may be stale or broken: the same library in the bench's own child instead.
-            log("throughput: \(error); using the bench watch-child instead")
-            program = "bench watch-child (the CLI failed: \(error))"
-            cw = try cachewarden(files: files, size: size, program: nil, env: env, work: "\(work)/tp-cw-2", log: log)
+        guard let cli = env.cli else {
+            throw BenchError("the cachewarden CLI was not found: build it with `swift build -c release --product cachewarden` or pass --cli")
         }
+        let program = "cachewarden CLI (\(cli))"
+        let cw = try cachewarden(files: files, size: size, program: cli, work: "\(work)/tp-cw", log: log)
 
         var inw: WatchedRun?
         var inwNote: String?
@@ -125,9 +119,9 @@ enum ThroughputBenchmark {
         return WatchedRun(watcher: "none", writer: burst)
     }
 
-    /// The burst under a CacheWarden child in folder `root` (the `cachewarden` CLI at `program`, or the bench's
-    /// `watch-child` when `nil`); catch-up is polled with SIGUSR1 until `status` shows every file.
-    private static func cachewarden(files: Int, size: Int, program: String?, env: Environment, work root: String,
+    /// The burst under `cachewarden run` (the CLI at `program`) in folder `root`; catch-up is polled with SIGUSR1
+    /// until `status` shows every file.
+    private static func cachewarden(files: Int, size: Int, program: String, work root: String,
                                     log: (String) -> Void) throws -> WatchedRun {
         let output = root + ".jsonl"
         try Files.makeDirectory(root)
@@ -135,12 +129,7 @@ enum ThroughputBenchmark {
             Files.discard(root)
             Files.discard(output)
         }
-        let child: Child
-        if let cli = program {
-            child = try Child(cli, ["run", "--dir", root, "--size-basis", "apparent"], stdout: .file(output), stderr: .inherit)
-        } else {
-            child = try Child(env.selfExecutable, ["watch-child", root], stdout: .file(output), stderr: .inherit)
-        }
+        let child = try Child(program, ["run", "--dir", root, "--size-basis", "apparent"], stdout: .file(output), stderr: .inherit)
         defer { child.stop() }
         let tail = try EventTail(path: output)
 

@@ -77,17 +77,10 @@ extension Engine {
             }
             return
         }
-        if let rt = roots[root], !rt.exclude.isEmpty, rt.exclude.matches(child(node, e.name)) {
+        if let rt = roots[root], !rt.exclude.isEmpty, rt.exclude.matches(SizeLedger.join(ledger.relativePath(of: node), e.name)) {
             return
         }
         if e.isDirectory { routeDirectory(e, node: node, root: root) } else { routeFile(e, node: node, root: root) }
-    }
-
-    private func child(_ node: Int32, _ name: [UInt8]) -> [UInt8] {
-        var p = ledger.relativePath(of: node)
-        if !p.isEmpty { p.append(UInt8(ascii: "/")) }
-        p.append(contentsOf: name)
-        return p
     }
 
     private func routeDirectory(_ e: InotifyEvent, node: Int32, root: Int32) {
@@ -177,18 +170,19 @@ extension Engine {
             appearedRetry.append((parent, name, root))
             return
         }
-        guard let st = try? name.withCString({ n throws(Errno) in try Syscall.lstat(at: parentFD, n) }),
-              st.isDirectory else { return }
-        if rt.settings.oneFileSystem && UInt64(st.st_dev) != account.dev { return }
+        // Opened once, relative to the verified parent and never through a symlink; the walk takes it over.
+        guard let fd = try? name.withCString({ n throws(Errno) in try Syscall.openDirectory(at: parentFD, n) }) else { return }
+        guard let st = try? Syscall.fstat(fd), !rt.settings.oneFileSystem || UInt64(st.st_dev) == account.dev else {
+            Syscall.close(fd)
+            return
+        }
         var dropped: [Int32] = []
         let (node, isNew) = ledger.addDirectory(parent: parent, name: name, ino: UInt64(st.st_ino), droppedWatches: &dropped)
         dropWatches(dropped, remove: true)
-        guard isNew || ledger.node(node).wd < 0 else { return }
+        guard isNew || ledger.node(node).wd < 0 else { Syscall.close(fd); return }
         touchedRoots.insert(root)
-        var path = ledger.path(of: parent)
-        path.append(UInt8(ascii: "/"))
-        path.append(contentsOf: name)
-        try? scan(node, path: path, root: root, discovered: true, strict: false)
+        try? scan(node, path: SizeLedger.join(ledger.path(of: parent), name), root: root, discovered: true,
+                  strict: false, openedTop: fd)
     }
 
     /// Directories that could not be opened when they appeared (their path changed under a rename whose records

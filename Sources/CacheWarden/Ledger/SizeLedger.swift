@@ -228,9 +228,14 @@ final class SizeLedger {
     /// Path of a file relative to its root.
     func relativePath(ofRecord r: Int32) -> [UInt8] {
         let rec = records[Int(r)]
-        var p = relativePath(of: rec.dir)
+        return Self.join(relativePath(of: rec.dir), rec.name)
+    }
+
+    /// `directory/name`, or `name` for the root's own entries ("" directory).
+    static func join(_ directory: [UInt8], _ name: [UInt8]) -> [UInt8] {
+        var p = directory
         if !p.isEmpty { p.append(UInt8(ascii: "/")) }
-        p.append(contentsOf: rec.name)
+        p.append(contentsOf: name)
         return p
     }
 

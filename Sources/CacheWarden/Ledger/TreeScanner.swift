@@ -102,17 +102,26 @@ extension Engine {
     /// The initial scan (`strict`) walks on a thread of its own while this queue fills the ledger; problems with
     /// `top` itself and the watch limit are then thrown. Run-time scans walk inline and turn problems into `error`
     /// events. `discovered` marks files found at run time (they get `write` lines).
-    func scan(_ top: Int32, path topPath: [UInt8], root: Int32, discovered: Bool, strict: Bool) throws(WardenError) {
-        guard let rt = roots[root], let account = ledger.accounts[root], let inotify else { return }
-        var directories = VerifiedDirectories(ledger: ledger, root: root, rootPath: rt.pathBytes)
-        let topFD: Int32
-        do throws(Errno) { topFD = dup(try directories.open(top)) } catch {
-            directories.close()
-            if strict { throw Self.pathError(error == .staleNFSFileHandle ? ENOENT : error.rawValue, Engine.display(topPath)) }
-            reportUnreadable(top, root: root, error: error)
+    /// `openedTop` is a descriptor of `top` the caller already opened safely (owned by the scan); without it the
+    /// top is opened through `VerifiedDirectories`.
+    func scan(_ top: Int32, path topPath: [UInt8], root: Int32, discovered: Bool, strict: Bool,
+              openedTop: Int32? = nil) throws(WardenError) {
+        guard let rt = roots[root], let account = ledger.accounts[root], let inotify else {
+            if let openedTop { Syscall.close(openedTop) }
             return
         }
-        directories.close()
+        let topFD: Int32
+        if let openedTop {
+            topFD = openedTop
+        } else {
+            var directories = VerifiedDirectories(ledger: ledger, root: root, rootPath: rt.pathBytes)
+            defer { directories.close() }
+            do throws(Errno) { topFD = dup(try directories.open(top)) } catch {
+                if strict { throw Self.pathError(error == .staleNFSFileHandle ? ENOENT : error.rawValue, Engine.display(topPath)) }
+                reportUnreadable(top, root: root, error: error)
+                return
+            }
+        }
         guard topFD >= 0 else { return }
         var mask = InotifyDescriptor.directoryEvents
         if rt.settings.order == .opened { mask |= CINOTIFY_IN_OPEN }

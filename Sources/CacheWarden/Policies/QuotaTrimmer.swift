@@ -45,16 +45,8 @@ extension Engine {
         var directoryPaths: [Int32: [UInt8]] = [:]
         func relativePath(_ r: Int32) -> [UInt8] {
             let rec = ledger.fileRecord(r)
-            var path: [UInt8]
-            if let known = directoryPaths[rec.dir] {
-                path = known
-            } else {
-                path = ledger.relativePath(of: rec.dir)
-                directoryPaths[rec.dir] = path
-            }
-            if !path.isEmpty { path.append(UInt8(ascii: "/")) }
-            path.append(contentsOf: rec.name)
-            return path
+            if directoryPaths[rec.dir] == nil { directoryPaths[rec.dir] = ledger.relativePath(of: rec.dir) }
+            return SizeLedger.join(directoryPaths[rec.dir]!, rec.name)
         }
 
         func evict(_ r: Int32, age: Int64) -> Bool {
