@@ -17,16 +17,20 @@ let package = Package(
     targets: [
         // The C shim over <sys/inotify.h>: record decoding and mask constants Swift cannot import,
         // plus the libinotifytools helpers that are safe to share (mask names, kernel limits).
+        // Imported by the inotify backend only.
         .target(
             name: "CInotify",
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("inotifytools")]
         ),
-        // The engine: event source → ledger of sizes → policies → event sink.
+        // The C shim under the filesystem layer: statx birth times (Swift cannot name `struct statx`).
+        .target(name: "CFileSystem"),
+        // The pipeline: backend → ledger → policies → evictor → sinks.
         .target(
             name: "CacheWarden",
             dependencies: [
                 "CInotify",
+                "CFileSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),

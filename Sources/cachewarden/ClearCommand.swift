@@ -25,9 +25,10 @@ struct ClearCommand: ParsableCommand {
             throw CLIUsageError(message: "no directory named \(name); known: \(settings.directories.map(\.name).joined(separator: ", "))")
         }
         signal(SIGPIPE, SIG_IGN)
-        let sink = JSONLineSink()
+        let sink = JSONLinesSink()
         let tty = isatty(2) == 1
-        let watcher = Watcher(settings: settings, dryRun: dryRun) { event in
+        // A dry run is its own mode: the watcher it builds has no deleter that could unlink anything.
+        let watcher = Watcher(settings: settings, mode: dryRun ? .dryRun : .enforce) { event in
             switch event.kind {
             case .clear, .evict, .error: sink.send(event)
             default: break
@@ -41,6 +42,6 @@ struct ClearCommand: ParsableCommand {
             FileHandle.standardError.write(Data("\r\(p.phase.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) [\(bar)] \(Int(p.progress * 100))%\(p.phase == .done ? "\n" : "")".utf8))
         }
         watcher.stop()
-        sink.flush()
+        sink.finish()
     }
 }

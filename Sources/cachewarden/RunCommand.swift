@@ -44,8 +44,12 @@ struct RunCommand: ParsableCommand {
         guard let limit = WardenSettings.parseSize(maxBuffered), limit > 0 else {
             throw CLIUsageError(message: "bad value `\(maxBuffered)` for --max-buffered: expected a size like 8MiB or 64KB")
         }
-        let sink = JSONLineSink(bufferLimit: Int(limit), exitOnEPIPE: exitOnEpipe)
-        let watcher = Watcher(settings: settings, dryRun: dryRun, logger: logger) { event in sink.send(event) }
+        let exitOnEpipe = self.exitOnEpipe
+        let sink = JSONLinesSink(bufferLimit: Int(limit)) {
+            if exitOnEpipe { Glibc.exit(0) }
+            FileHandle.standardError.write(Data("cachewarden: stdout is closed (EPIPE); events are discarded from now on, quotas are still enforced\n".utf8))
+        }
+        let watcher = Watcher(settings: settings, mode: dryRun ? .dryRun : .enforce, sinks: [sink], logger: logger)
 
         // Handlers go in before `start()`: a signal that arrives while the trees are read (or right after the
         // `ready` lines) must not meet the default action, which for SIGHUP/SIGUSR1 is to terminate. Their
@@ -60,8 +64,7 @@ struct RunCommand: ParsableCommand {
             sources.append(s)
         }
         let shutdown: @Sendable () -> Void = {
-            watcher.stop()
-            sink.flush()
+            watcher.stop()   // finishes the sink: every line is written
             Glibc.exit(0)
         }
         on(SIGINT, shutdown)

@@ -24,24 +24,12 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         guard !(si && iec) else { throw CLIUsageError(message: "give --si or --iec, not both") }
         let settings = try source.load()
-        let watcher = Watcher(settings: settings)
-        try watcher.start()
-        let reports = watcher.status()
-        watcher.stop()
+        // A report is a scan in observe mode: nothing is watched, and nothing can be deleted.
+        let reports = try Watcher.report(settings)
         let binary = iec || (!si && Self.configUsesBinaryUnits(source.config))
         let now = Date()
         if json {
-            for r in reports {
-                var fields: [String] = [
-                    "\"dir\":\(Self.quote(r.totals.dir))", "\"path\":\(Self.quote(r.totals.path))",
-                    "\"total\":\(r.totals.total)", "\"files\":\(r.totals.files)", "\"quota\":\(r.totals.quota)",
-                    "\"protected\":\(r.protectedBytes)",
-                ]
-                if r.totals.quota > 0 { fields.append("\"use_percent\":\(Self.percent(r))") }
-                if let o = r.oldest { fields.append("\"oldest_age_s\":\(Int(now.timeIntervalSince(o)))") }
-                if let f = r.filesystemFree { fields.append("\"fs_free\":\(f)") }
-                print("{" + fields.joined(separator: ",") + "}")
-            }
+            for r in reports { print(r.jsonLine(now: now), terminator: "") }
             return
         }
         let tty = isatty(1) == 1
@@ -62,7 +50,7 @@ struct StatusCommand: ParsableCommand {
         }
     }
 
-    static func percent(_ r: DirectoryStatus) -> Double { Double(r.totals.total) * 100 / Double(r.totals.quota) }
+    static func percent(_ r: DirectoryStatus) -> Double { r.usePercent ?? 0 }
 
     static func bar(_ percent: Double) -> String {
         let filled = min(10, Int((percent / 10).rounded()))
@@ -84,11 +72,6 @@ struct StatusCommand: ParsableCommand {
         if s < 7200 { return "\(s / 60)m" }
         if s < 172_800 { return "\(s / 3600)h" }
         return "\(s / 86400)d"
-    }
-
-    static func quote(_ s: String) -> String {
-        String(decoding: (try? JSONSerialization.data(withJSONObject: [s], options: [.fragmentsAllowed])) ?? Data("[\"?\"]".utf8), as: UTF8.self)
-            .dropFirst().dropLast().description
     }
 
     /// Whether the config file wrote its quotas in 1024-based units (the report then uses them too).

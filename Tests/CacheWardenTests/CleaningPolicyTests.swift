@@ -109,12 +109,16 @@ import Testing
         tree.write("b", size: 1000, mtime: 2_000_000)
         tree.write("c", size: 1000, mtime: 3_000_000)
         let h = try WatcherHarness(tree, quota: 3500, basis: .apparent) { $0.order = .opened }
+        var lastOpen: Int64 = 0
         for name in ["c", "a"] {
+            // An open counts from when the watcher saw it, on the clock file times use (coarse: a tick of a few
+            // ms): each open waits for a later tick than the one before, so the two are ordered.
+            #expect(eventually { Syscall.fileClockNanoseconds() > lastOpen })
             let fd = open(tree.url(name), O_RDONLY)
             close(fd)
-            usleep(20_000)
+            #expect(eventually { (h.watcher.ledgerFiles("cache")[name]?.age ?? 0) > 3_000_000 * 1_000_000_000 })
+            lastOpen = h.watcher.ledgerFiles("cache")[name]?.age ?? 0
         }
-        usleep(200_000)
         tree.write("d", size: 1000)   // 4000 > 3500 → target 1750: three go, least recently opened first
         #expect(eventually { !h.log.trims.isEmpty })
         // By mtime the order would be a, b, c; by last open it is b (never opened), c, a.
@@ -138,7 +142,7 @@ import Testing
         for i in 0..<5 { tree.write("f\(i)", size: 1000, mtime: Double(1_000_000 + i)) }
         let log = EventLog()
         let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path, quota: 4000)], sizeBasis: .apparent),
-                              dryRun: true) { log.append($0) }
+                              mode: .dryRun) { log.append($0) }
         try watcher.start()
         defer { watcher.stop() }
         #expect(eventually { !log.trims.isEmpty })

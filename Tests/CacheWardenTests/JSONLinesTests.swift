@@ -24,7 +24,7 @@ import Testing
 
     @Test func invalidUTF8InAFileNameBecomesReplacementCharacters() throws {
         let raw: [UInt8] = [0x62, 0x61, 0x64, 0xff, 0xfe, 0x2e, 0x62, 0x69, 0x6e]
-        let name = Engine.display(raw)
+        let name = PathBytes.display(raw)
         #expect(name == "bad\u{fffd}\u{fffd}.bin")
         let line = WardenEvent(.evict(Eviction(dir: "d", file: name, size: 1, reason: .quota, dryRun: false))).jsonLine()
         #expect(try parseWithPython(line) == ["evict"])

@@ -120,7 +120,7 @@ import Testing
         tree.mkdir("a/b")
         // Inject ENOSPC from inotify_add_watch for one subdirectory (the seam replaces the real call).
         let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "x", path: tree.path)]),
-                              callbackQueue: nil, dryRun: false, logger: .init(label: "t"),
+                              mode: .enforce, callbackQueue: nil, logger: .init(label: "t"),
                               addWatchOverride: { path in path.hasSuffix("/a/b") ? Errno.noSpace : nil }, handler: nil)
         do {
             try watcher.start()

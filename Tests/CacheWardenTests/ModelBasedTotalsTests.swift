@@ -49,21 +49,22 @@ import Testing
         let h = try WatcherHarness(tree, basis: .apparent)
         var counter = 0
         func fresh(_ prefix: String) -> String { counter += 1; return "\(prefix)\(counter)" }
+        var journal: [String] = []   // what each step did, for the failure message
 
         for step in 1...operations {
             let inv = Self.inventory(tree.path)
             let dirs = [""] + inv.dirs
             func inDir(_ name: String) -> String { let d = g.pick(dirs)!; return d.isEmpty ? name : d + "/" + name }
             switch g.below(13) {
-            case 0, 1: tree.write(inDir(fresh("f")), size: g.below(20_000))
-            case 2: if let f = g.pick(inv.files) { tree.append(f, size: 1 + g.below(5000)) }
-            case 3: if let f = g.pick(inv.files) { tree.truncate(f, to: g.below(3000)) }
-            case 4: if let f = g.pick(inv.files) { tree.remove(f) }
-            case 5: if let f = g.pick(inv.files) { _ = Glibc.rename(tree.url(f), tree.url(inDir(fresh("r")))) }
+            case 0, 1: let f = inDir(fresh("f")); tree.write(f, size: g.below(20_000)); journal.append("\(step) write \(f)")
+            case 2: if let f = g.pick(inv.files) { tree.append(f, size: 1 + g.below(5000)); journal.append("\(step) append \(f)") }
+            case 3: if let f = g.pick(inv.files) { tree.truncate(f, to: g.below(3000)); journal.append("\(step) truncate \(f)") }
+            case 4: if let f = g.pick(inv.files) { tree.remove(f); journal.append("\(step) rm \(f)") }
+            case 5: if let f = g.pick(inv.files) { let t = inDir(fresh("r")); _ = Glibc.rename(tree.url(f), tree.url(t)); journal.append("\(step) mv \(f) \(t)") }
             case 6:
                 if let d = g.pick(inv.dirs) {
                     let target = inDir(fresh("m"))
-                    if !target.hasPrefix(d + "/") { _ = Glibc.rename(tree.url(d), tree.url(target)) }
+                    if !target.hasPrefix(d + "/") { _ = Glibc.rename(tree.url(d), tree.url(target)); journal.append("\(step) mvdir \(d) \(target)") }
                 }
             case 7:
                 let name = fresh("in")
@@ -73,15 +74,18 @@ import Testing
                     outside.write(name + "/a/x", size: g.below(10_000))
                     outside.write(name + "/b", size: g.below(10_000))
                 }
-                _ = Glibc.rename(outside.url(name), tree.url(inDir(name)))
+                let t = inDir(name)
+                _ = Glibc.rename(outside.url(name), tree.url(t))
+                journal.append("\(step) move-in \(t)")
             case 8:
                 if let victim = g.below(2) == 0 ? g.pick(inv.files) : g.pick(inv.dirs) {
                     _ = Glibc.rename(tree.url(victim), outside.url(fresh("out")))
+                    journal.append("\(step) move-out \(victim)")
                 }
-            case 9: tree.mkdir(inDir(fresh("p")) + "/q/r")
-            case 10: if let d = g.pick(inv.dirs) { tree.remove(d) }   // rm -r
-            case 11: if let f = g.pick(inv.files) { _ = link(tree.url(f), tree.url(inDir(fresh("h")))) }
-            default: if let f = g.pick(inv.files) { _ = symlink(tree.url(f), tree.url(inDir(fresh("s")))) }
+            case 9: let d = inDir(fresh("p")) + "/q/r"; tree.mkdir(d); journal.append("\(step) mkdir \(d)")
+            case 10: if let d = g.pick(inv.dirs) { tree.remove(d); journal.append("\(step) rm -r \(d)") }
+            case 11: if let f = g.pick(inv.files) { let t = inDir(fresh("h")); _ = link(tree.url(f), tree.url(t)); journal.append("\(step) ln \(f) \(t)") }
+            default: if let f = g.pick(inv.files) { let t = inDir(fresh("s")); _ = symlink(tree.url(f), tree.url(t)); journal.append("\(step) ln -s \(f) \(t)") }
             }
             if step % 250 == 0 || step == operations {
                 let ok = h.totalsMatchDisk(basis: .apparent, timeout: 30)
@@ -92,10 +96,14 @@ import Testing
                     for f in Self.inventory(tree.path).files {
                         var st = stat()
                         lstat(tree.url(f), &st)
-                        if ledger[f] != Int64(st.st_size) { diffs.append("\(f): disk \(st.st_size) ledger \(ledger[f].map(String.init) ?? "missing") ino \(st.st_ino) nlink \(st.st_nlink)") }
+                        if ledger[f]?.bytes != Int64(st.st_size) { diffs.append("\(f): disk \(st.st_size) ledger \(ledger[f].map { String($0.bytes) } ?? "missing") ino \(st.st_ino) nlink \(st.st_nlink)") }
                     }
                     for f in ledger.keys where !tree.exists(f) { diffs.append("\(f): only in ledger") }
                     Issue.record("differences: \(diffs)")
+                    if let file = env["CACHEWARDEN_JOURNAL"] { try? journal.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8) }
+                    let names = Set(diffs.flatMap { $0.split(separator: ":")[0].split(separator: "/").map(String.init) })
+                    let related = journal.filter { line in names.contains { line.contains($0) } }
+                    Issue.record(Comment(rawValue: "steps that touched those names:\n" + Array(related.suffix(40)).joined(separator: "\n")))
                 }
                 #expect(ok, "seed \(seed) (CACHEWARDEN_SEED=\(seed)), step \(step): watcher \(h.total) B/\(h.files) files, disk \(disk.total) B/\(disk.files) files")
                 if !ok { return }

@@ -124,7 +124,7 @@ import Testing
         let pipe = Pipe()
         let p = try Self.runWithStdout(pipe, ["run", "--dir", tree.path, "--quota", "50KB", "--size-basis", "apparent"])
         defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
-        usleep(300_000)
+        #expect(waitUntilWatching(p.processIdentifier))
         for i in 0..<3000 { tree.write("f\(i)", size: 200) }   // > 64 KiB of event lines: the pipe is full
         #expect(eventually { diskTotals(tree.path, basis: .apparent).total <= 50_000 })
         // Reading now gets the backlog (and a `dropped` line if lines had to go): all of it valid JSON.
@@ -141,10 +141,8 @@ import Testing
         // A 16 KiB bound and a reader that does not read: the pipe (64 KiB) and then the bound fill up.
         let p = try Self.runWithStdout(pipe, ["run", "--dir", tree.path, "--size-basis", "apparent", "--max-buffered", "16KiB"])
         defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
-        usleep(300_000)
+        #expect(waitUntilWatching(p.processIdentifier))
         for i in 0..<3000 { tree.write("f\(i)", size: 10) }
-        // The watcher keeps counting meanwhile (its totals are not held up by the sink).
-        usleep(500_000)
         tree.write("last", size: 10)
         // Now read: the backlog, then a `dropped` line once there is room, then the rest.
         let reader = pipe.fileHandleForReading
@@ -154,6 +152,13 @@ import Testing
             let chunk = reader.availableData
             text += String(decoding: chunk, as: UTF8.self)
             if !text.contains("\"event\":\"dropped\"") { tree.write("nudge\(text.count)", size: 1) }
+        }
+        // The watcher kept counting meanwhile (its totals are not held up by the sink). Before stopping it, wait
+        // until it has seen every file: a `status` line (SIGUSR1) counting them all comes after all their lines.
+        let onDisk = diskTotals(tree.path, basis: .apparent).files
+        while Date() < deadline, !Self.statusLines(text).contains(where: { $0["files"] as? Int == onDisk }) {
+            kill(p.processIdentifier, SIGUSR1)
+            text += String(decoding: reader.availableData, as: UTF8.self)
         }
         kill(p.processIdentifier, SIGINT)
         text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
@@ -165,7 +170,15 @@ import Testing
         #expect(count > 0)
         #expect(names.last == "stop")
         // Lines written + lines dropped account for every write (3,000 files, the last one and the nudges).
-        #expect(names.filter { $0 == "write" }.count + count >= 3001)
+        let dropped = text.split(separator: "\n").filter { $0.contains("\"event\":\"dropped\"") }
+            .compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["count"] as? Int }
+        #expect(names.filter { $0 == "write" }.count + dropped.reduce(0, +) >= onDisk)
+    }
+
+    /// The `status` lines of a CLI run's output, parsed.
+    static func statusLines(_ text: String) -> [[String: Any]] {
+        text.split(separator: "\n").filter { $0.contains("\"event\":\"status\"") }
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
     @Test func aClosedStdoutDoesNotStopTrimming() throws {
@@ -174,7 +187,7 @@ import Testing
         let p = try Self.runWithStdout(pipe, ["run", "--dir", tree.path, "--quota", "50KB", "--size-basis", "apparent"])
         defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         try pipe.fileHandleForReading.close()   // the reader is gone: writes fail with EPIPE
-        usleep(300_000)
+        #expect(waitUntilWatching(p.processIdentifier))
         for i in 0..<200 { tree.write("f\(i)", size: 2000) }
         #expect(eventually { diskTotals(tree.path, basis: .apparent).total <= 50_000 })
         #expect(p.isRunning)
@@ -186,6 +199,7 @@ import Testing
         let p = try Self.runWithStdout(pipe, ["run", "--dir", tree.path, "--exit-on-epipe"])
         defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         try pipe.fileHandleForReading.close()
+        // The `ready` line already meets the closed pipe; a write makes sure there is a line to fail on.
         tree.write("x", size: 10)
         #expect(eventually { !p.isRunning })
     }
@@ -264,7 +278,7 @@ func cinotifyMaxQueued() -> Int32 { cinotify_max_queued_events() }
         let log = EventLog()
         var settings = WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)], sizeBasis: .apparent)
         settings.watchLimitRescanInterval = 1
-        let watcher = Watcher(settings: settings, callbackQueue: nil, dryRun: false, logger: .init(label: "t"),
+        let watcher = Watcher(settings: settings, mode: .enforce, callbackQueue: nil, logger: .init(label: "t"),
                               addWatchOverride: { $0.hasSuffix("/blind") ? Errno.noSpace : nil }) { log.append($0) }
         try watcher.start()
         defer { watcher.stop() }

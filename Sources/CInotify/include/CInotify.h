@@ -8,6 +8,8 @@
 //  * libinotifytools (Debian's libinotifytools0-dev) is linked for the helpers that are safe to share:
 //    readable mask names for debug output and the kernel's inotify limits for error messages.
 //
+// Only the inotify backend (Sources/CacheWarden/Backends/Inotify) imports this module.
+//
 // What is deliberately NOT used from libinotifytools: its watch management and read loop. It hides the
 // inotify descriptor in a file-static variable, keeps process-global tables (so two watchers in one process
 // would share state) and never drops a watch on `IN_IGNORED`, so it cannot feed a Dispatch read source or
@@ -85,10 +87,5 @@ int cinotify_max_queued_events(void);
 
 /// The kernel's `fs.inotify.max_user_instances`, read by libinotifytools (-1 when unreadable).
 int cinotify_max_user_instances(void);
-
-/// Birth time of `path` (relative to `dirfd`, final symlink not followed) in nanoseconds since 1970, via
-/// `statx(2)`. Why here: Swift's Glibc module cannot name `struct statx` (the name clashes with the function).
-/// Returns 0 on success, 1 when the filesystem records no birth time, -1 with `errno` set on failure.
-int cinotify_birth_time(int dirfd, const char *path, int64_t *nanoseconds);
 
 #endif

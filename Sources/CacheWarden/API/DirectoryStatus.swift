@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 
 /// A size report of one directory (what `cachewarden status` shows).
 public struct DirectoryStatus: Sendable, Equatable {
@@ -11,28 +10,25 @@ public struct DirectoryStatus: Sendable, Equatable {
     public var protectedBytes: Int64
     /// Free bytes on the directory's filesystem (`nil` when `statvfs` failed).
     public var filesystemFree: Int64?
-}
 
-extension Watcher {
-    /// A size report per directory, from the ledger (no rescan) plus one `statvfs` each.
-    public func status() -> [DirectoryStatus] { statusReports() }
-}
+    /// Use of the quota in percent (`nil` without a quota).
+    public var usePercent: Double? {
+        totals.quota > 0 ? Double(totals.total) * 100 / Double(totals.quota) : nil
+    }
 
-extension Engine {
-    func statusReport(_ id: Int32) -> DirectoryStatus? {
-        guard let t = totals(id), let rt = roots[id] else { return nil }
-        var oldest: Int64?
-        var protectedBytes: Int64 = 0
-        if ledger.accounts[id] != nil {
-            for r in ledger.records(ofRoot: id) {
-                guard let state = ledger.inode(ofRecord: r) else { continue }
-                oldest = min(oldest ?? state.age, state.age)
-                if !rt.protect.isEmpty && rt.protect.matches(ledger.relativePath(ofRecord: r)) { protectedBytes += state.bytes }
-            }
-        }
-        var vfs = statvfs()
-        let free: Int64? = statvfs(rt.path, &vfs) == 0 ? Int64(vfs.f_bavail) * Int64(vfs.f_frsize) : nil
-        return DirectoryStatus(totals: t, oldest: oldest.map { Date(timeIntervalSince1970: Double($0) / 1e9) },
-                               protectedBytes: protectedBytes, filesystemFree: free)
+    /// The report as one JSON object on one line (`cachewarden status --json`), built by the same writer as the
+    /// event lines. `now` is the time ages are measured from.
+    public func jsonLine(now: Date = Date()) -> String {
+        var j = JSONLineBuilder()
+        j.add("dir", totals.dir)
+        j.add("path", totals.path)
+        j.add("total", totals.total)
+        j.add("files", totals.files)
+        j.add("quota", totals.quota)
+        j.add("protected", protectedBytes)
+        j.add("use_percent", usePercent)
+        if let oldest { j.add("oldest_age_s", Int64(now.timeIntervalSince(oldest))) }
+        if let filesystemFree { j.add("fs_free", filesystemFree) }
+        return String(decoding: j.finish(), as: UTF8.self)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// Why the watcher cannot do what was asked, and what to do about it.
 public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -24,6 +25,8 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
     case duplicateDirectory(String)
     /// Another system call failed.
     case system(operation: String, path: String, errno: Int32)
+    /// The watcher runs in observe mode: it reports and never deletes.
+    case readOnly
 
     /// What went wrong and what to do about it, on one line.
     public var description: String {
@@ -42,6 +45,27 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownDirectory(let n): return "no registered directory is named \(n)"
         case .duplicateDirectory(let n): return "a directory named \(n) is already registered: pick another name"
         case .system(let op, let p, let e): return "\(op) \(p): \(String(cString: strerror(e)))"
+        case .readOnly: return "this watcher runs in observe mode and never deletes: use mode .enforce (or `cachewarden run`)"
+        }
+    }
+
+    /// The error a failed system call on a registered path means.
+    static func path(_ error: Errno, _ path: String) -> WardenError {
+        switch error {
+        case .noSuchFileOrDirectory, .staleNFSFileHandle: return .pathMissing(path)
+        case .notDirectory, .tooManySymbolicLinkLevels: return .notADirectory(path)
+        case .permissionDenied, .notPermitted: return .permissionDenied(path)
+        default: return .system(operation: "open", path: path, errno: error.rawValue)
+        }
+    }
+
+    /// The `kind` of the `error` event that reports this error at run time.
+    var issueKind: String {
+        switch self {
+        case .watchLimitReached: "watch_limit"
+        case .permissionDenied: "permission"
+        case .pathMissing: "missing"
+        default: "scan"
         }
     }
 }

@@ -2,8 +2,8 @@ import Dispatch
 import Logging
 import SystemPackage
 
-/// Watches registered cache directories with inotify, keeps their size totals in memory, and trims them
-/// oldest-first to half their quota the moment they cross it.
+/// Watches registered cache directories, keeps their size totals in memory, and trims them oldest-first to half
+/// their quota the moment they cross it.
 ///
 /// ```swift
 /// let watcher = Watcher(settings: settings) { event in print(event.jsonLine(), terminator: "") }
@@ -14,104 +14,83 @@ import SystemPackage
 ///
 /// All state lives on one private serial queue; every method may be called from any thread, except from inside
 /// a veto hook or a `clear` progress closure (which run on that queue). Events reach the handler on
-/// `callbackQueue` in order, and every stream from `events()`.
+/// `callbackQueue` in order, every stream from `events()`, and every sink given at creation.
 public final class Watcher: Sendable {
     private let engine: Engine
-    private static let onCallbackQueue = DispatchSpecificKey<ObjectIdentifier>()
+    private let streams = StreamSink()
 
     /// A watcher for `settings`. Nothing is read or watched until `start()`.
     /// - Parameters:
+    ///   - mode: `.enforce` (default) deletes; `.dryRun` reports the evictions policies would do and deletes
+    ///     nothing; `.observe` keeps totals only (no policies, no timers, nothing that can delete).
     ///   - callbackQueue: where `handler` runs (default: a private serial queue).
-    ///   - dryRun: report the evictions that policies would do and delete nothing.
-    ///   - logger: diagnostics (never events); `.debug` logs every inotify record with its mask names.
+    ///   - sinks: more receivers of every event (e.g. a `JSONLinesSink` for stdout).
+    ///   - logger: diagnostics (never events); `.debug` logs every kernel record.
     ///   - handler: called for every event, in order, on `callbackQueue`.
-    public convenience init(settings: WardenSettings, callbackQueue: DispatchQueue? = nil, dryRun: Bool = false,
-                logger: Logger = Logger(label: "cachewarden"),
-                handler: (@Sendable (WardenEvent) -> Void)? = nil) {
-        self.init(settings: settings, callbackQueue: callbackQueue, dryRun: dryRun, logger: logger,
+    public convenience init(settings: WardenSettings, mode: WatcherMode = .enforce, callbackQueue: DispatchQueue? = nil,
+                            sinks: [any EventSink] = [], logger: Logger = Logger(label: "cachewarden"),
+                            handler: (@Sendable (WardenEvent) -> Void)? = nil) {
+        self.init(settings: settings, mode: mode, callbackQueue: callbackQueue, sinks: sinks, logger: logger,
                   addWatchOverride: nil, handler: handler)
     }
 
-    init(settings: WardenSettings, callbackQueue: DispatchQueue?, dryRun: Bool, logger: Logger,
-         addWatchOverride: (@Sendable (String) -> Errno?)?, handler: (@Sendable (WardenEvent) -> Void)?) {
-        let queue = callbackQueue ?? DispatchQueue(label: "cachewarden.callbacks")
-        engine = Engine(settings: settings, callbackQueue: queue, handler: handler, dryRun: dryRun, logger: logger,
-                        addWatchOverride: addWatchOverride)
-        queue.setSpecific(key: Self.onCallbackQueue, value: ObjectIdentifier(engine))
+    init(settings: WardenSettings, mode: WatcherMode, callbackQueue: DispatchQueue?, sinks: [any EventSink] = [],
+         logger: Logger, addWatchOverride: (@Sendable (String) -> Errno?)?, handler: (@Sendable (WardenEvent) -> Void)?) {
+        var all = sinks
+        if let handler { all.insert(CallbackSink(queue: callbackQueue, handler), at: 0) }
+        all.append(streams)
+        engine = Engine(settings: settings, mode: mode, sinks: all, logger: logger, addWatchOverride: addWatchOverride)
     }
 
     deinit { stop() }
 
+    /// The mode the watcher was built with.
+    public var mode: WatcherMode { engine.mode }
+
     /// Scans every registered directory once, watches them, emits `ready` per directory, applies the policies
-    /// (expiry, then quota) and starts following events.
+    /// (expiry, then quota) and starts following changes.
     /// - Throws: `WardenError` saying what to fix (missing path, not a directory, permission, watch limit, …).
     public func start() throws(WardenError) {
-        let result: Result<Void, WardenError> = engine.queue.sync {
-            do throws(WardenError) { try engine.start(); return .success(()) } catch { return .failure(error) }
-        }
-        try result.get()
+        try sync { () throws(WardenError) in try engine.start() }
     }
 
     /// Stops watching, emits a `stop` line per directory, finishes the event streams and waits until every event
-    /// has been handed to the handler. Idempotent.
+    /// has been handed to the handler and the sinks. Idempotent.
     public func stop() {
-        engine.queue.sync { engine.stop() }
-        if DispatchQueue.getSpecific(key: Self.onCallbackQueue) != ObjectIdentifier(engine) {
-            engine.callbackQueue.sync {}
+        guard engine.queue.sync(execute: { engine.stop() }) else { return }
+        for sink in engine.sinks { sink.finish() }
+    }
+
+    /// A one-shot size report of every directory in `settings`, in observe mode: each tree is read once (with a
+    /// walker per core), nothing is watched, and nothing can be deleted — whatever the directories' state.
+    public static func report(_ settings: WardenSettings, logger: Logger = Logger(label: "cachewarden")) throws(WardenError) -> [DirectoryStatus] {
+        let engine = Engine(settings: settings, mode: .observe, sinks: [], logger: logger, addWatchOverride: nil)
+        let result: Result<[DirectoryStatus], WardenError> = engine.queue.sync {
+            do throws(WardenError) { return .success(try engine.report()) } catch { return .failure(error) }
         }
+        return try result.get()
     }
 
     /// A new stream of every event from now on; it ends when the watcher stops.
-    public func events() -> AsyncStream<WardenEvent> {
-        engine.queue.sync { engine.addStream() }
-    }
+    public func events() -> AsyncStream<WardenEvent> { streams.makeStream() }
 
     /// A snapshot of every directory's running totals (from memory, no rescan).
-    public func totals() -> [DirectoryTotals] {
-        engine.queue.sync { engine.allTotals() }
-    }
+    public func totals() -> [DirectoryTotals] { engine.queue.sync { engine.allTotals() } }
 
-    func statusReports() -> [DirectoryStatus] {
-        engine.queue.sync { engine.rootOrder.compactMap { engine.statusReport($0) } }
-    }
-
-    /// Every counted file of directory `name` with its counted bytes (relative path → bytes), for tests that
-    /// compare the ledger with the disk file by file.
-    func ledgerFiles(_ name: String) -> [String: Int64] {
-        engine.queue.sync {
-            guard let id = engine.rootID(named: name), engine.ledger.accounts[id] != nil else { return [:] }
-            var out: [String: Int64] = [:]
-            for r in engine.ledger.records(ofRoot: id) {
-                out[Engine.display(engine.ledger.relativePath(ofRecord: r))] = engine.ledger.inode(ofRecord: r)?.bytes ?? -1
-            }
-            return out
-        }
-    }
-
-    /// The inotify descriptor and the watch descriptors the ledger maps (for tests of watch bookkeeping).
-    var watchBookkeeping: (fd: Int32?, mapped: Int) {
-        engine.queue.sync { (engine.inotify?.fd, engine.wdToNode.count) }
+    /// A size report per directory, from the ledger (no rescan) plus one `statvfs` each.
+    public func status() -> [DirectoryStatus] {
+        engine.queue.sync { engine.state.roots.order.compactMap { engine.statusReport($0) } }
     }
 
     /// Emits a `status` event per directory (what SIGUSR1 does in the CLI).
-    public func requestStatus() {
-        engine.queue.sync { engine.emitStatus() }
-    }
+    public func requestStatus() { engine.queue.sync { engine.emitStatus() } }
 
     /// Trims directory `name` oldest-first until its total is at most `bytes`.
     /// - Returns: the trim's report (also emitted as a `trim` event).
+    /// - Throws: `readOnly` in observe mode, `unknownDirectory`, `notRunning`.
     @discardableResult
     public func trim(_ name: String, to bytes: Int64) throws(WardenError) -> TrimReport {
-        let result: Result<TrimReport, WardenError> = engine.queue.sync {
-            guard engine.running else { return .failure(.notRunning) }
-            guard let id = engine.rootID(named: name) else { return .failure(.unknownDirectory(name)) }
-            let report = engine.trim(id, reason: .manual, goal: TrimGoal(target: max(0, bytes)))
-            engine.statDirtyFiles()   // files the trim found changed on disk
-            engine.deliver()
-            guard let report else { return .failure(.pathMissing(engine.roots[id]?.path ?? name)) }
-            return .success(report)
-        }
-        return try result.get()
+        try sync { () throws(WardenError) in try engine.trim(name, to: bytes) }
     }
 
     /// Clears the named directories (all when `names` is empty) with progress phases `pre_calculating`,
@@ -119,103 +98,57 @@ public final class Watcher: Sendable {
     /// - Returns: what was removed (also emitted as `clear` events, `done` last).
     @discardableResult
     public func clear(_ names: [String] = [], progress: (@Sendable (ClearProgress) -> Void)? = nil) throws(WardenError) -> ClearReport {
-        let result: Result<ClearReport, WardenError> = engine.queue.sync {
-            guard engine.running else { return .failure(.notRunning) }
-            var ids: [Int32] = []
-            for name in names {
-                guard let id = engine.rootID(named: name) else { return .failure(.unknownDirectory(name)) }
-                ids.append(id)
-            }
-            let report = engine.clear(names.isEmpty ? engine.rootOrder : ids, progress: progress)
-            engine.statDirtyFiles()
-            engine.deliver()
-            return .success(report)
-        }
-        return try result.get()
+        try sync { () throws(WardenError) in try engine.clear(names, progress: progress) }
     }
 
     /// Registers another directory while running: scanned, watched, `ready` emitted, policies applied.
     public func register(_ directory: DirectorySettings) throws(WardenError) {
-        let result: Result<Void, WardenError> = engine.queue.sync {
-            guard engine.running else { return .failure(.notRunning) }
-            guard engine.rootID(named: directory.name) == nil else { return .failure(.duplicateDirectory(directory.name)) }
-            var candidate = engine.settings
-            candidate.directories.append(directory)
-            do throws(ConfigError) { try candidate.validate(checkingPaths: false) } catch { return .failure(.invalidSettings(error)) }
-            do throws(WardenError) { try engine.addRoot(directory) } catch { return .failure(error) }
-            engine.settings = candidate
-            let id = engine.rootOrder.last!
-            engine.emitReady(id)
-            engine.runStartupPolicies(id)
-            engine.startTimers()
-            engine.deliver()
-            return .success(())
-        }
-        try result.get()
+        try sync { () throws(WardenError) in try engine.register(directory) }
     }
 
     /// Stops watching directory `name` (its `stop` line is emitted); nothing is deleted.
     public func unregister(name: String) throws(WardenError) {
-        let result: Result<Void, WardenError> = engine.queue.sync {
-            guard engine.running else { return .failure(.notRunning) }
-            guard let id = engine.rootID(named: name) else { return .failure(.unknownDirectory(name)) }
-            if let t = engine.totals(id) { engine.emit(.stop(t)) }
-            engine.removeRoot(id)
-            engine.settings.directories.removeAll { $0.name == name }
-            engine.startTimers()
-            engine.deliver()
-            return .success(())
-        }
-        try result.get()
+        try sync { () throws(WardenError) in try engine.unregister(name) }
     }
 
     /// Applies new settings while running (what SIGHUP does in the CLI): added directories start, removed ones
     /// stop, changed ones take their new settings at once (a lowered quota trims immediately). Invalid settings
     /// leave the running ones untouched and throw.
     public func reload(_ newSettings: WardenSettings) throws(WardenError) {
-        let result: Result<Void, WardenError> = engine.queue.sync {
-            guard engine.running else { return .failure(.notRunning) }
-            do throws(ConfigError) { try newSettings.validate() } catch { return .failure(.invalidSettings(error)) }
+        do throws(ConfigError) { try newSettings.validate() } catch { throw .invalidSettings(error) }
+        try sync { () throws(WardenError) in
+            guard engine.running else { throw .notRunning }
             engine.reload(newSettings)
             engine.deliver()
-            return .success(())
         }
-        try result.get()
     }
-}
 
-extension Engine {
-    /// Applies a validated new configuration (see `Watcher.reload`).
-    func reload(_ new: WardenSettings) {
-        let oldByName = Dictionary(uniqueKeysWithValues: settings.directories.map { ($0.name, $0) })
-        let newNames = Set(new.directories.map(\.name))
-        for id in rootOrder where !(newNames.contains(roots[id]!.settings.name)) {
-            if let t = totals(id) { emit(.stop(t)) }
-            removeRoot(id)
+    /// Runs `body` on the engine's queue and rethrows its typed error.
+    private func sync<T>(_ body: () throws(WardenError) -> T) throws(WardenError) -> T {
+        let result: Result<T, WardenError> = engine.queue.sync {
+            do throws(WardenError) { return .success(try body()) } catch { return .failure(error) }
         }
-        let basisChanged = new.sizeBasis != settings.sizeBasis
-        settings = new
-        for dir in new.directories {
-            if let old = oldByName[dir.name], let id = rootID(named: dir.name) {
-                let samePath = PathResolver.absolute(old.path, relativeTo: "/") == PathResolver.absolute(dir.path, relativeTo: "/")
-                if samePath && old.order == dir.order && old.exclude == dir.exclude && old.oneFileSystem == dir.oneFileSystem && !basisChanged {
-                    roots[id]!.settings = dir
-                    roots[id]!.protect = GlobMatcher(dir.protect)
-                    runStartupPolicies(id)
-                    continue
-                }
-                if let t = totals(id) { emit(.stop(t)) }
-                removeRoot(id)
+        return try result.get()
+    }
+
+    // MARK: For tests
+
+    /// Every counted file of directory `name` with its counted state (relative path → bytes and age key), for
+    /// tests that compare the ledger with the disk file by file.
+    func ledgerFiles(_ name: String) -> [String: (bytes: Int64, age: Int64)] {
+        engine.queue.sync {
+            guard let id = engine.state.roots.id(named: name), let top = engine.state.ledger.account(id)?.rootNode else { return [:] }
+            var out: [String: (bytes: Int64, age: Int64)] = [:]
+            engine.state.ledger.forEachRecord(under: top) { r in
+                let inode = engine.state.ledger.inode(ofRecord: r)
+                out[PathBytes.display(engine.state.ledger.relativePath(ofRecord: r))] = (inode?.bytes ?? -1, inode?.age ?? -1)
             }
-            do throws(WardenError) {
-                try addRoot(dir)
-                let id = rootOrder.last!
-                emitReady(id)
-                runStartupPolicies(id)
-            } catch {
-                emitError(error.description, dir: dir.name, kind: "reload")
-            }
+            return out
         }
-        startTimers()
+    }
+
+    /// The backend's kernel descriptor and the watches it maps (for tests of watch bookkeeping).
+    var watchBookkeeping: (fd: Int32?, mapped: Int) {
+        engine.queue.sync { ((engine.backend as? InotifyBackend)?.descriptor, engine.backend?.watchCount ?? 0) }
     }
 }

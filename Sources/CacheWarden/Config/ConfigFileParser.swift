@@ -134,8 +134,9 @@ struct ConfigFileParser {
                 throw error(entry.firstLine, "dir.\(name) has no path; add `dir.\(name).path = /some/folder`")
             }
             entry.settings.path = PathResolver.absolute(entry.settings.path, relativeTo: baseDirectory)
-            if entry.settings.createIfMissing { PathResolver.createDirectories(entry.settings.path) }
-            if let problem = PathResolver.directoryProblem(entry.settings.path) {
+            // A directory to be created is checked when the watcher creates it: parsing never touches the disk.
+            if !(entry.settings.createIfMissing && PathResolver.isMissing(entry.settings.path)),
+               let problem = PathResolver.directoryProblem(entry.settings.path) {
                 throw error(pathLine, "dir.\(name).path: \(problem)")
             }
             settings.directories.append(entry.settings)

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// Path arithmetic for registration: absolute paths, parents, existence checks, and nesting between roots.
 enum PathResolver {
@@ -25,8 +26,13 @@ enum PathResolver {
         var current = ""
         for part in path.split(separator: "/") {
             current += "/" + part
-            _ = mkdir(current, 0o755)
+            try? Syscall.makeDirectory(current)
         }
+    }
+
+    /// Whether nothing exists at `path` (not even a dangling symlink).
+    static func isMissing(_ path: String) -> Bool {
+        do throws(Errno) { _ = try Syscall.lstat(path: path); return false } catch { return error == .noSuchFileOrDirectory }
     }
 
     static func parent(of path: String) -> String {
@@ -36,12 +42,11 @@ enum PathResolver {
 
     /// Why `path` cannot be a registered root, or `nil` when it can.
     static func directoryProblem(_ path: String) -> String? {
-        var st = stat()
-        if lstat(path, &st) != 0 {
-            let e = errno
-            if e == ENOENT { return "\(path) does not exist; expected an existing directory" }
-            if e == EACCES { return "\(path) is not accessible (permission denied); run as a user who can read it" }
-            return "\(path): \(String(cString: strerror(e)))"
+        let st: stat
+        do throws(Errno) { st = try Syscall.lstat(path: path) } catch {
+            if error == .noSuchFileOrDirectory { return "\(path) does not exist; expected an existing directory" }
+            if error == .permissionDenied { return "\(path) is not accessible (permission denied); run as a user who can read it" }
+            return "\(path): \(error)"
         }
         if st.isSymlink { return "\(path) is a symlink; expected a real directory (give its target instead)" }
         if !st.isDirectory { return "\(path) is not a directory; expected a directory" }

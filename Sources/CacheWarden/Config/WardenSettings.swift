@@ -79,8 +79,11 @@ public struct DirectorySettings: Sendable {
     public var pruneDirs: Bool
     /// Free-space threshold for this directory's filesystem, overriding the global one.
     public var lowDiskFree: FreeSpaceThreshold?
-    /// Create the directory (and its parents) when it is missing, at load time (`dir.<name>.create`).
+    /// Create the directory (and its parents) when it is missing, when a watcher in enforce mode starts
+    /// (`dir.<name>.create`; reports never create anything).
     public var createIfMissing: Bool = false
+    /// Count directories' own blocks toward the total, so that it equals `du -s` (`dir.<name>.count_directories`).
+    public var countDirectories: Bool = false
     /// Called on the watcher's queue before a file is evicted; return `false` to keep it (the trim goes on with
     /// the next oldest file). Keep it fast: it runs on the event path.
     public var shouldEvict: (@Sendable (EvictionCandidate) -> Bool)?

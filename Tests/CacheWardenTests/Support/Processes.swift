@@ -107,3 +107,18 @@ final class RunningCLI: @unchecked Sendable {
         errors.fileHandleForReading.readabilityHandler = nil
     }
 }
+
+/// Waits until process `pid` holds at least `count` inotify watches: it has started watching, so changes made
+/// from now on reach it as events. A readiness signal that needs nothing from its stdout.
+@discardableResult
+func waitUntilWatching(_ pid: Int32, count: Int = 1, timeout: Double = 20) -> Bool {
+    eventually(timeout: timeout) {
+        guard let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return false }
+        for fd in fds {
+            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == "anon_inode:inotify",
+                  let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8) else { continue }
+            if info.split(separator: "\n").filter({ $0.hasPrefix("inotify wd:") }).count >= count { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,210 @@
+import Dispatch
+import Glibc
+import Logging
+import SystemPackage
+
+/// The inotify backend: one inotify instance read by a `DispatchSourceRead` on the engine's queue.
+///
+/// It owns everything about inotify: the watch descriptor ↔ node maps, rename pairing by cookie (a
+/// `IN_MOVED_FROM` whose `IN_MOVED_TO` never came, once the queue is drained, is a move out of the trees),
+/// `IN_IGNORED` (a dropped watch), overflow, and the fallback for directories it cannot watch because
+/// `fs.inotify.max_user_watches` is reached (`InotifyFallback`). Confined to the engine's queue, except
+/// `directoryWatcher`, which the walkers call from their threads.
+final class InotifyBackend: ChangeBackend, @unchecked Sendable {
+    /// Reads per batch: a batch ends when the queue is empty or after this many 64 KiB reads.
+    static let maxReadsPerBatch = 16
+    /// After a batch with records, reading rests this long, so a busy writer's records arrive in batches of
+    /// hundreds instead of a wake-up per handful. An idle watcher schedules nothing.
+    static let coalescingDelay: DispatchTimeInterval = .milliseconds(2)
+
+    private let queue: DispatchQueue
+    private let logger: Logger
+    private let inotify: InotifyDescriptor
+    /// A seam for tests: decides the outcome of watching a directory (by its path) instead of the kernel.
+    private let addWatchOverride: (@Sendable (String) -> Errno?)?
+    private var source: DispatchSourceRead?
+    private var deliver: ((inout ChangeBatch) -> BackendPace)?
+    private var wdToNode: [Int32: NodeID] = [:]
+    private var nodeToWd: [NodeID: Int32] = [:]
+    /// `IN_MOVED_FROM` cookies still waiting for their `IN_MOVED_TO`.
+    private var pendingCookies = Set<UInt32>()
+    private var suspensions = 0
+    private var resting = false
+    private var batch = ChangeBatch()
+    private let readBuffer: UnsafeMutableRawBufferPointer
+    private let fallback: InotifyFallback
+
+    init(queue: DispatchQueue, logger: Logger, addWatchOverride: (@Sendable (String) -> Errno?)? = nil) throws(WardenError) {
+        self.queue = queue
+        self.logger = logger
+        self.addWatchOverride = addWatchOverride
+        do throws(Errno) { inotify = try InotifyDescriptor() } catch {
+            throw .inotifyUnavailable(error == .tooManyOpenFiles
+                ? "EMFILE: fs.inotify.max_user_instances = \(InotifyDescriptor.maxUserInstances) reached" : "\(error)")
+        }
+        // 64 KiB holds ~1,300 records; NAME_MAX + 1 + header is the minimum the kernel needs for one.
+        readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+        fallback = InotifyFallback(queue: queue)
+    }
+
+    deinit {
+        stop()
+        readBuffer.deallocate()
+        inotify.close()
+    }
+
+    /// The inotify descriptor (for tests that count the kernel's watches in `/proc/self/fdinfo`).
+    var descriptor: Int32 { inotify.fd }
+    var watchCount: Int { wdToNode.count }
+
+    var directoryWatcher: DirectoryWatcher {
+        let inotify = self.inotify
+        let override = addWatchOverride
+        return DirectoryWatcher { fd, events in
+            do throws(Errno) {
+                if let override, let injected = override(Syscall.readLink("/proc/self/fd/\(fd)") ?? "") { throw injected }
+                return .watched(WatchHandle(raw: try inotify.addWatch(directory: fd, events: events)))
+            } catch {
+                // ENOSPC from inotify_add_watch is the per-user watch limit, never a full disk.
+                return error == .noSpace ? .limitReached(limit: InotifyDescriptor.maxUserWatches) : .failed(error)
+            }
+        }
+    }
+
+    func bind(_ handle: WatchHandle, to node: NodeID) -> NodeID? {
+        let wd = handle.raw
+        fallback.remove(node)
+        var displaced: NodeID?
+        if let other = wdToNode[wd], other != node {
+            nodeToWd[other] = nil
+            displaced = other
+        }
+        if let old = nodeToWd[node], old != wd { wdToNode[old] = nil }
+        wdToNode[wd] = node
+        nodeToWd[node] = wd
+        return displaced
+    }
+
+    func unwatch(_ node: NodeID) {
+        fallback.remove(node)
+        guard let wd = nodeToWd.removeValue(forKey: node) else { return }
+        wdToNode[wd] = nil
+        inotify.removeWatch(wd)
+    }
+
+    func isWatched(_ node: NodeID) -> Bool { nodeToWd[node] != nil }
+
+    func fallBack(_ node: NodeID, every seconds: Int64) {
+        fallback.add(node, every: seconds) { [weak self] nodes in
+            guard let self, let deliver = self.deliver else { return }
+            var batch = ChangeBatch()
+            for n in nodes { batch.append(.rescan, node: n) }
+            _ = deliver(&batch)
+        }
+    }
+
+    func isFallingBack(_ node: NodeID) -> Bool { fallback.nodes.contains(node) }
+
+    func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError) {
+        self.deliver = deliver
+        let source = DispatchSource.makeReadSource(fileDescriptor: inotify.fd, queue: queue)
+        source.setEventHandler { @Sendable [unowned self] in self.readBatch() }
+        source.resume()
+        self.source = source
+    }
+
+    func suspend() {
+        suspensions += 1
+        if suspensions == 1 { source?.suspend() }
+    }
+
+    func resume() {
+        guard suspensions > 0 else { return }
+        suspensions -= 1
+        if suspensions == 0 { source?.resume() }
+    }
+
+    func stop() {
+        fallback.cancel()
+        if let source {
+            // A suspended source must not be released: balance the suspensions, then cancel.
+            if suspensions > 0 { source.resume() }
+            suspensions = 0
+            source.cancel()
+        }
+        source = nil
+        deliver = nil
+        for wd in wdToNode.keys { inotify.removeWatch(wd) }
+        wdToNode.removeAll()
+        nodeToWd.removeAll()
+        pendingCookies.removeAll()
+    }
+
+    // MARK: Reading
+
+    /// The read source's handler: up to `maxReadsPerBatch` reads, translated and delivered as one batch.
+    private func readBatch() {
+        guard let deliver else { return }
+        batch.removeAll()
+        var drained = false
+        for _ in 0..<Self.maxReadsPerBatch {
+            let n: Int
+            do throws(Errno) { n = try inotify.read(into: readBuffer) } catch {
+                logger.error("reading inotify events failed: \(error)")
+                drained = true
+                break
+            }
+            if n == 0 { drained = true; break }
+            InotifyRecords.forEach(in: UnsafeRawBufferPointer(rebasing: readBuffer[0..<n])) { translate($0) }
+        }
+        // A rename split across reads pairs up in a later read; once the queue is empty, an unpaired
+        // `IN_MOVED_FROM` means the entry left the watched trees.
+        if drained {
+            for cookie in pendingCookies { batch.append(.moveAbandoned, node: .none, move: MoveToken(raw: cookie)) }
+            pendingCookies.removeAll()
+        }
+        let hadRecords = !batch.isEmpty
+        if deliver(&batch) == .rest && hadRecords { rest() }
+    }
+
+    private func translate(_ r: InotifyRecords.Record) {
+        if logger.logLevel <= .debug {
+            logger.debug("inotify wd=\(r.wd) \(r.maskDescription) cookie=\(r.cookie) \(PathBytes.display(Array(r.name)))")
+        }
+        if InotifyRecords.isOverflow(r) {
+            pendingCookies.removeAll()
+            batch.append(.overflow, node: .none)
+            return
+        }
+        guard let node = wdToNode[r.wd] else { return }
+        if InotifyRecords.isIgnored(r) {
+            wdToNode[r.wd] = nil
+            nodeToWd[node] = nil
+            batch.append(.watchLost, node: node)
+            return
+        }
+        if r.name.isEmpty {
+            if InotifyRecords.isSelfGone(r) { batch.append(.directoryGone, node: node) }
+            return
+        }
+        guard let kind = InotifyRecords.kind(of: r) else { return }
+        var move = MoveToken.none
+        if kind == .movedFrom || kind == .movedTo {
+            move = MoveToken(raw: r.cookie)
+            if kind == .movedFrom { pendingCookies.insert(r.cookie) } else { pendingCookies.remove(r.cookie) }
+        }
+        batch.append(kind, node: node, name: r.name, isDirectory: r.isDirectory, move: move)
+    }
+
+    /// Holds reading for `coalescingDelay`.
+    private func rest() {
+        guard !resting, source != nil else { return }
+        resting = true
+        suspend()
+        queue.asyncAfter(deadline: .now() + Self.coalescingDelay) { @Sendable [weak self] in
+            guard let self, self.resting else { return }
+            self.resting = false
+            self.resume()
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import CInotify
+import Glibc
+import SystemPackage
+
+/// Owns one inotify instance: `inotify_init1(IN_NONBLOCK | IN_CLOEXEC)`, its watches and raw reads.
+///
+/// The descriptor is ours rather than libinotifytools' because that library keeps its descriptor in a static and
+/// its watch table process-wide, which cannot feed a `DispatchSourceRead` (see CInotify.h).
+struct InotifyDescriptor: Sendable {
+    /// Watch flags: only directories, no events for children already unlinked. (`IN_DONT_FOLLOW` is not set:
+    /// watches are added through `/proc/self/fd/N`, a link the kernel must follow to the verified directory.)
+    static let flags: UInt32 = CINOTIFY_IN_ONLYDIR | CINOTIFY_IN_EXCL_UNLINK
+
+    /// Events every watched directory reports.
+    static let baseEvents: UInt32 = CINOTIFY_IN_CREATE | CINOTIFY_IN_DELETE | CINOTIFY_IN_MODIFY
+        | CINOTIFY_IN_CLOSE_WRITE | CINOTIFY_IN_MOVED_FROM | CINOTIFY_IN_MOVED_TO | CINOTIFY_IN_ATTRIB
+        | CINOTIFY_IN_DELETE_SELF | CINOTIFY_IN_MOVE_SELF
+
+    /// Added with `WatchEvents.opens`.
+    static let openEvents: UInt32 = CINOTIFY_IN_OPEN | CINOTIFY_IN_CLOSE_NOWRITE
+
+    let fd: Int32
+
+    /// Opens a non-blocking, close-on-exec inotify instance.
+    init() throws(Errno) {
+        fd = try Syscall.retrying { inotify_init1(CINOTIFY_IN_NONBLOCK | CINOTIFY_IN_CLOEXEC) }
+    }
+
+    /// Watches the directory open as `directory`, through `/proc/self/fd/N` (never a path the kernel could
+    /// resolve elsewhere). Returns the watch descriptor.
+    func addWatch(directory: Int32, events: WatchEvents) throws(Errno) -> Int32 {
+        let mask = Self.baseEvents | (events.contains(.opens) ? Self.openEvents : 0) | Self.flags
+        return try Array("/proc/self/fd/\(directory)".utf8).withCString { p throws(Errno) in
+            try Syscall.retrying { inotify_add_watch(fd, p, mask) }
+        }
+    }
+
+    /// Removes a watch; one the kernel already dropped (`EINVAL`) is not an error.
+    func removeWatch(_ wd: Int32) {
+        _ = try? Syscall.retrying { inotify_rm_watch(fd, wd) }
+    }
+
+    /// Reads queued records into `buffer`; 0 when nothing is queued.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try Syscall.read(fd, into: buffer)
+    }
+
+    func close() { Syscall.close(fd) }
+
+    /// The kernel's watch limit, for messages.
+    static var maxUserWatches: Int { Int(cinotify_max_user_watches()) }
+    static var maxUserInstances: Int { Int(cinotify_max_user_instances()) }
+    static var maxQueuedEvents: Int { Int(cinotify_max_queued_events()) }
+}

@@ -1,0 +1,34 @@
+import SystemPackage
+
+/// What became of one deletion.
+enum DeletionOutcome: Equatable {
+    /// Unlinked: CacheWarden deleted it.
+    case removed
+    /// Not deleted because this is a dry run: it would have been.
+    case simulated
+    /// No such name in its verified directory: renamed or deleted by someone else meanwhile. Not ours.
+    case vanished
+    /// Not what the ledger counted (another inode, not a regular file, a symlink on the way): left alone.
+    case changed
+    /// The system refused (permission, read-only filesystem, …).
+    case failed(Errno)
+}
+
+/// Carries out the evictor's decisions for one root. `SafeRemover` deletes; `DryRunDeleter` only says it would.
+/// The watcher's mode picks the kind once, when it is built: observe mode has no evictor and so no deleter at all.
+protocol FileDeleter {
+    /// Deletes file record `r` if it is still the regular file the ledger counted.
+    mutating func delete(_ r: RecordID, in ledger: SizeLedger) -> DeletionOutcome
+    /// Removes directory `n` if it is empty (never the root); returns whether it did.
+    mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger) -> Bool
+    /// Releases what the deleter holds (directory descriptors).
+    mutating func finish()
+}
+
+/// The deleter of a dry run: every decision is reported as what would happen, and nothing is touched. It has no
+/// code path that could delete.
+struct DryRunDeleter: FileDeleter {
+    func delete(_ r: RecordID, in ledger: SizeLedger) -> DeletionOutcome { .simulated }
+    func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger) -> Bool { false }
+    func finish() {}
+}

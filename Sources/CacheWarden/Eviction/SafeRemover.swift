@@ -1,0 +1,62 @@
+import Glibc
+import SystemPackage
+
+/// Deletes files inside one registered root without ever following a symlink or leaving the root.
+///
+/// Paths are never handed to `unlink` as strings: each directory is opened through `VerifiedDirectories` (from
+/// the root down, `O_DIRECTORY | O_NOFOLLOW`, checked against the device and inode the ledger recorded), and the
+/// victim is re-checked with `fstatat(…, AT_SYMLINK_NOFOLLOW)` (a regular file with the inode the ledger counted)
+/// right before `unlinkat`. A directory swapped for a symlink, another mount, or a file replaced since it was
+/// counted is refused, not deleted. Directory descriptors are cached for one trim (`finish()` releases them).
+struct SafeRemover: FileDeleter {
+    private var directories: VerifiedDirectories
+    /// The victim's name with its NUL, reused for every file of the trim (no allocation per file).
+    private var scratch: [CChar] = []
+
+    init(root: RootID, in ledger: SizeLedger) {
+        directories = VerifiedDirectories(root: root, in: ledger)
+    }
+
+    mutating func delete(_ r: RecordID, in ledger: SizeLedger) -> DeletionOutcome {
+        let rec = ledger.record(r)
+        do throws(Errno) {
+            let dirfd = try directories.open(rec.dir, in: ledger)
+            scratch.removeAll(keepingCapacity: true)
+            ledger.names.withName(rec.name) { for byte in $0 { scratch.append(CChar(bitPattern: byte)) } }
+            scratch.append(0)
+            return scratch.withUnsafeBufferPointer { buffer in Self.unlink(buffer.baseAddress!, in: dirfd, ino: rec.ino) }
+        } catch {
+            switch error {
+            // A directory on the way is gone, renamed, replaced or a symlink: the ledger is behind the disk (its
+            // events are still queued). Not "vanished": the file may well exist, elsewhere.
+            case .staleNFSFileHandle, .tooManySymbolicLinkLevels, .notDirectory, .noSuchFileOrDirectory: return .changed
+            default: return .failed(error)
+            }
+        }
+    }
+
+    /// The re-check and the unlink of one name in a verified directory.
+    private static func unlink(_ name: UnsafePointer<CChar>, in dirfd: Int32, ino: UInt64) -> DeletionOutcome {
+        let st: stat
+        do throws(Errno) { st = try Syscall.lstat(at: dirfd, name) } catch {
+            return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
+        }
+        guard st.isRegularFile, UInt64(st.st_ino) == ino else { return .changed }
+        do throws(Errno) { try Syscall.unlink(at: dirfd, name) } catch {
+            return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
+        }
+        return .removed
+    }
+
+    mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger) -> Bool {
+        guard !ledger.isRoot(n), let parentFD = try? directories.open(ledger.parent(of: n), in: ledger) else { return false }
+        let ino = ledger.node(n).ino
+        return ledger.name(of: n).withCString { name in
+            guard let st = try? Syscall.lstat(at: parentFD, name), st.isDirectory, UInt64(st.st_ino) == ino else { return false }
+            directories.forget(n)
+            return (try? Syscall.unlink(at: parentFD, name, directory: true)) != nil
+        }
+    }
+
+    mutating func finish() { directories.close() }
+}

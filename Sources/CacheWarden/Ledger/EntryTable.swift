@@ -1,0 +1,92 @@
+/// A set of 4-byte entries found by a hash the caller computes: open addressing with linear probing. The ledger
+/// files each directory's records and subdirectories in one (by name) and, where hard links need it, a root's
+/// records by inode.
+///
+/// Written by hand rather than with `Dictionary<[UInt8], RecordID>` because the keys are already stored once, in
+/// the ledger (names in the `NameArena`, inodes in the records): a slot holds only the entry's number, and a
+/// lookup compares the probed entry's stored key with the one asked for. That is ~5 bytes a file where a
+/// dictionary keyed by an owned name costs ~40 plus the name's own allocation. The table knows no keys itself:
+/// callers pass the hash of the key they look for and a `matches` test, and, when the table grows, the hash of
+/// each entry. Tested against `Dictionary` in `EntryTableTests`.
+struct EntryTable: Sendable {
+    /// 0: never used; `tombstone`: deleted; otherwise the entry + 1.
+    private var slots: [UInt32] = []
+    private(set) var count = 0
+    private var tombstones = 0
+
+    private static let tombstone = UInt32.max
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The entry whose name `matches`, probing from `hash`.
+    func find(hash: Int, matches: (UInt32) -> Bool) -> UInt32? {
+        guard !slots.isEmpty else { return nil }
+        let mask = slots.count - 1
+        var i = hash & mask
+        while true {
+            let slot = slots[i]
+            if slot == 0 { return nil }
+            if slot != Self.tombstone, matches(slot - 1) { return slot - 1 }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// Whether inserting one more entry needs `grow(hashOf:)` first.
+    var needsGrowth: Bool { (count + tombstones + 1) * 4 > slots.count * 3 }
+
+    /// Adds `entry` (not present yet) under `hash`. Call `grow(hashOf:)` first when `needsGrowth`.
+    mutating func insert(_ entry: UInt32, hash: Int) {
+        precondition(entry < Self.tombstone - 1 && !needsGrowth)
+        let mask = slots.count - 1
+        var i = hash & mask
+        while slots[i] != 0 && slots[i] != Self.tombstone { i = (i + 1) & mask }
+        if slots[i] == Self.tombstone { tombstones -= 1 }
+        slots[i] = entry + 1
+        count += 1
+    }
+
+    /// Removes `entry`, filed under `hash`. Returns whether it was there.
+    @discardableResult
+    mutating func remove(_ entry: UInt32, hash: Int) -> Bool {
+        guard !slots.isEmpty else { return false }
+        let mask = slots.count - 1
+        var i = hash & mask
+        while slots[i] != 0 {
+            if slots[i] == entry + 1 {
+                // A slot followed by a never-used one can become never-used too: probes stop there anyway.
+                if slots[(i + 1) & mask] == 0 { slots[i] = 0 } else { slots[i] = Self.tombstone; tombstones += 1 }
+                count -= 1
+                if count == 0 { slots = []; tombstones = 0 }
+                return true
+            }
+            i = (i + 1) & mask
+        }
+        return false
+    }
+
+    /// Rehashes into a table with room for `count + extra` entries at most 3/4 full, dropping tombstones.
+    mutating func grow(reserving extra: Int = 1, hashOf: (UInt32) -> Int) {
+        var capacity = 4
+        while (count + extra) * 4 > capacity * 3 { capacity *= 2 }
+        let old = slots
+        slots = [UInt32](repeating: 0, count: capacity)
+        tombstones = 0
+        count = 0
+        for slot in old where slot != 0 && slot != Self.tombstone {
+            insert(slot - 1, hash: hashOf(slot - 1))
+        }
+    }
+
+    /// Every entry, in slot order.
+    func forEach(_ body: (UInt32) -> Void) {
+        for slot in slots where slot != 0 && slot != Self.tombstone { body(slot - 1) }
+    }
+
+    /// Every entry, in slot order.
+    var entries: [UInt32] {
+        var out: [UInt32] = []
+        out.reserveCapacity(count)
+        forEach { out.append($0) }
+        return out
+    }
+}

@@ -1,0 +1,179 @@
+/// A read-only view of a file's counted state, wherever it is stored (inline or in a link group).
+struct InodeState: Equatable {
+    var bytes: Int64
+    var age: Int64
+    /// Names of this inode in the root.
+    var names: Int
+    var writing: Bool
+}
+
+/// File names: filing by name, stats, renames, removal.
+extension SizeLedger {
+    func record(_ r: RecordID) -> FileRecord { records[r.index] }
+    func isLive(_ r: RecordID) -> Bool { r.index < records.count && records[r.index].live }
+    func root(ofRecord r: RecordID) -> RootID { records[r.index].root }
+    func name(ofRecord r: RecordID) -> [UInt8] { names.copy(records[r.index].name) }
+
+    /// Path of a file relative to its root.
+    func relativePath(ofRecord r: RecordID) -> [UInt8] {
+        var path = relativePath(of: records[r.index].dir)
+        if !path.isEmpty { path.append(PathBytes.separator) }
+        names.append(records[r.index].name, to: &path)
+        return path
+    }
+
+    /// The record of `name` in `dir`, if any.
+    func existingRecord(in dir: NodeID, named name: UnsafeRawBufferPointer) -> RecordID? {
+        let hash = NameArena.hash(name)
+        return nodes[dir.index].files.find(hash: hash) { names.equals(records[Int($0)].name, name) }
+            .map { RecordID($0) }
+    }
+
+    /// The record of `name` in `dir`, created (not counted until its first stat) when missing.
+    mutating func record(in dir: NodeID, named name: UnsafeRawBufferPointer) -> (record: RecordID, isNew: Bool) {
+        if let r = existingRecord(in: dir, named: name) { return (r, false) }
+        let root = nodes[dir.index].root
+        let ref = names.store(name)
+        let r = allocRecord(FileRecord(nameOffset: ref.offset, dir: dir, nameLength: ref.length,
+                                       flags: [.live, .attached], rootIndex: UInt16(root.raw)))
+        fileRecord(r, in: dir)
+        accounts[root.index]?.names += 1
+        return (r, true)
+    }
+
+    /// Applies a fresh stat of a record's name: files it under the right inode and updates bytes and age.
+    /// `keepOpenedAge` keeps an `IN_OPEN` time as the age key (order = opened).
+    mutating func apply(_ s: FileStatus, to r: RecordID, keepOpenedAge: Bool) {
+        let rec = records[r.index]
+        guard rec.live else { return }
+        if rec.statted && (rec.ino != s.ino || (!rec.linked && s.links > 1)) {
+            // Another inode under this name, or this inode gained a name: count it afresh.
+            detachInode(r)
+        }
+        if !records[r.index].statted {
+            attachInode(r, s, keepOpenedAge: keepOpenedAge)
+            syncVictim(r)
+            return
+        }
+        let root = rec.root
+        if rec.linked {
+            updateGroup(s, root: root, keepOpenedAge: keepOpenedAge)
+            return
+        }
+        adjust(root, bytes: s.bytes - bytes(of: r))
+        setBytes(r, s.bytes)
+        let age = keepOpenedAge && rec.flags.contains(.openedAge) ? rec.age : s.age
+        if age != rec.age {
+            records[r.index].age = age
+            syncVictim(r)
+        }
+    }
+
+    /// Counted bytes of an inline record.
+    func bytes(of r: RecordID) -> Int64 {
+        let size = records[r.index].size
+        return size == UInt32.max ? bigSizes[r] ?? 0 : Int64(size)
+    }
+
+    mutating func setBytes(_ r: RecordID, _ bytes: Int64) {
+        if bytes >= Int64(UInt32.max) {
+            records[r.index].size = UInt32.max
+            bigSizes[r] = bytes
+        } else {
+            if records[r.index].size == UInt32.max { bigSizes[r] = nil }
+            records[r.index].size = UInt32(bytes)
+        }
+    }
+
+    /// The counted state of a record's file (`nil` before its first stat).
+    func inode(ofRecord r: RecordID) -> InodeState? {
+        let rec = records[r.index]
+        guard rec.statted, rec.live else { return nil }
+        if rec.linked, let g = account(rec.root)?.links[rec.ino] {
+            return InodeState(bytes: g.bytes, age: g.age, names: g.names.count, writing: g.writing)
+        }
+        return InodeState(bytes: bytes(of: r), age: rec.age, names: 1, writing: rec.flags.contains(.writing))
+    }
+
+    /// Removes a file name; its inode's bytes leave the total with its last name. `unfile: false` skips taking
+    /// it out of its directory's table (the caller drops the whole table).
+    mutating func removeRecord(_ r: RecordID, unfile: Bool = true) {
+        let rec = records[r.index]
+        guard rec.live else { return }
+        if unfile && rec.attached { unfileRecord(r) }
+        records[r.index].flags.remove(.attached)
+        syncVictim(r)
+        detachInode(r)
+        accounts[rec.root.index]?.names -= 1
+        names.release(rec.name)
+        records[r.index].flags = []
+        releasedRecords.append(r)
+    }
+
+    /// Takes a file name out of its directory's table, keeping its bytes counted (a rename in flight).
+    mutating func detachRecord(_ r: RecordID) {
+        guard records[r.index].live, records[r.index].attached else { return }
+        unfileRecord(r)
+        records[r.index].flags.remove(.attached)
+        syncVictim(r)
+    }
+
+    /// Puts a detached record at `dir/name` within the same root, replacing what was there.
+    mutating func attachRecord(_ r: RecordID, dir: NodeID, name: UnsafeRawBufferPointer) {
+        precondition(nodes[dir.index].root == records[r.index].root, "a record moves between roots as remove + add")
+        if let existing = existingRecord(in: dir, named: name), existing != r { removeRecord(existing) }
+        if let sub = subdirectory(of: dir, named: name) { removeSubtree(sub) }
+        if records[r.index].attached { unfileRecord(r) }
+        names.release(records[r.index].name)
+        records[r.index].name = names.store(name)
+        records[r.index].dir = dir
+        records[r.index].flags.insert(.attached)
+        fileRecord(r, in: dir)
+        syncVictim(r)
+        compactNamesIfNeeded()
+    }
+
+    /// Records an `IN_OPEN` at `time` (nanoseconds): for `order = opened` the file's age key becomes `time`.
+    mutating func markOpened(_ r: RecordID, time: Int64) {
+        let rec = records[r.index]
+        guard rec.live, rec.statted else { return }
+        if rec.linked, var g = accounts[rec.root.index]?.links[rec.ino] {
+            g.openedAge = true
+            g.age = time
+            setGroup(g, ino: rec.ino, root: rec.root)
+        } else {
+            records[r.index].flags.insert(.openedAge)
+            records[r.index].age = time
+            syncVictim(r)
+        }
+    }
+
+    /// Marks a file as being written (modified, not closed) or not.
+    mutating func setWriting(_ r: RecordID, _ writing: Bool) {
+        let rec = records[r.index]
+        guard rec.live, rec.statted else { return }
+        if rec.linked, accounts[rec.root.index]?.links[rec.ino] != nil {
+            accounts[rec.root.index]?.links[rec.ino]?.writing = writing
+        } else if writing {
+            records[r.index].flags.insert(.writing)
+        } else {
+            records[r.index].flags.remove(.writing)
+        }
+    }
+
+    // MARK: Filing
+
+    private mutating func fileRecord(_ r: RecordID, in dir: NodeID) {
+        file(r.raw, in: dir, table: \.files, reserving: 1)
+    }
+
+    private mutating func unfileRecord(_ r: RecordID) {
+        let rec = records[r.index]
+        nodes[rec.dir.index].files.remove(r.raw, hash: names.hash(rec.name))
+    }
+
+    /// Makes room for `count` more records in `dir`'s table at once (the initial scan knows each directory's size).
+    mutating func reserveRecords(_ count: Int, in dir: NodeID) {
+        file(nil, in: dir, table: \.files, reserving: count)
+    }
+}

@@ -1,0 +1,162 @@
+/// The oldest-first order trims take victims from: per `ordered` root, an indexed binary min-heap of record IDs
+/// keyed by the inode's age (ties by record ID, then by path when popped). Each record knows its heap position,
+/// so an age change or a removal fixes the heap in O(log n) — no stale entries, no compaction — and a heap costs
+/// 8 bytes a file. Only live, filed, statted records of ordered roots are in it; a root without a policy that
+/// needs an order keeps none (`setOrdered`).
+extension SizeLedger {
+    /// The age a record is ordered by (its inode's).
+    func victimAge(_ r: RecordID) -> Int64 {
+        let rec = records[r.index]
+        if rec.linked, let g = account(rec.root)?.links[rec.ino] { return g.age }
+        return rec.age
+    }
+
+    /// Starts (building the heap in linear time) or stops keeping `root` in oldest-first order.
+    mutating func setOrdered(_ root: RootID, _ ordered: Bool) {
+        guard let account = account(root), account.ordered != ordered else { return }
+        accounts[root.index]?.ordered = ordered
+        if ordered {
+            rebuildHeap(root)
+        } else {
+            for r in heaps[root.index] { heapPositions[r.index] = Self.notInHeap }
+            heaps[root.index] = []
+        }
+    }
+
+    /// Puts `r` where it belongs: in the heap at its current age if it can be a victim, out of it otherwise.
+    mutating func syncVictim(_ r: RecordID) {
+        let rec = records[r.index]
+        let position = r.index < heapPositions.count ? heapPositions[r.index] : Self.notInHeap
+        let belongs = rec.live && rec.attached && rec.statted
+            && account(rec.root).map { $0.ordered && !$0.bulkLoading } == true
+        if belongs {
+            if position == Self.notInHeap { heapPush(r) } else { heapFix(rec.root.index, Int(position)) }
+        } else if position != Self.notInHeap {
+            heapRemove(rec.root.index, Int(position))
+        }
+    }
+
+    /// Takes `r` out of the heap (if it is in), before a change of its key that `syncVictim` cannot fix alone.
+    mutating func takeOutOfVictims(_ r: RecordID) {
+        guard r.index < heapPositions.count, heapPositions[r.index] != Self.notInHeap else { return }
+        heapRemove(records[r.index].root.index, Int(heapPositions[r.index]))
+    }
+
+    /// Pops the oldest victims of `root` that share one age, ordered by path (the deterministic tie-break).
+    /// `[]` when none is left. Popped records are out of the heap until removed or `syncVictim`ed back.
+    mutating func popOldestGroup(_ root: RootID) -> [(record: RecordID, age: Int64)] {
+        var group: [(record: RecordID, age: Int64)] = []
+        let i = root.index
+        while let top = heaps[i].first {
+            let age = victimAge(top)
+            if let first = group.first, first.age != age { break }
+            heapRemove(i, 0)
+            group.append((top, age))
+        }
+        if group.count > 1 {
+            // Coarse timestamps make large groups common (files written in the same jiffy): each path built once.
+            group = group.map { (path: relativePath(ofRecord: $0.record), entry: $0) }
+                .sorted { $0.path.lexicographicallyPrecedes($1.path) }.map(\.entry)
+        }
+        return group
+    }
+
+    /// The oldest age key in `root` (from the heap when ordered, else by a pass over the root).
+    func oldestAge(_ root: RootID) -> Int64? {
+        guard let account = account(root) else { return nil }
+        if account.ordered && !account.bulkLoading { return heaps[root.index].first.map { victimAge($0) } }
+        var oldest: Int64?
+        forEachRecord(under: account.rootNode) { r in
+            if records[r.index].statted { oldest = min(oldest ?? .max, victimAge(r)) }
+        }
+        return oldest
+    }
+
+    /// The heap's record IDs (for tests).
+    func victims(_ root: RootID) -> [RecordID] { root.index < heaps.count ? heaps[root.index] : [] }
+
+    // MARK: Heap
+
+    /// Rebuilds a root's heap from its records (Floyd's heapify, linear).
+    mutating func rebuildHeap(_ root: RootID) {
+        guard let account = account(root) else { return }
+        let i = root.index
+        for r in heaps[i] { heapPositions[r.index] = Self.notInHeap }
+        var items: [RecordID] = []
+        items.reserveCapacity(account.names)
+        forEachRecord(under: account.rootNode) { r in
+            if records[r.index].statted { items.append(r) }
+        }
+        heaps[i] = items
+        ensurePositions(records.count)
+        for (k, r) in items.enumerated() { heapPositions[r.index] = UInt32(k) }
+        var k = items.count / 2 - 1
+        while k >= 0 { siftDown(i, k); k -= 1 }
+    }
+
+    private func before(_ a: RecordID, _ b: RecordID) -> Bool {
+        let (x, y) = (victimAge(a), victimAge(b))
+        return x != y ? x < y : a.raw < b.raw
+    }
+
+    private mutating func ensurePositions(_ count: Int) {
+        if heapPositions.count < count {
+            heapPositions.append(contentsOf: repeatElement(Self.notInHeap, count: max(count, heapPositions.count * 2) - heapPositions.count))
+        }
+    }
+
+    private mutating func place(_ i: Int, _ k: Int, _ r: RecordID) {
+        heaps[i][k] = r
+        heapPositions[r.index] = UInt32(k)
+    }
+
+    private mutating func heapPush(_ r: RecordID) {
+        let i = records[r.index].root.index
+        ensurePositions(r.index + 1)
+        heaps[i].append(r)
+        heapPositions[r.index] = UInt32(heaps[i].count - 1)
+        siftUp(i, heaps[i].count - 1)
+    }
+
+    private mutating func heapRemove(_ i: Int, _ k: Int) {
+        let r = heaps[i][k]
+        heapPositions[r.index] = Self.notInHeap
+        let last = heaps[i].removeLast()
+        guard k < heaps[i].count else { return }
+        place(i, k, last)
+        heapFix(i, k)
+    }
+
+    private mutating func heapFix(_ i: Int, _ k: Int) {
+        if k > 0 && before(heaps[i][k], heaps[i][(k - 1) / 2]) { siftUp(i, k) } else { siftDown(i, k) }
+    }
+
+    private mutating func siftUp(_ i: Int, _ start: Int) {
+        var k = start
+        let r = heaps[i][k]
+        while k > 0 {
+            let parent = (k - 1) / 2
+            let p = heaps[i][parent]
+            guard before(r, p) else { break }
+            place(i, k, p)
+            k = parent
+        }
+        place(i, k, r)
+    }
+
+    private mutating func siftDown(_ i: Int, _ start: Int) {
+        var k = start
+        let r = heaps[i][k]
+        let count = heaps[i].count
+        while true {
+            var child = 2 * k + 1
+            guard child < count else { break }
+            if child + 1 < count && before(heaps[i][child + 1], heaps[i][child]) { child += 1 }
+            let c = heaps[i][child]
+            guard before(c, r) else { break }
+            place(i, k, c)
+            k = child
+        }
+        place(i, k, r)
+    }
+}

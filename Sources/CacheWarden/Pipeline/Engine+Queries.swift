@@ -1,0 +1,96 @@
+/// What the public API asks of the engine besides starting and stopping (all on the engine's queue).
+extension Engine {
+    func allTotals() -> [DirectoryTotals] { state.roots.order.compactMap { state.totals($0) } }
+
+    /// Emits a `status` event per directory (SIGUSR1 in the CLI).
+    func emitStatus() {
+        for id in state.roots.order { if let t = state.totals(id) { state.events.emit(.status(t)) } }
+        deliver()
+    }
+
+    /// A size report of one root, from the ledger (no rescan) plus one `statvfs`.
+    func statusReport(_ id: RootID) -> DirectoryStatus? {
+        guard let totals = state.totals(id), let rt = state.roots[id] else { return nil }
+        var protectedBytes: Int64 = 0
+        var oldest: Int64?
+        if let top = state.ledger.account(id)?.rootNode {
+            oldest = state.ledger.oldestAge(id)
+            if !rt.protect.isEmpty {
+                state.ledger.forEachRecord(under: top) { r in
+                    guard let inode = state.ledger.inode(ofRecord: r) else { return }
+                    if rt.protect.matches(state.ledger.relativePath(ofRecord: r)) { protectedBytes += inode.bytes }
+                }
+            }
+        }
+        return DirectoryStatus(totals: totals, oldest: oldest.map { Date(timeIntervalSince1970: Double($0) / 1e9) },
+                               protectedBytes: protectedBytes, filesystemFree: try? FreeSpace.of(rt.path).free)
+    }
+
+    /// Trims root `name` oldest-first until its total is at most `bytes`.
+    func trim(_ name: String, to bytes: Int64) throws(WardenError) -> TrimReport {
+        guard running else { throw .notRunning }
+        guard let evictor else { throw .readOnly }
+        guard let id = state.roots.id(named: name) else { throw .unknownDirectory(name) }
+        guard let rt = state.roots[id], !rt.lost else { throw .pathMissing(state.roots[id]?.path ?? name) }
+        backend?.suspend()
+        defer { backend?.resume() }
+        let reports = evictor.run(EvictionGoal(reason: .manual, roots: [id], target: .total(max(0, bytes))), &state)
+        updater.statDirtyFiles(&state)
+        settle()
+        deliver()
+        guard let report = reports.first else { throw .pathMissing(rt.path) }
+        return report
+    }
+
+    /// Clears the named roots (all when empty), with progress phases.
+    func clear(_ names: [String], progress: (@Sendable (ClearProgress) -> Void)?) throws(WardenError) -> ClearReport {
+        guard running else { throw .notRunning }
+        guard let evictor else { throw .readOnly }
+        var ids: [RootID] = []
+        for name in names {
+            guard let id = state.roots.id(named: name) else { throw .unknownDirectory(name) }
+            ids.append(id)
+        }
+        backend?.suspend()
+        defer { backend?.resume() }
+        let report = ClearRunner(evictor: evictor).run(names.isEmpty ? state.roots.order : ids, &state, progress: progress)
+        updater.statDirtyFiles(&state)
+        settle()
+        deliver()
+        return report
+    }
+
+    /// Registers another root while running: read, watched, `ready`, policies applied.
+    func register(_ directory: DirectorySettings) throws(WardenError) {
+        guard running else { throw .notRunning }
+        guard state.roots.id(named: directory.name) == nil else { throw .duplicateDirectory(directory.name) }
+        var candidate = state.settings
+        candidate.directories.append(directory)
+        do throws(ConfigError) { try candidate.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
+        state.settings = candidate
+        do throws(WardenError) { try addRoot(directory) } catch {
+            state.settings.directories.removeLast()
+            throw error
+        }
+        policies = PolicySet(mode == .observe ? WardenSettings() : state.settings)
+        guard let id = state.roots.id(named: directory.name) else { return }
+        emitReady(id)
+        enforce(.startup, roots: [id])
+        startTimers()
+        deliver()
+    }
+
+    /// Stops watching root `name` (its `stop` line is emitted); nothing is deleted.
+    func unregister(_ name: String) throws(WardenError) {
+        guard running else { throw .notRunning }
+        guard let id = state.roots.id(named: name) else { throw .unknownDirectory(name) }
+        if let t = state.totals(id) { state.events.emit(.stop(t)) }
+        removeRoot(id)
+        state.settings.directories.removeAll { $0.name == name }
+        policies = PolicySet(mode == .observe ? WardenSettings() : state.settings)
+        startTimers()
+        deliver()
+    }
+}
+
+import Foundation

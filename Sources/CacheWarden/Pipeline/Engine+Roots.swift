@@ -1,0 +1,158 @@
+import Dispatch
+import Glibc
+import SystemPackage
+
+/// Roots coming and going: registration, loss and return, overflow re-reads, reloads.
+extension Engine {
+    /// Registers a root: resolves its path, reads and watches its tree. In enforce mode a missing directory with
+    /// `create = true` is created first (never by a report).
+    func addRoot(_ dir: DirectorySettings) throws(WardenError) {
+        guard state.roots.id(named: dir.name) == nil else { throw .duplicateDirectory(dir.name) }
+        let absolute = PathResolver.absolute(dir.path, relativeTo: PathResolver.currentDirectory())
+        if dir.createIfMissing && mode != .observe { PathResolver.createDirectories(absolute) }
+        let st: stat
+        do throws(Errno) { st = try Syscall.lstat(path: absolute) } catch { throw WardenError.path(error, absolute) }
+        guard st.isDirectory else { throw .notADirectory(absolute) }
+        let path: String
+        do throws(Errno) { path = try Syscall.canonicalPath(absolute) } catch { throw WardenError.path(error, absolute) }
+        let id = state.roots.nextID
+        state.roots.add(RootRuntime(id: id, settings: dir, path: path, basis: state.settings.sizeBasis))
+        do throws(WardenError) {
+            try updater.scanner.scanRoot(id, ordered: needsOrder(dir), &state)
+        } catch {
+            removeRoot(id)
+            throw error
+        }
+        settle()
+    }
+
+    /// Whether a root's files are kept in oldest-first order (only where a policy will take victims).
+    func needsOrder(_ dir: DirectorySettings) -> Bool {
+        mode != .observe && PolicySet.needsOrder(dir, state.settings)
+    }
+
+    /// Drops a root: its watches and its ledger.
+    func removeRoot(_ id: RootID) {
+        state.ledger.removeRoot(id)
+        state.roots.remove(id)
+        settle()
+    }
+
+    /// A registered root disappeared (deleted, moved away, its watch dropped): reported once, then polled every
+    /// second until a real directory is back at its path; it is then re-read and a `ready` line follows.
+    func rootLost(_ id: RootID, why: String) {
+        guard let rt = state.roots[id], !rt.lost else { return }
+        state.roots[id]?.lost = true
+        state.ledger.removeRoot(id)
+        settle()
+        state.events.error("registered directory \(rt.path) is gone (\(why)); watching for it to come back", dir: rt.name, kind: "root_lost")
+        guard rearmTimer == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
+        timer.setEventHandler { @Sendable [unowned self] in self.rearmLostRoots() }
+        timer.resume()
+        rearmTimer = timer
+    }
+
+    private func rearmLostRoots() {
+        guard running else { return }
+        var stillLost = false
+        for rt in state.roots.all where rt.lost {
+            guard let st = try? Syscall.lstat(path: rt.path) else { stillLost = true; continue }
+            if st.isSymlink {
+                if !rt.reportedSymlink {
+                    state.roots[rt.id]?.reportedSymlink = true
+                    state.events.error("\(rt.path) is now a symlink; refusing to follow it", dir: rt.name, kind: "root_symlink")
+                }
+                stillLost = true
+                continue
+            }
+            guard st.isDirectory else { stillLost = true; continue }
+            do throws(WardenError) {
+                try updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), &state)
+                state.roots[rt.id]?.reportedSymlink = false
+                settle()
+                emitReady(rt.id)
+                enforce(.startup, roots: [rt.id])
+            } catch {
+                state.ledger.removeRoot(rt.id)
+                state.roots[rt.id]?.lost = true
+                settle()
+                stillLost = true
+            }
+        }
+        if !stillLost {
+            rearmTimer?.cancel()
+            rearmTimer = nil
+        }
+        deliver()
+    }
+
+    /// The backend lost changes (inotify's queue overflowed): the running totals cannot be trusted, so every root
+    /// is re-read from disk (watches are kept: the backend re-binds them), and a `rescan` line per directory
+    /// reports the drift.
+    func recoverFromOverflow() {
+        updater.reset()
+        state.events.emit(.overflow)
+        for rt in state.roots.all where !rt.lost {
+            guard let old = state.ledger.account(rt.id) else { continue }
+            do throws(WardenError) {
+                try updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), &state)
+            } catch {
+                rootLost(rt.id, why: error.description)
+                continue
+            }
+            let new = state.ledger.account(rt.id)
+            state.events.emit(.rescan(RescanReport(dir: rt.name, drift: old.total - (new?.total ?? 0),
+                                                   total: new?.total ?? 0, files: new?.files ?? 0)))
+            updater.touched.insert(rt.id)
+        }
+        settle()
+    }
+
+    /// Applies a validated new configuration (see `Watcher.reload`): removed directories stop, added ones start,
+    /// changed ones take their new settings at once (a lowered quota trims immediately). A directory whose path,
+    /// order, excludes, filesystem rule or size basis changed is re-read.
+    func reload(_ new: WardenSettings) {
+        let old = state.settings
+        let oldByName = Dictionary(uniqueKeysWithValues: old.directories.map { ($0.name, $0) })
+        let newNames = Set(new.directories.map(\.name))
+        for rt in state.roots.all where !newNames.contains(rt.name) {
+            if let t = state.totals(rt.id) { state.events.emit(.stop(t)) }
+            removeRoot(rt.id)
+        }
+        state.settings = new
+        policies = PolicySet(mode == .observe ? WardenSettings() : new)
+        var changed: [RootID] = []
+        for dir in new.directories {
+            if let before = oldByName[dir.name], let id = state.roots.id(named: dir.name) {
+                if Self.canKeepLedger(before, dir, old, new) {
+                    state.roots[id]?.settings = dir
+                    state.roots[id]?.protect = GlobMatcher(dir.protect)
+                    if needsOrder(dir) { state.ledger.setOrdered(id, true) }
+                    changed.append(id)
+                    continue
+                }
+                if let t = state.totals(id) { state.events.emit(.stop(t)) }
+                removeRoot(id)
+            }
+            do throws(WardenError) {
+                try addRoot(dir)
+                if let id = state.roots.id(named: dir.name) {
+                    emitReady(id)
+                    changed.append(id)
+                }
+            } catch {
+                state.events.error(error.description, dir: dir.name, kind: "reload")
+            }
+        }
+        enforce(.reload, roots: changed)
+        startTimers()
+    }
+
+    private static func canKeepLedger(_ a: DirectorySettings, _ b: DirectorySettings, _ old: WardenSettings, _ new: WardenSettings) -> Bool {
+        PathResolver.absolute(a.path, relativeTo: "/") == PathResolver.absolute(b.path, relativeTo: "/")
+            && a.order == b.order && a.exclude == b.exclude && a.oneFileSystem == b.oneFileSystem
+            && a.countDirectories == b.countDirectories && old.sizeBasis == new.sizeBasis
+    }
+}

@@ -1,0 +1,209 @@
+import Dispatch
+import Logging
+import SystemPackage
+
+/// What a watcher may do to the disk. Chosen once, when the watcher is built: it decides which stages exist.
+public enum WatcherMode: Sendable, Equatable {
+    /// Policies run and evict (`cachewarden run`, the library default).
+    case enforce
+    /// Policies decide as in `enforce`, and every deletion is replaced by its report (`"dry_run": true`).
+    case dryRun
+    /// Totals only: no policies, no timers, no evictor — nothing that could delete exists.
+    case observe
+}
+
+/// The pipeline of one watcher, wired in one place (`process`): backend → ledger updater → ledger → policies →
+/// evictor → sinks. It owns the state the stages pass along and is confined to one serial queue (`queue`): every
+/// method runs there. That confinement is what makes the `@unchecked Sendable` true.
+final class Engine: @unchecked Sendable {
+    let queue = DispatchQueue(label: "cachewarden.engine")
+    let mode: WatcherMode
+    let logger: Logger
+    let sinks: [any EventSink]
+    /// A seam for tests: decides the outcome of watching a directory (by path) instead of the kernel.
+    let addWatchOverride: (@Sendable (String) -> Errno?)?
+
+    var state: PipelineState
+    var backend: (any ChangeBackend)?
+    var updater: LedgerUpdater
+    var policies: PolicySet
+    /// The stage that deletes; `nil` in observe mode.
+    let evictor: Evictor?
+    var timers: [DispatchSourceTimer] = []
+    var rearmTimer: DispatchSourceTimer?
+    var audits = AuditSchedule()
+    private(set) var running = false
+
+    init(settings: WardenSettings, mode: WatcherMode, sinks: [any EventSink], logger: Logger,
+         addWatchOverride: (@Sendable (String) -> Errno?)?) {
+        self.mode = mode
+        self.sinks = sinks
+        self.logger = logger
+        self.addWatchOverride = addWatchOverride
+        state = PipelineState(settings: settings)
+        updater = LedgerUpdater(scanner: TreeScanner(backend: nil))
+        policies = PolicySet(mode == .observe ? WardenSettings() : settings)
+        switch mode {
+        case .enforce: evictor = Evictor(makeDeleter: { SafeRemover(root: $0, in: $1) }, dryRun: false)
+        case .dryRun: evictor = Evictor(makeDeleter: { _, _ in DryRunDeleter() }, dryRun: true)
+        case .observe: evictor = nil
+        }
+    }
+
+    // MARK: The pipeline
+
+    /// One batch from the backend, through every stage to the sinks.
+    func process(_ batch: inout ChangeBatch) -> BackendPace {
+        guard running else { return .keepReading }
+        updater.apply(batch, &state)
+        if updater.overflowed { recoverFromOverflow() }
+        if !updater.suspects.isEmpty { audit() }
+        for (root, why) in updater.lostRoots { rootLost(root, why: why) }
+        updater.lostRoots.removeAll()
+        settle()
+        let touched = updater.touched
+        updater.touched.removeAll(keepingCapacity: true)
+        if !touched.isEmpty { enforce(.changes, roots: touched.sorted()) }
+        deliver()
+        return .rest
+    }
+
+    /// Asks the policies what to evict and hands their goals to the evictor (none exists in observe mode).
+    func enforce(_ trigger: PolicyTrigger, roots: [RootID], onlyPolicy: Int? = nil) {
+        let decision = policies.decide(trigger, roots: roots, state: state, only: onlyPolicy)
+        for e in decision.events { state.events.emit(e) }
+        guard let evictor, !decision.goals.isEmpty else { return }
+        // Each unlink queues our own deletion record; hold the backend while deleting, so they are read in one
+        // batch afterwards instead of waking the reader one by one.
+        backend?.suspend()
+        defer { backend?.resume() }
+        for goal in decision.goals { evictor.run(goal, &state) }
+        updater.statDirtyFiles(&state)   // files a trim found changed on disk
+        settle()
+    }
+
+    /// Re-stats every file of the roots where a name may have changed a counted file unseen (see
+    /// `LedgerUpdater.suspects`), as often as `AuditSchedule` allows; the rest waits on a one-shot timer.
+    func audit() {
+        audits.request(updater.suspects)
+        updater.suspects.removeAll()
+        let (roots, next) = audits.due(now: DispatchTime.now().uptimeNanoseconds)
+        for id in roots { updater.restatAll(id, state.ledger) }
+        if !roots.isEmpty { updater.statDirtyFiles(&state) }
+        guard let next, audits.timer == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: next), leeway: .milliseconds(100))
+        timer.setEventHandler { @Sendable [unowned self] in
+            self.audits.timer = nil
+            guard self.running else { return }
+            self.audit()
+            self.settle()
+            let touched = self.updater.touched
+            self.updater.touched.removeAll()
+            if !touched.isEmpty { self.enforce(.changes, roots: touched.sorted()) }
+            self.deliver()
+        }
+        timer.resume()
+        audits.timer = timer
+    }
+
+    /// Ends a step: nodes the ledger removed lose their watches.
+    func settle() {
+        for n in state.ledger.settle() { backend?.unwatch(n) }
+    }
+
+    /// Hands the step's events to every sink.
+    func deliver() {
+        guard !state.events.isEmpty else { return }
+        let events = state.events.take()
+        for sink in sinks { sink.receive(events) }
+    }
+
+    // MARK: Lifecycle
+
+    func start() throws(WardenError) {
+        guard !running else { throw .alreadyRunning }
+        do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
+        let backend = try InotifyBackend(queue: queue, logger: logger, addWatchOverride: addWatchOverride)
+        self.backend = backend
+        updater = LedgerUpdater(scanner: TreeScanner(backend: backend))
+        do throws(WardenError) {
+            for dir in state.settings.directories { try addRoot(dir) }
+            try backend.start { [unowned self] batch in self.process(&batch) }
+        } catch {
+            teardown()
+            throw error
+        }
+        running = true
+        for rt in state.roots.all { emitReady(rt.id) }
+        enforce(.startup, roots: state.roots.order)
+        startTimers()
+        deliver()
+    }
+
+    /// Stops; returns false when it was not running. The caller finishes the sinks (off this queue: a callback
+    /// may be waiting for it).
+    func stop() -> Bool {
+        guard running else { return false }
+        running = false
+        for rt in state.roots.all { if let t = state.totals(rt.id) { state.events.emit(.stop(t)) } }
+        teardown()
+        deliver()
+        return true
+    }
+
+    /// A one-shot report in observe mode: every root is read (nothing is watched, nothing can be deleted) and
+    /// reported, then dropped.
+    func report() throws(WardenError) -> [DirectoryStatus] {
+        precondition(mode == .observe && !running, "a one-shot report runs in observe mode, not while watching")
+        do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
+        defer { teardown() }
+        var reports: [DirectoryStatus] = []
+        for dir in state.settings.directories {
+            do throws(WardenError) { try addRoot(dir) } catch {
+                // A directory the watcher would create is reported empty, not created by a report.
+                guard case .pathMissing(let path) = error, dir.createIfMissing else { throw error }
+                reports.append(DirectoryStatus(totals: DirectoryTotals(dir: dir.name, path: path, total: 0, files: 0, quota: dir.quota),
+                                               oldest: nil, protectedBytes: 0, filesystemFree: nil))
+                continue
+            }
+            if let id = state.roots.id(named: dir.name), let r = statusReport(id) { reports.append(r) }
+        }
+        return reports
+    }
+
+    private func teardown() {
+        backend?.stop()
+        backend = nil
+        updater = LedgerUpdater(scanner: TreeScanner(backend: nil))
+        for t in timers { t.cancel() }
+        timers.removeAll()
+        rearmTimer?.cancel()
+        rearmTimer = nil
+        audits.cancel()
+        state.ledger = SizeLedger()
+        state.roots.removeAll()
+    }
+
+    func emitReady(_ id: RootID) {
+        if let t = state.totals(id) { state.events.emit(.ready(t)) }
+    }
+
+    /// Starts a timer per policy that wants one (none in observe mode: it has no policies).
+    func startTimers() {
+        for t in timers { t.cancel() }
+        timers.removeAll()
+        for (i, policy) in policies.policies.enumerated() {
+            guard let seconds = policy.timerInterval else { continue }
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + .seconds(Int(seconds)), repeating: .seconds(Int(seconds)), leeway: .milliseconds(100))
+            timer.setEventHandler { @Sendable [unowned self] in
+                guard self.running else { return }
+                self.enforce(.timer, roots: self.state.roots.order, onlyPolicy: i)
+                self.deliver()
+            }
+            timer.resume()
+            timers.append(timer)
+        }
+    }
+}

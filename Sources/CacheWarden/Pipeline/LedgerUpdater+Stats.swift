@@ -1,0 +1,125 @@
+import Glibc
+import SystemPackage
+
+/// The updater's system calls: one `fstatat` per file a batch touched, and reads of directories that appeared.
+extension LedgerUpdater {
+    /// A directory was created or moved in: read it now (its files may already be there). It is looked at
+    /// through its parent's verified descriptor, so a path swapped for a symlink is never followed.
+    mutating func directoryAppeared(parent: NodeID, name: [UInt8], root: RootID, _ state: inout PipelineState) {
+        guard let rt = state.roots[root], let account = state.ledger.account(root), state.ledger.isLive(parent) else { return }
+        var directories = VerifiedDirectories(root: root, in: state.ledger)
+        defer { directories.close() }
+        guard let parentFD = try? directories.open(parent, in: state.ledger) else {
+            // The parent moved on disk beyond the changes applied so far: look again after this batch.
+            appearedRetry.append((parent, name, root))
+            return
+        }
+        // Opened once, relative to the verified parent and never through a symlink; the scan takes it over.
+        guard let fd = try? name.withCString({ n throws(Errno) in try Syscall.openDirectory(at: parentFD, n) }) else { return }
+        guard let st = try? Syscall.fstat(fd), !rt.settings.oneFileSystem || UInt64(st.st_dev) == account.dev else {
+            Syscall.close(fd)
+            return
+        }
+        let (node, isNew) = name.withUnsafeBytes {
+            state.ledger.addDirectory(parent: parent, name: $0, ino: UInt64(st.st_ino), bytes: rt.fileStat.bytes(st))
+        }
+        guard isNew || !(scanner.backend?.isWatched(node) ?? true) else { Syscall.close(fd); return }
+        touched.insert(root)
+        unread.formUnion(scanner.scan(node, root: root, discovered: true, openedTop: fd, &state).unread)
+    }
+
+    /// Directories that could not be opened when they appeared (their path changed under a rename whose changes
+    /// were still queued) are read once the ledger has caught up: unread, a subtree would be missing for good.
+    mutating func retryUnread(_ state: inout PipelineState) {
+        if !appearedRetry.isEmpty {
+            let pending = appearedRetry
+            appearedRetry.removeAll()
+            for (parent, name, root) in pending where state.ledger.isLive(parent) && state.ledger.root(of: parent) == root {
+                directoryAppeared(parent: parent, name: name, root: root, &state)
+            }
+        }
+        if !unread.isEmpty {
+            let pending = unread
+            unread.removeAll()
+            for n in pending where state.ledger.isLive(n) && !(scanner.backend?.isWatched(n) ?? false) {
+                let root = state.ledger.root(of: n)
+                guard state.roots[root] != nil else { continue }
+                touched.insert(root)
+                unread.formUnion(scanner.scan(n, root: root, discovered: true, &state).unread)
+            }
+        }
+    }
+
+    /// Re-reads a directory that has no watch (the watch limit): its file records are rebuilt from disk, vanished
+    /// subdirectories dropped, and the watch tried again.
+    mutating func rescan(_ n: NodeID, _ state: inout PipelineState) {
+        guard state.ledger.isLive(n) else { scanner.backend?.unwatch(n); return }
+        let root = state.ledger.root(of: n)
+        guard state.roots[root] != nil else { return }
+        var files: [RecordID] = []
+        state.ledger.node(n).files.forEach { files.append(RecordID($0)) }
+        for r in files { state.ledger.removeRecord(r) }
+        var subdirs: [NodeID] = []
+        state.ledger.node(n).subdirs.forEach { subdirs.append(NodeID($0)) }
+        var directories = VerifiedDirectories(root: root, in: state.ledger)
+        if let fd = try? directories.open(n, in: state.ledger) {
+            for child in subdirs {
+                let st = try? state.ledger.name(of: child).withCString { p throws(Errno) in try Syscall.lstat(at: fd, p) }
+                if st?.isDirectory != true || st.map({ UInt64($0.st_ino) }) != state.ledger.node(child).ino {
+                    removeDirectory(child, &state)
+                }
+            }
+        }
+        directories.close()
+        touched.insert(root)
+        unread.formUnion(scanner.scan(n, root: root, discovered: false, &state).unread)
+    }
+
+    /// One `fstatat` per file the batch touched, relative to its verified directory; emits `write` for files
+    /// closed after writing, moved in, or linked in. A file whose directory cannot be opened as the ledger knows
+    /// it (renamed, swapped, changes still queued) is retried with the next batch instead of being guessed at.
+    mutating func statDirtyFiles(_ state: inout PipelineState) {
+        for r in state.ledger.takeNeedsStat() where state.ledger.isLive(r) { markDirty(r, []) }
+        var directories: [RootID: VerifiedDirectories] = [:]
+        var retry: [(RecordID, DirtyFlags)] = []
+        for (r, flags) in dirty {
+            guard state.ledger.isLive(r) else { continue }
+            let rec = state.ledger.record(r)
+            guard rec.attached, state.roots[rec.root] != nil else { continue }
+            touched.insert(rec.root)
+            if directories[rec.root] == nil { directories[rec.root] = VerifiedDirectories(root: rec.root, in: state.ledger) }
+            guard let dirfd = try? directories[rec.root]?.open(rec.dir, in: state.ledger) else {
+                retry.append((r, flags))
+                continue
+            }
+            stat(r, flags, in: dirfd, &state)
+        }
+        for key in directories.keys { directories[key]?.close() }
+        dirty.removeAll(keepingCapacity: true)
+        for (r, flags) in retry { markDirty(r, flags) }
+    }
+
+    private mutating func stat(_ r: RecordID, _ flags: DirtyFlags, in dirfd: Int32, _ state: inout PipelineState) {
+        let rec = state.ledger.record(r)
+        guard let rt = state.roots[rec.root] else { return }
+        let name = state.ledger.name(ofRecord: r)
+        let st: stat
+        do throws(Errno) { st = try name.withCString { p throws(Errno) in try Syscall.lstat(at: dirfd, p) } } catch {
+            if error == .noSuchFileOrDirectory {
+                if !rec.statted && !flags.contains(.closed) { suspects.insert(rec.root) }
+                state.ledger.removeRecord(r)
+            } else {
+                state.events.error("cannot stat: \(error)", dir: rt.name, file: PathBytes.display(state.ledger.relativePath(ofRecord: r)), kind: "stat")
+            }
+            return
+        }
+        guard st.isRegularFile else { state.ledger.removeRecord(r); return }
+        var noBirthTime = false
+        let status = name.withCString { rt.fileStat.status(st, dirfd: dirfd, name: $0, noBirthTime: &noBirthTime) }
+        if noBirthTime { scanner.reportNoBirthTime(rec.root, &state) }
+        state.ledger.apply(status, to: r, keepOpenedAge: rt.settings.order == .opened)
+        if flags.contains(.closed) { state.ledger.setWriting(r, false) } else if flags.contains(.modified) { state.ledger.setWriting(r, true) }
+        let linkedIn = flags.contains(.created) && status.links > 1
+        if flags.contains(.closed) || flags.contains(.movedIn) || linkedIn { state.emitWrite(r, root: rec.root) }
+    }
+}

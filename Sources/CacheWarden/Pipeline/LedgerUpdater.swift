@@ -1,0 +1,192 @@
+import Collections
+
+/// A rename half seen (`movedFrom`) and waiting for its `movedTo`: the entry is out of its directory's table but
+/// still counted.
+enum PendingMove {
+    case file(RecordID)
+    case directory(NodeID, root: RootID)
+}
+
+/// What a batch saw about one file, decided when it is statted at the end of the batch.
+struct DirtyFlags: OptionSet {
+    let rawValue: UInt8
+    static let modified = DirtyFlags(rawValue: 1)
+    static let closed = DirtyFlags(rawValue: 2)
+    static let movedIn = DirtyFlags(rawValue: 4)
+    /// The name appeared (`created`): if its stat shows more than one link, it came by `link(2)`.
+    static let created = DirtyFlags(rawValue: 8)
+}
+
+/// The ledger updater: applies a backend's changes to the ledger. Changes only adjust structure (names, renames,
+/// removals) as they come; every file a batch touched is then statted once at the end of the batch
+/// (`+Stats`), so a file written with a thousand `write(2)` calls costs one stat, not a thousand. Stats are the
+/// truth: a name that vanished before its stat is dropped, and the changes that follow put it back where it went.
+struct LedgerUpdater {
+    let scanner: TreeScanner
+    /// Renames waiting for their partner, by token.
+    var pendingMoves: [MoveToken: PendingMove] = [:]
+    /// Records to stat at the end of the batch, in first-seen order, with what was seen.
+    var dirty: OrderedDictionary<RecordID, DirtyFlags> = [:]
+    /// Roots whose totals may have changed since the policies last looked.
+    var touched = Set<RootID>()
+    /// Changes were lost: every root is re-read.
+    var overflowed = false
+    /// Roots whose directory went away (to be reported and watched for by the engine).
+    var lostRoots: [(RootID, String)] = []
+    /// Directories that appeared but could not be opened yet (their parent was renamed, its changes still queued).
+    var appearedRetry: [(parent: NodeID, name: [UInt8], root: RootID)] = []
+    /// Directory nodes that could not be read yet for the same reason.
+    var unread = Set<NodeID>()
+    /// Roots where a name came and went before its first stat without being written through an `open` (the
+    /// trace of `link(2)`): the inode it named may be counted under another name and may have changed through
+    /// this one, unseen. The engine has such roots re-statted (`audit`).
+    var suspects = Set<RootID>()
+
+    init(scanner: TreeScanner) { self.scanner = scanner }
+
+    /// Applies one batch of changes, then stats what it touched.
+    mutating func apply(_ batch: ChangeBatch, _ state: inout PipelineState) {
+        for change in batch.changes { route(change, batch, &state) }
+        retryUnread(&state)
+        statDirtyFiles(&state)
+    }
+
+    /// Forgets everything in flight (after an overflow, the trees are re-read).
+    mutating func reset() {
+        pendingMoves.removeAll()
+        dirty.removeAll()
+        appearedRetry.removeAll()
+        unread.removeAll()
+        overflowed = false
+    }
+
+    mutating func markDirty(_ r: RecordID, _ flags: DirtyFlags) {
+        dirty[r, default: []].formUnion(flags)
+    }
+
+    private mutating func route(_ c: Change, _ batch: ChangeBatch, _ state: inout PipelineState) {
+        switch c.kind {
+        case .overflow: overflowed = true; return
+        case .moveAbandoned: finishMove(c.move, &state); return
+        case .rescan: rescan(c.node, &state); return
+        case .watchLost, .directoryGone:
+            if state.ledger.isLive(c.node), state.ledger.isRoot(c.node) {
+                lostRoots.append((state.ledger.root(of: c.node), c.kind == .watchLost ? "its watch was removed" : "it was deleted or moved away"))
+            }
+            return
+        default: break
+        }
+        guard c.hasName, state.ledger.isLive(c.node) else { return }
+        let root = state.ledger.root(of: c.node)
+        guard let rt = state.roots[root] else { return }
+        if !rt.exclude.isEmpty,
+           rt.exclude.matches(PathBytes.join(state.ledger.relativePath(of: c.node), batch.name(c))) { return }
+        batch.withName(c) { name in
+            if c.isDirectory { routeDirectory(c, name, root: root, &state) } else { routeFile(c, name, root: root, &state) }
+        }
+    }
+
+    private mutating func routeFile(_ c: Change, _ name: UnsafeRawBufferPointer, root: RootID, _ state: inout PipelineState) {
+        let dir = c.node
+        switch c.kind {
+        case .created: markDirty(state.ledger.record(in: dir, named: name).record, .created)
+        case .modified: markDirty(state.ledger.record(in: dir, named: name).record, .modified)
+        case .closedAfterWrite: markDirty(state.ledger.record(in: dir, named: name).record, .closed)
+        case .attributes:
+            if let r = state.ledger.existingRecord(in: dir, named: name) { markDirty(r, []) }
+        case .deleted:
+            if let r = state.ledger.existingRecord(in: dir, named: name) {
+                noteUnseen(r, state.ledger)
+                state.ledger.removeRecord(r)
+                touched.insert(root)
+            }
+        case .movedFrom:
+            if let r = state.ledger.existingRecord(in: dir, named: name) {
+                state.ledger.detachRecord(r)
+                pendingMoves[c.move] = .file(r)
+            }
+        case .movedTo: fileMovedIn(c, name, root: root, &state)
+        case .opened:
+            if state.roots[root]?.settings.order == .opened, let r = state.ledger.existingRecord(in: dir, named: name) {
+                state.ledger.markOpened(r, time: Syscall.fileClockNanoseconds())
+            }
+        default: break
+        }
+    }
+
+    private mutating func fileMovedIn(_ c: Change, _ name: UnsafeRawBufferPointer, root: RootID, _ state: inout PipelineState) {
+        if case .file(let r)? = pendingMoves.removeValue(forKey: c.move), state.ledger.isLive(r) {
+            let fromRoot = state.ledger.root(ofRecord: r)
+            if fromRoot == root {
+                state.ledger.attachRecord(r, dir: c.node, name: name)
+                markDirty(r, .movedIn)
+                return
+            }
+            // Between two roots: the bytes leave one total, and the file is counted afresh in the other.
+            state.ledger.removeRecord(r)
+            touched.insert(fromRoot)
+        }
+        if let old = state.ledger.existingRecord(in: c.node, named: name) { state.ledger.removeRecord(old) }
+        markDirty(state.ledger.record(in: c.node, named: name).record, .movedIn)
+    }
+
+    private mutating func routeDirectory(_ c: Change, _ name: UnsafeRawBufferPointer, root: RootID, _ state: inout PipelineState) {
+        let existing = state.ledger.subdirectory(of: c.node, named: name)
+        switch c.kind {
+        case .created: directoryAppeared(parent: c.node, name: Array(name), root: root, &state)
+        case .deleted:
+            if let existing { removeDirectory(existing, &state) }
+        case .movedFrom:
+            if let existing {
+                state.ledger.detachDirectory(existing)
+                pendingMoves[c.move] = .directory(existing, root: root)
+            }
+        case .movedTo:
+            if case .directory(let moved, let fromRoot)? = pendingMoves.removeValue(forKey: c.move) {
+                if fromRoot == root && state.ledger.isLive(moved) {
+                    state.ledger.attachDirectory(moved, parent: c.node, name: name)
+                    touched.insert(root)
+                    return
+                }
+                // Between two roots: the bytes leave one total and the subtree is read into the other.
+                removeDirectory(moved, &state)
+            }
+            directoryAppeared(parent: c.node, name: Array(name), root: root, &state)
+        default: break
+        }
+    }
+
+    /// A record about to go: if it was never statted and never closed after writing, it may have been a hard link
+    /// to a file counted under another name (see `suspects`).
+    mutating func noteUnseen(_ r: RecordID, _ ledger: SizeLedger) {
+        guard !ledger.record(r).statted, !(dirty[r]?.contains(.closed) ?? false) else { return }
+        suspects.insert(ledger.root(ofRecord: r))
+    }
+
+    /// Queues every file of `root` for a stat (an audit): bytes and ages are refreshed in place.
+    mutating func restatAll(_ root: RootID, _ ledger: SizeLedger) {
+        guard let top = ledger.account(root)?.rootNode else { return }
+        ledger.forEachRecord(under: top) { markDirty($0, []) }
+    }
+
+    mutating func removeDirectory(_ n: NodeID, _ state: inout PipelineState) {
+        guard state.ledger.isLive(n) else { return }
+        touched.insert(state.ledger.root(of: n))
+        state.ledger.removeSubtree(n)
+    }
+
+    /// A rename whose partner never came: the entry moved out of every watched tree.
+    private mutating func finishMove(_ token: MoveToken, _ state: inout PipelineState) {
+        switch pendingMoves.removeValue(forKey: token) {
+        case .file(let r)?:
+            guard state.ledger.isLive(r) else { return }
+            noteUnseen(r, state.ledger)
+            touched.insert(state.ledger.root(ofRecord: r))
+            state.ledger.removeRecord(r)
+        case .directory(let n, _)?:
+            removeDirectory(n, &state)
+        case nil:
+            break
+        }
+    }
+}

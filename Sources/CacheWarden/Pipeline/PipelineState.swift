@@ -1,0 +1,46 @@
+/// The data the pipeline stages pass along, owned by the engine and handed to each stage in turn: the ledger, the
+/// registered roots, the settings, and the events produced so far (delivered to the sinks at the end of each
+/// step).
+struct PipelineState {
+    var settings: WardenSettings
+    var ledger = SizeLedger()
+    var roots = RootRegistry()
+    var events = EventOutbox()
+
+    init(settings: WardenSettings) { self.settings = settings }
+
+    /// The running totals of root `id`, as events and queries show them.
+    func totals(_ id: RootID) -> DirectoryTotals? {
+        guard let rt = roots[id] else { return nil }
+        let account = ledger.account(id)
+        return DirectoryTotals(dir: rt.name, path: rt.path, total: account?.total ?? 0, files: account?.files ?? 0,
+                               quota: rt.settings.quota)
+    }
+
+    /// A `write` event for record `r` of root `id`.
+    mutating func emitWrite(_ r: RecordID, root id: RootID) {
+        guard let rt = roots[id], let account = ledger.account(id), let inode = ledger.inode(ofRecord: r) else { return }
+        events.emit(.write(FileWritten(dir: rt.name, file: PathBytes.display(ledger.relativePath(ofRecord: r)),
+                                       size: inode.bytes, total: account.total, files: account.files,
+                                       quota: rt.settings.quota)))
+    }
+}
+
+/// Events produced during one pipeline step, in order.
+struct EventOutbox {
+    private(set) var events: [WardenEvent] = []
+
+    var isEmpty: Bool { events.isEmpty }
+
+    mutating func emit(_ kind: WardenEvent.Kind) { events.append(WardenEvent(kind)) }
+
+    mutating func error(_ message: String, dir: String? = nil, file: String? = nil, kind: String? = nil) {
+        emit(.error(WardenIssue(message: message, dir: dir, file: file, kind: kind)))
+    }
+
+    /// The events so far; the outbox is empty afterwards.
+    mutating func take() -> [WardenEvent] {
+        defer { events.removeAll(keepingCapacity: true) }
+        return events
+    }
+}

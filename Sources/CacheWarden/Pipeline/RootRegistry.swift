@@ -1,0 +1,70 @@
+/// What the pipeline keeps about one registered root besides its ledger account.
+struct RootRuntime {
+    var id: RootID
+    var settings: DirectorySettings
+    /// Canonical absolute path (symlinks in its ancestors resolved once, at registration).
+    var path: String
+    var protect: GlobMatcher
+    var exclude: GlobMatcher
+    /// How this root's files are counted.
+    var fileStat: FileStat
+    /// The root was deleted or replaced: nothing is counted until it reappears.
+    var lost = false
+    /// A lost root came back as a symlink and that was reported once.
+    var reportedSymlink = false
+    /// `order = btime` on a filesystem without birth times was reported once.
+    var reportedNoBirthTime = false
+
+    var name: String { settings.name }
+    var pathBytes: [UInt8] { Array(path.utf8) }
+
+    init(id: RootID, settings: DirectorySettings, path: String, basis: SizeBasis) {
+        self.id = id
+        self.settings = settings
+        self.path = path
+        protect = GlobMatcher(settings.protect)
+        exclude = GlobMatcher(settings.exclude)
+        fileStat = FileStat(basis: basis, order: settings.order)
+    }
+
+    /// The optional events this root's watches report.
+    var watchEvents: WatchEvents { settings.order == .opened ? [.opens] : [] }
+}
+
+/// The registered roots, in registration order. IDs are reused (lowest free first), so they stay small.
+struct RootRegistry {
+    private var runtimes: [RootID: RootRuntime] = [:]
+    private(set) var order: [RootID] = []
+
+    subscript(_ id: RootID) -> RootRuntime? {
+        get { runtimes[id] }
+        set { runtimes[id] = newValue }
+    }
+
+    var all: [RootRuntime] { order.compactMap { runtimes[$0] } }
+    var isEmpty: Bool { order.isEmpty }
+
+    func id(named name: String) -> RootID? { order.first { runtimes[$0]?.settings.name == name } }
+
+    /// The lowest unused ID.
+    var nextID: RootID {
+        var raw: UInt32 = 0
+        while runtimes[RootID(raw)] != nil { raw += 1 }
+        return RootID(raw)
+    }
+
+    mutating func add(_ runtime: RootRuntime) {
+        runtimes[runtime.id] = runtime
+        order.append(runtime.id)
+    }
+
+    mutating func remove(_ id: RootID) {
+        runtimes[id] = nil
+        order.removeAll { $0 == id }
+    }
+
+    mutating func removeAll() {
+        runtimes.removeAll()
+        order.removeAll()
+    }
+}

@@ -1,0 +1,86 @@
+import SystemPackage
+
+/// Filing what a walk found: nodes, watches, files, and the problems met on the way.
+extension TreeScanner {
+    /// Puts one walked directory into the ledger: its node, its watch, its files.
+    func file(_ d: WalkedDirectory, root: RootID, nodes: inout [Int32: NodeID], discovered: Bool, strict: Bool,
+              _ state: inout PipelineState, _ outcome: inout Outcome) throws(WardenError) {
+        guard state.roots[root] != nil, state.ledger.account(root) != nil else { return }
+        let node: NodeID
+        if d.id == 0 {
+            guard let top = nodes[0] else { return }
+            node = top
+        } else {
+            guard let parent = nodes[d.parent], state.ledger.isLive(parent) else { return }
+            node = d.name.withUnsafeBytes { state.ledger.addDirectory(parent: parent, name: $0, ino: d.ino, bytes: d.bytes).node }
+        }
+        nodes[d.id] = node
+        if d.id == 0 { state.ledger.setDirectoryBytes(node, d.bytes) }
+        try fileWatch(d, node: node, root: root, strict: strict, &state)
+        if let error = d.readError {
+            if strict && d.id == 0 { throw WardenError.path(error, PathBytes.display(state.ledger.absolutePath(of: node))) }
+            reportUnreadable(node, root: root, error: error, &state, &outcome)
+            return
+        }
+        if d.noBirthTime { reportNoBirthTime(root, &state) }
+        let keepOpened = state.roots[root]?.settings.order == .opened
+        if d.files.count > 8 { state.ledger.reserveRecords(d.files.count, in: node) }
+        for f in d.files {
+            let r = d.withName(f) { state.ledger.record(in: node, named: $0).record }
+            state.ledger.apply(f.status, to: r, keepOpenedAge: keepOpened)
+            if discovered { state.emitWrite(r, root: root) }
+        }
+    }
+
+    /// Binds the directory's watch, or reports why it has none.
+    private func fileWatch(_ d: WalkedDirectory, node: NodeID, root: RootID, strict: Bool,
+                           _ state: inout PipelineState) throws(WardenError) {
+        guard let backend, let watch = d.watch else { return }
+        let where_ = PathBytes.display(state.ledger.absolutePath(of: node))
+        switch watch {
+        case .watched(let handle):
+            if let stale = backend.bind(handle, to: node), stale != node {
+                // The same directory was still known under another node (a rename we did not pair): the new
+                // place wins, and the stale subtree goes.
+                state.ledger.removeSubtree(stale)
+            }
+        case .limitReached(let limit):
+            let problem = WardenError.watchLimitReached(path: where_, maxUserWatches: limit)
+            if strict { throw problem }
+            let interval = state.settings.watchLimitRescanInterval
+            if !backend.isFallingBack(node) {
+                state.events.error(problem.description + "; re-reading this directory every \(interval)s instead",
+                                   dir: state.roots[root]?.name, file: PathBytes.display(state.ledger.relativePath(of: node)),
+                                   kind: "watch_limit")
+            }
+            // Not blind: the directory was read now and is re-read on the backend's timer until a watch succeeds.
+            backend.fallBack(node, every: interval)
+        case .failed(let error):
+            let problem = WardenError.path(error, where_)
+            if strict && d.id == 0 { throw problem }
+            if d.readError == nil {
+                state.events.error(problem.description, dir: state.roots[root]?.name,
+                                   file: PathBytes.display(state.ledger.relativePath(of: node)), kind: problem.issueKind)
+            }
+        }
+    }
+
+    /// A directory that could not be read: permission problems are reported; one that is gone, renamed or
+    /// swapped since it was seen is left to its own events, and read again once they have been applied.
+    func reportUnreadable(_ node: NodeID, root: RootID, error: Errno, _ state: inout PipelineState, _ outcome: inout Outcome) {
+        let transient = error == .noSuchFileOrDirectory || error == .staleNFSFileHandle || error == .tooManySymbolicLinkLevels
+        if transient {
+            if node != state.ledger.account(root)?.rootNode { outcome.unread.append(node) }
+            return
+        }
+        state.events.error("cannot read directory: \(error)", dir: state.roots[root]?.name,
+                           file: PathBytes.display(state.ledger.relativePath(of: node)),
+                           kind: error == .permissionDenied ? "permission" : "scan")
+    }
+
+    func reportNoBirthTime(_ root: RootID, _ state: inout PipelineState) {
+        guard let rt = state.roots[root], !rt.reportedNoBirthTime else { return }
+        state.roots[root]?.reportedNoBirthTime = true
+        state.events.error("this filesystem records no birth time: order = btime falls back to mtime", dir: rt.name, kind: "btime")
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Glibc
+import SystemPackage
+
+/// Reads trees into the ledger: the one place directories are read. The initial scan of a root walks on threads
+/// of its own while the watcher's queue files what they find; run-time scans (a directory created or moved in, a
+/// re-read) walk inline. Each directory is watched by the backend *before* its entries are read, so a file
+/// created between the two is either found by the read or reported by an event (the ledger is idempotent per
+/// name). Without a backend (a one-shot report) nothing is watched.
+struct TreeScanner {
+    let backend: (any ChangeBackend)?
+    /// Walker threads of the initial scan: one per core, at least 2 (one walks while the other waits on the disk).
+    static let walkerThreads = max(2, ProcessInfo.processInfo.activeProcessorCount)
+
+    /// What a run-time scan could not read yet (renamed or swapped under it; read again once events caught up).
+    struct Outcome {
+        var unread: [NodeID] = []
+    }
+
+    /// (Re)builds root `id` from disk, keeping its files in oldest-first order when `ordered`. Throws for
+    /// problems with the root itself and for the watch limit.
+    func scanRoot(_ id: RootID, ordered: Bool, _ state: inout PipelineState) throws(WardenError) {
+        guard let rt = state.roots[id] else { return }
+        let st: stat
+        do throws(Errno) { st = try Syscall.lstat(path: rt.path) } catch { throw WardenError.path(error, rt.path) }
+        guard st.isDirectory else { throw .notADirectory(rt.path) }
+        let fd: Int32
+        do throws(Errno) { fd = try Syscall.openDirectory(path: rt.path) } catch { throw WardenError.path(error, rt.path) }
+        let ordered = ordered || state.ledger.account(id)?.ordered == true
+        state.ledger.removeRoot(id)
+        let node = state.ledger.addRoot(id, path: rt.pathBytes, ino: UInt64(st.st_ino), dev: UInt64(st.st_dev),
+                                        bytes: rt.fileStat.bytes(st), countsDirectories: rt.settings.countDirectories,
+                                        ordered: ordered)
+        state.ledger.beginBulkLoad(id)
+        defer { state.ledger.endBulkLoad(id) }
+        try walkInParallel(root: id, top: node, fd: fd, &state)
+        state.roots[id]?.lost = false
+    }
+
+    /// Reads the tree under directory `top` of `root` inline. `discovered` marks files found at run time (they
+    /// get `write` lines). `openedTop` is a descriptor of `top` the caller already opened safely (the scan owns
+    /// it); without it, `top` is opened through `VerifiedDirectories`.
+    func scan(_ top: NodeID, root: RootID, discovered: Bool, openedTop: Int32? = nil, _ state: inout PipelineState) -> Outcome {
+        var outcome = Outcome()
+        guard let rt = state.roots[root], state.ledger.account(root) != nil, state.ledger.isLive(top) else {
+            if let openedTop { Syscall.close(openedTop) }
+            return outcome
+        }
+        let fd: Int32
+        if let openedTop {
+            fd = openedTop
+        } else {
+            var directories = VerifiedDirectories(root: root, in: state.ledger)
+            defer { directories.close() }
+            do throws(Errno) { fd = try Syscall.duplicate(try directories.open(top, in: state.ledger)) } catch {
+                reportUnreadable(top, root: root, error: error, &state, &outcome)
+                return outcome
+            }
+        }
+        let walker = self.walker(for: rt, state.ledger)
+        let start = TreeWalker.top(fd: fd, ino: state.ledger.node(top).ino, relative: state.ledger.relativePath(of: top))
+        var nodes: [Int32: NodeID] = [0: top]
+        walker.walk(start, cancelled: { false }) { walked in
+            try? file(walked, root: root, nodes: &nodes, discovered: discovered, strict: false, &state, &outcome)
+        }
+        return outcome
+    }
+
+    private func walker(for rt: RootRuntime, _ ledger: SizeLedger) -> TreeWalker {
+        TreeWalker(watcher: backend?.directoryWatcher, events: rt.watchEvents, dev: ledger.account(rt.id)?.dev ?? 0,
+                   oneFileSystem: rt.settings.oneFileSystem, exclude: rt.exclude, fileStat: rt.fileStat)
+    }
+
+    /// The initial scan: walkers on threads of their own, this queue filing what they report.
+    private func walkInParallel(root: RootID, top: NodeID, fd: Int32, _ state: inout PipelineState) throws(WardenError) {
+        guard let rt = state.roots[root] else { Syscall.close(fd); return }
+        let walker = self.walker(for: rt, state.ledger)
+        let start = TreeWalker.top(fd: fd, ino: state.ledger.node(top).ino, relative: [])
+        let channel = WalkChannel()
+        let thread = Thread {
+            walker.walkInParallel(start,
+                                  threads: Self.walkerThreads,
+                                  cancelled: { channel.cancelled.load(ordering: .relaxed) }) { channel.put($0) }
+            channel.finish()
+        }
+        thread.name = "cachewarden.scan"
+        thread.start()
+        var nodes: [Int32: NodeID] = [0: top]
+        var outcome = Outcome()
+        var failure: WardenError?
+        while let walked = channel.take() {
+            guard failure == nil else { continue }   // drain until the walkers have stopped
+            do throws(WardenError) {
+                try file(walked, root: root, nodes: &nodes, discovered: false, strict: true, &state, &outcome)
+            } catch {
+                failure = error
+                channel.cancelled.store(true, ordering: .relaxed)
+            }
+        }
+        if let failure { throw failure }
+    }
+}

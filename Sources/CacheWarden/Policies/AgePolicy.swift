@@ -1,0 +1,26 @@
+/// Files older than their directory's `max_age` (mPaaS's purgeable types) are expired: right after the initial
+/// scan, then on a timer (a tenth of the shortest `max_age`, 1 s … 1 h, unless `expire_interval` says otherwise).
+/// No rescans: the ledger knows every file's age.
+struct AgePolicy: CleaningPolicy {
+    let timerInterval: Int64?
+
+    init?(_ settings: WardenSettings) {
+        guard let shortest = settings.directories.compactMap(\.maxAge).min() else { return nil }
+        timerInterval = settings.expireInterval ?? min(3600, max(1, shortest / 10))
+    }
+
+    static func needsOrder(_ dir: DirectorySettings, _ settings: WardenSettings) -> Bool { dir.maxAge != nil }
+
+    func decide(_ trigger: PolicyTrigger, roots: [RootID], state: PipelineState) -> PolicyDecision {
+        guard trigger != .changes else { return PolicyDecision() }
+        var decision = PolicyDecision()
+        let now = Syscall.nowNanoseconds()
+        for id in roots {
+            guard let rt = state.roots[id], !rt.lost, let maxAge = rt.settings.maxAge else { continue }
+            let cutoff = now - maxAge * 1_000_000_000
+            guard let oldest = state.ledger.oldestAge(id), oldest < cutoff else { continue }
+            decision.goals.append(EvictionGoal(reason: .age, roots: [id], target: .olderThan(cutoff)))
+        }
+        return decision
+    }
+}

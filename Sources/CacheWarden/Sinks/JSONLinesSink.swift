@@ -1,0 +1,106 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// Writes every event as one JSON line (the exact line `cachewarden run` prints) to a file descriptor, from a
+/// writer thread of its own, so a slow or stuck reader never stalls the watcher: lines wait in a bounded buffer;
+/// past the bound they are dropped and counted, and a `{"event":"dropped","count":N}` line goes out as soon as
+/// there is room again. All pending lines go out in one `write(2)`, so a reader sees each batch promptly. When
+/// the reader is gone (`EPIPE`), lines are discarded from then on and `onClosed` runs once.
+public final class JSONLinesSink: EventSink {
+    private struct State {
+        var pending: [UInt8] = []
+        var dropped = 0
+        var closed = false
+        var writing = false
+    }
+
+    private let fd: Int32
+    private let limit: Int
+    private let onClosed: (@Sendable () -> Void)?
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+
+    /// A sink writing to `fd` (default: stdout), holding at most `bufferLimit` bytes of lines for a slow reader.
+    public init(fd: Int32 = 1, bufferLimit: Int = 8 << 20, onClosed: (@Sendable () -> Void)? = nil) {
+        self.fd = fd
+        self.limit = bufferLimit
+        self.onClosed = onClosed
+        let thread = Thread { [self] in self.writerLoop() }
+        thread.name = "cachewarden.lines"
+        thread.start()
+    }
+
+    public func receive(_ events: [WardenEvent]) {
+        for e in events { send(e) }
+    }
+
+    /// Queues one event's line.
+    public func send(_ event: WardenEvent) {
+        let line = event.jsonLineBytes()
+        let queued = state.withLock { s -> Bool in
+            if s.closed { return false }
+            if s.pending.count + line.count > limit {
+                s.dropped += 1
+                return false
+            }
+            if s.dropped > 0 {
+                s.pending.append(contentsOf: WardenEvent(.dropped(count: s.dropped)).jsonLineBytes())
+                s.dropped = 0
+            }
+            s.pending.append(contentsOf: line)
+            return true
+        }
+        if queued { wake.signal() }
+    }
+
+    /// Waits (up to 3 seconds) until every queued line is written.
+    public func finish() { flush(timeout: 3) }
+
+    /// Waits (up to `timeout` seconds) until every queued line is written.
+    public func flush(timeout: Double) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let idle = state.withLock { s in s.closed || (s.pending.isEmpty && !s.writing) }
+            if idle { return }
+            usleep(1000)
+        }
+    }
+
+    private func writerLoop() {
+        while true {
+            wake.wait()
+            let chunk = state.withLock { s -> [UInt8] in
+                let c = s.pending
+                s.pending.removeAll(keepingCapacity: true)
+                s.writing = !c.isEmpty
+                return c
+            }
+            if chunk.isEmpty { continue }
+            let ok = chunk.withUnsafeBytes { writeAll($0) }
+            state.withLock { s in
+                s.writing = false
+                if !ok { s.closed = true; s.pending.removeAll() }
+            }
+            if !ok {
+                onClosed?()
+                return
+            }
+        }
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n: Int
+            do throws(Errno) { n = try Syscall.retrying { write(fd, bytes.baseAddress! + offset, bytes.count - offset) } } catch {
+                if error == .resourceTemporarilyUnavailable { continue }
+                return false
+            }
+            offset += n
+        }
+        return true
+    }
+}
+
+import SystemPackage
