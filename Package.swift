@@ -23,14 +23,14 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("inotifytools")]
         ),
-        // The C shim under the filesystem layer: statx birth times (Swift cannot name `struct statx`).
-        .target(name: "CFileSystem"),
+        // The C shim under the filesystem layer and engine: statx birth times, malloc_trim (see CWardenShims.h).
+        .target(name: "CWardenShims"),
         // The pipeline: backend → ledger → policies → evictor → sinks.
         .target(
             name: "CacheWarden",
             dependencies: [
                 "CInotify",
-                "CFileSystem",
+                "CWardenShims",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),

@@ -16,6 +16,8 @@ struct IndexChildReport: Codable, Sendable {
     var total: Int64
     var before: MemorySample
     var after: MemorySample
+    /// The ledger's storage by part (name, bytes).
+    var ledger: [String: Int] = [:]
 
     /// Peak-RSS growth caused by indexing, per counted file.
     var hwmBytesPerFile: Double { files > 0 ? Double(after.hwmBytes - before.hwmBytes) / Double(files) : 0 }
@@ -36,8 +38,11 @@ struct IndexChildCommand: ParsableCommand {
     @Option(help: "Size basis: allocated or apparent.")
     var basis: String = "allocated"
 
+    @Option(help: "Quota in bytes (0: none). With a quota the watcher keeps its files in oldest-first order.")
+    var quota: Int64 = 0
+
     func run() throws {
-        let settings = WardenSettings(directories: [DirectorySettings(name: "bench", path: path)],
+        let settings = WardenSettings(directories: [DirectorySettings(name: "bench", path: path, quota: quota)],
                                       sizeBasis: basis == "apparent" ? .apparent : .allocated)
         let watcher = Watcher(settings: settings)
         let before = MemorySample.current()
@@ -46,8 +51,9 @@ struct IndexChildCommand: ParsableCommand {
         let seconds = Clock.seconds(since: start)
         let after = MemorySample.current()
         let totals = watcher.totals().first
-        let report = IndexChildReport(seconds: seconds, files: totals?.files ?? 0, total: totals?.total ?? 0,
+        var report = IndexChildReport(seconds: seconds, files: totals?.files ?? 0, total: totals?.total ?? 0,
                                       before: before, after: after)
+        for (part, bytes) in watcher.ledgerMemory() { report.ledger[part] = bytes }
         let json = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
         FileHandle.standardOutput.write(Data((IndexChildReport.marker + json + "\n").utf8))
         watcher.stop()

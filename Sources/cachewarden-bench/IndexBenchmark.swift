@@ -81,7 +81,9 @@ enum IndexBenchmark {
         // CacheWarden: a fresh child per run.
         var reports: [IndexChildReport] = []
         for _ in 0..<runs {
-            let r = try runToEnd(env.selfExecutable, ["index-child", root])
+            // With a quota (never reached): the watcher keeps its files in oldest-first order, as a cache with a
+            // quota does, and that order's memory is part of the figure.
+            let r = try runToEnd(env.selfExecutable, ["index-child", root, "--quota", "\(Int64(1) << 60)"])
             guard r.status == 0, let line = r.output.split(separator: "\n").last(where: { $0.hasPrefix(IndexChildReport.marker) }) else {
                 throw BenchError("index-child failed on \(root) (status \(r.status)): \(r.output.prefix(300))")
             }
@@ -91,6 +93,11 @@ enum IndexBenchmark {
                                  cachewarden: reports)
         log("index: cachewarden start→ready median \(Format.seconds(result.cachewardenMedian)), "
             + "\(result.countedFiles) files, peak RSS +\(Format.decimal(result.hwmBytesPerFile, 0)) B/file")
+        if let first = reports.first, first.files > 0 {
+            let parts = first.ledger.sorted { $0.value > $1.value }
+                .map { "\($0.key) \(Format.decimal(Double($0.value) / Double(first.files), 1))" }
+            log("index: ledger B/file: " + parts.joined(separator: ", "))
+        }
         if result.countedFiles != files {
             log("index: warning: cachewarden counted \(result.countedFiles) files, the tree has \(files)")
         }

@@ -11,9 +11,11 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
     case notADirectory(String)
     /// A registered path or one of its subdirectories cannot be read.
     case permissionDenied(String)
-    /// `inotify_add_watch` failed with `ENOSPC`: the per-user watch limit, not a full disk.
+    /// A directory could not be watched: the kernel's per-user watch limit (`fs.inotify.max_user_watches`) is
+    /// reached, not the disk.
     case watchLimitReached(path: String, maxUserWatches: Int)
-    /// `inotify_init1` failed: the per-user instance limit (`EMFILE`) or another system error.
+    /// The kernel refused a new change-notification instance: the per-user instance limit (`EMFILE`) or
+    /// another system error.
     case inotifyUnavailable(String)
     /// `start()` was called on a running watcher.
     case alreadyRunning

@@ -131,7 +131,12 @@ public final class Watcher: Sendable {
         return try result.get()
     }
 
-    // MARK: For tests
+    // MARK: For the benchmark and tests
+
+    /// The ledger's storage, part by part, in bytes (what `cachewarden-bench` prints beside RSS per file).
+    package func ledgerMemory() -> [(part: String, bytes: Int)] {
+        engine.queue.sync { engine.state.ledger.memoryUse() }
+    }
 
     /// Every counted file of directory `name` with its counted state (relative path → bytes and age key), for
     /// tests that compare the ledger with the disk file by file.

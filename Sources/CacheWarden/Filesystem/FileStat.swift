@@ -1,4 +1,4 @@
-import CFileSystem
+import CWardenShims
 import Glibc
 
 /// How a `stat` of a regular file becomes what the ledger counts: bytes under the size basis, age under the
@@ -18,7 +18,7 @@ struct FileStat: Sendable {
         case .ctime: age = st.ctimeNanoseconds
         case .btime:
             var birth: Int64 = 0
-            if let name, cwfs_birth_time(dirfd, name, &birth) == 0 {
+            if let name, cwsys_birth_time(dirfd, name, &birth) == 0 {
                 age = birth
             } else {
                 age = st.mtimeNanoseconds

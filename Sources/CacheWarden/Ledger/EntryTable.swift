@@ -17,17 +17,27 @@ struct EntryTable: Sendable {
     private static let tombstone = UInt32.max
 
     var isEmpty: Bool { count == 0 }
+    /// Slots allocated (for memory accounting).
+    var capacity: Int { slots.count }
 
-    /// The entry whose name `matches`, probing from `hash`.
+    /// The first slot to probe for `hash`. Capacities are not powers of two (a table is sized to its entries, at
+    /// most 3/4 full, not to the next power of two: that halves a directory's table), so the slot comes from a
+    /// multiply-shift of the hash's low 32 bits rather than a mask.
+    @inline(__always)
+    private func home(_ hash: Int) -> Int {
+        Int((UInt64(UInt32(truncatingIfNeeded: hash)) &* UInt64(slots.count)) >> 32)
+    }
+
+    /// The entry whose key `matches`, probing from `hash`.
     func find(hash: Int, matches: (UInt32) -> Bool) -> UInt32? {
         guard !slots.isEmpty else { return nil }
-        let mask = slots.count - 1
-        var i = hash & mask
+        var i = home(hash)
         while true {
             let slot = slots[i]
             if slot == 0 { return nil }
             if slot != Self.tombstone, matches(slot - 1) { return slot - 1 }
-            i = (i + 1) & mask
+            i += 1
+            if i == slots.count { i = 0 }
         }
     }
 
@@ -37,9 +47,11 @@ struct EntryTable: Sendable {
     /// Adds `entry` (not present yet) under `hash`. Call `grow(hashOf:)` first when `needsGrowth`.
     mutating func insert(_ entry: UInt32, hash: Int) {
         precondition(entry < Self.tombstone - 1 && !needsGrowth)
-        let mask = slots.count - 1
-        var i = hash & mask
-        while slots[i] != 0 && slots[i] != Self.tombstone { i = (i + 1) & mask }
+        var i = home(hash)
+        while slots[i] != 0 && slots[i] != Self.tombstone {
+            i += 1
+            if i == slots.count { i = 0 }
+        }
         if slots[i] == Self.tombstone { tombstones -= 1 }
         slots[i] = entry + 1
         count += 1
@@ -49,25 +61,29 @@ struct EntryTable: Sendable {
     @discardableResult
     mutating func remove(_ entry: UInt32, hash: Int) -> Bool {
         guard !slots.isEmpty else { return false }
-        let mask = slots.count - 1
-        var i = hash & mask
+        var i = home(hash)
         while slots[i] != 0 {
             if slots[i] == entry + 1 {
                 // A slot followed by a never-used one can become never-used too: probes stop there anyway.
-                if slots[(i + 1) & mask] == 0 { slots[i] = 0 } else { slots[i] = Self.tombstone; tombstones += 1 }
+                let next = i + 1 == slots.count ? 0 : i + 1
+                if slots[next] == 0 { slots[i] = 0 } else { slots[i] = Self.tombstone; tombstones += 1 }
                 count -= 1
                 if count == 0 { slots = []; tombstones = 0 }
                 return true
             }
-            i = (i + 1) & mask
+            i += 1
+            if i == slots.count { i = 0 }
         }
         return false
     }
 
-    /// Rehashes into a table with room for `count + extra` entries at most 3/4 full, dropping tombstones.
+    /// Rehashes into a table with room for `count + extra` entries at most 3/4 full, dropping tombstones. When
+    /// the live entries need room, it grows by half again (amortised O(1) per insert); when only tombstones
+    /// filled it, it keeps its size. Never smaller than 4 slots.
     mutating func grow(reserving extra: Int = 1, hashOf: (UInt32) -> Int) {
-        var capacity = 4
-        while (count + extra) * 4 > capacity * 3 { capacity *= 2 }
+        let needed = (count + extra) * 4 / 3 + 1
+        let crowded = (count + extra) * 4 > slots.count * 3
+        let capacity = max(4, needed, crowded && extra == 1 ? slots.count + slots.count / 2 : slots.count)
         let old = slots
         slots = [UInt32](repeating: 0, count: capacity)
         tombstones = 0

@@ -9,9 +9,8 @@ extension SizeLedger {
     func name(of n: NodeID) -> [UInt8] { names.copy(nodes[n.index].name) }
 
     /// The subdirectory `name` of `parent`, if the ledger has it.
-    func subdirectory(of parent: NodeID, named name: UnsafeRawBufferPointer) -> NodeID? {
-        let hash = NameArena.hash(name)
-        return nodes[parent.index].subdirs.find(hash: hash) { names.equals(nodes[Int($0)].name, name) }
+    func subdirectory(of parent: NodeID, named name: UnsafeRawBufferPointer, hash: Int? = nil) -> NodeID? {
+        nodes[parent.index].subdirs.find(hash: hash ?? NameArena.hash(name)) { names.equals(nodes[Int($0)].name, name) }
             .map { NodeID($0) }
     }
 
@@ -19,7 +18,8 @@ extension SizeLedger {
     /// replaced on disk: its subtree goes. A file record of that name goes too (a directory took its place).
     mutating func addDirectory(parent: NodeID, name: UnsafeRawBufferPointer, ino: UInt64,
                                bytes: Int64 = 0) -> (node: NodeID, isNew: Bool) {
-        if let existing = subdirectory(of: parent, named: name) {
+        let hash = NameArena.hash(name)
+        if let existing = subdirectory(of: parent, named: name, hash: hash) {
             if nodes[existing.index].ino == ino { return (existing, false) }
             removeSubtree(existing)
         }
@@ -27,16 +27,16 @@ extension SizeLedger {
         let root = nodes[parent.index].root
         let ref = names.store(name)
         let node = allocNode(DirectoryNode(parent: parent, root: root, name: ref, ino: ino, bytes: bytes))
-        fileSubdirectory(node, in: parent)
-        accounts[root.index]?.directoryBytes += bytes
-        accounts[root.index]?.directories += 1
+        fileSubdirectory(node, in: parent, hash: hash)
+        accounts[root.index].directoryBytes += bytes
+        accounts[root.index].directories += 1
         return (node, true)
     }
 
     /// Sets a directory's own allocated bytes (after a stat of it).
     mutating func setDirectoryBytes(_ n: NodeID, _ bytes: Int64) {
         let root = nodes[n.index].root
-        accounts[root.index]?.directoryBytes += bytes - nodes[n.index].bytes
+        accounts[root.index].directoryBytes += bytes - nodes[n.index].bytes
         nodes[n.index].bytes = bytes
     }
 
@@ -52,8 +52,8 @@ extension SizeLedger {
             nodes[n.index].files = EntryTable()
             files.forEach { removeRecord(RecordID($0), unfile: false) }
             let node = nodes[n.index]
-            accounts[node.root.index]?.directoryBytes -= node.bytes
-            if node.parent != .none { accounts[node.root.index]?.directories -= 1 }
+            accounts[node.root.index].directoryBytes -= node.bytes
+            if node.parent != .none { accounts[node.root.index].directories -= 1 }
             names.release(node.name)
             nodes[n.index] = DirectoryNode(parent: .none, root: node.root, name: .empty, ino: 0, bytes: 0, live: false)
             removedNodes.append(n)
@@ -80,20 +80,45 @@ extension SizeLedger {
         fileSubdirectory(n, in: parent)
     }
 
-    private mutating func fileSubdirectory(_ n: NodeID, in parent: NodeID) {
-        file(n.raw, in: parent, table: \.subdirs, reserving: 1)
+    private mutating func fileSubdirectory(_ n: NodeID, in parent: NodeID, hash: Int? = nil) {
+        file(n.raw, hash: hash ?? names.hash(nodes[n.index].name), in: parent, .subdirs)
     }
 
-    /// Files `entry` (a record, or a node for `\.subdirs`) in one of `dir`'s tables by its name, making room for
-    /// `reserving` entries. The table is moved out while it changes, so growing it does not copy it.
-    mutating func file(_ entry: UInt32?, in dir: NodeID, table key: WritableKeyPath<DirectoryNode, EntryTable>, reserving: Int) {
-        let isNodes = key == \DirectoryNode.subdirs
-        func nameHash(_ e: UInt32) -> Int { names.hash(isNodes ? nodes[Int(e)].name : records[Int(e)].name) }
-        var table = nodes[dir.index][keyPath: key]
-        nodes[dir.index][keyPath: key] = EntryTable()
-        if reserving > 1 || table.needsGrowth { table.grow(reserving: reserving, hashOf: nameHash) }
-        if let entry { table.insert(entry, hash: nameHash(entry)) }
-        nodes[dir.index][keyPath: key] = table
+    /// A directory's two tables.
+    enum Table { case files, subdirs }
+
+    /// Files `entry` (a record, or a node for `.subdirs`) under `hash` (of its name) in one of `dir`'s tables.
+    /// The table is moved out while it changes, so growing it does not copy it.
+    mutating func file(_ entry: UInt32, hash: Int, in dir: NodeID, _ which: Table) {
+        var table = takeTable(which, of: dir)
+        if table.needsGrowth { table.grow { nameHash($0, which) } }
+        table.insert(entry, hash: hash)
+        putTable(table, which, of: dir)
+    }
+
+    /// Makes room for `count` more entries in one of `dir`'s tables at once.
+    mutating func reserve(_ count: Int, in dir: NodeID, _ which: Table) {
+        var table = takeTable(which, of: dir)
+        table.grow(reserving: count) { nameHash($0, which) }
+        putTable(table, which, of: dir)
+    }
+
+    private func nameHash(_ entry: UInt32, _ which: Table) -> Int {
+        names.hash(which == .subdirs ? nodes[Int(entry)].name : records[Int(entry)].name)
+    }
+
+    private mutating func takeTable(_ which: Table, of dir: NodeID) -> EntryTable {
+        switch which {
+        case .files: defer { nodes[dir.index].files = EntryTable() }; return nodes[dir.index].files
+        case .subdirs: defer { nodes[dir.index].subdirs = EntryTable() }; return nodes[dir.index].subdirs
+        }
+    }
+
+    private mutating func putTable(_ table: EntryTable, _ which: Table, of dir: NodeID) {
+        switch which {
+        case .files: nodes[dir.index].files = table
+        case .subdirs: nodes[dir.index].subdirs = table
+        }
     }
 
     // MARK: Walking and paths

@@ -23,21 +23,22 @@ extension SizeLedger {
     }
 
     /// The record of `name` in `dir`, if any.
-    func existingRecord(in dir: NodeID, named name: UnsafeRawBufferPointer) -> RecordID? {
-        let hash = NameArena.hash(name)
-        return nodes[dir.index].files.find(hash: hash) { names.equals(records[Int($0)].name, name) }
+    func existingRecord(in dir: NodeID, named name: UnsafeRawBufferPointer, hash: Int? = nil) -> RecordID? {
+        nodes[dir.index].files.find(hash: hash ?? NameArena.hash(name)) { names.equals(records[Int($0)].name, name) }
             .map { RecordID($0) }
     }
 
-    /// The record of `name` in `dir`, created (not counted until its first stat) when missing.
+    /// The record of `name` in `dir`, created (not counted until its first stat) when missing. The name is hashed
+    /// once for the look-up and the filing.
     mutating func record(in dir: NodeID, named name: UnsafeRawBufferPointer) -> (record: RecordID, isNew: Bool) {
-        if let r = existingRecord(in: dir, named: name) { return (r, false) }
+        let hash = NameArena.hash(name)
+        if let r = existingRecord(in: dir, named: name, hash: hash) { return (r, false) }
         let root = nodes[dir.index].root
         let ref = names.store(name)
         let r = allocRecord(FileRecord(nameOffset: ref.offset, dir: dir, nameLength: ref.length,
                                        flags: [.live, .attached], rootIndex: UInt16(root.raw)))
-        fileRecord(r, in: dir)
-        accounts[root.index]?.names += 1
+        file(r.raw, hash: hash, in: dir, .files)
+        accounts[root.index].names += 1
         return (r, true)
     }
 
@@ -89,7 +90,7 @@ extension SizeLedger {
     func inode(ofRecord r: RecordID) -> InodeState? {
         let rec = records[r.index]
         guard rec.statted, rec.live else { return nil }
-        if rec.linked, let g = account(rec.root)?.links[rec.ino] {
+        if rec.linked, let g = accounts[rec.root.index].links[rec.ino] {
             return InodeState(bytes: g.bytes, age: g.age, names: g.names.count, writing: g.writing)
         }
         return InodeState(bytes: bytes(of: r), age: rec.age, names: 1, writing: rec.flags.contains(.writing))
@@ -104,7 +105,7 @@ extension SizeLedger {
         records[r.index].flags.remove(.attached)
         syncVictim(r)
         detachInode(r)
-        accounts[rec.root.index]?.names -= 1
+        accounts[rec.root.index].names -= 1
         names.release(rec.name)
         records[r.index].flags = []
         releasedRecords.append(r)
@@ -137,7 +138,7 @@ extension SizeLedger {
     mutating func markOpened(_ r: RecordID, time: Int64) {
         let rec = records[r.index]
         guard rec.live, rec.statted else { return }
-        if rec.linked, var g = accounts[rec.root.index]?.links[rec.ino] {
+        if rec.linked, var g = accounts[rec.root.index].links[rec.ino] {
             g.openedAge = true
             g.age = time
             setGroup(g, ino: rec.ino, root: rec.root)
@@ -152,8 +153,8 @@ extension SizeLedger {
     mutating func setWriting(_ r: RecordID, _ writing: Bool) {
         let rec = records[r.index]
         guard rec.live, rec.statted else { return }
-        if rec.linked, accounts[rec.root.index]?.links[rec.ino] != nil {
-            accounts[rec.root.index]?.links[rec.ino]?.writing = writing
+        if rec.linked, accounts[rec.root.index].links[rec.ino] != nil {
+            accounts[rec.root.index].links[rec.ino]?.writing = writing
         } else if writing {
             records[r.index].flags.insert(.writing)
         } else {
@@ -164,7 +165,7 @@ extension SizeLedger {
     // MARK: Filing
 
     private mutating func fileRecord(_ r: RecordID, in dir: NodeID) {
-        file(r.raw, in: dir, table: \.files, reserving: 1)
+        file(r.raw, hash: names.hash(records[r.index].name), in: dir, .files)
     }
 
     private mutating func unfileRecord(_ r: RecordID) {
@@ -174,6 +175,6 @@ extension SizeLedger {
 
     /// Makes room for `count` more records in `dir`'s table at once (the initial scan knows each directory's size).
     mutating func reserveRecords(_ count: Int, in dir: NodeID) {
-        file(nil, in: dir, table: \.files, reserving: count)
+        reserve(count, in: dir, .files)
     }
 }

@@ -57,14 +57,14 @@ extension SizeLedger {
     mutating func attachInode(_ r: RecordID, _ s: FileStatus, keepOpenedAge: Bool) {
         let root = records[r.index].root
         records[r.index].ino = s.ino
-        if accounts[root.index]?.links[s.ino] != nil {
+        if accounts[root.index].links[s.ino] != nil {
             join(r, s, keepOpenedAge: keepOpenedAge)
         } else if s.links > 1 {
             if let other = inlineRecord(ino: s.ino, in: root, excluding: r) {
                 convertToGroup(other)
                 join(r, s, keepOpenedAge: keepOpenedAge)
             } else {
-                accounts[root.index]?.links[s.ino] = LinkGroup(bytes: s.bytes, age: s.age, names: .one(r))
+                accounts[root.index].links[s.ino] = LinkGroup(bytes: s.bytes, age: s.age, names: .one(r))
                 records[r.index].flags.insert(.linked)
                 adjust(root, bytes: s.bytes, files: 1)
             }
@@ -83,13 +83,13 @@ extension SizeLedger {
         guard rec.statted else { return }
         let root = rec.root
         if rec.linked {
-            if var group = accounts[root.index]?.links[rec.ino] {
+            if var group = accounts[root.index].links[rec.ino] {
                 if group.names.remove(r) {
-                    accounts[root.index]?.links[rec.ino] = group
+                    accounts[root.index].links[rec.ino] = group
                     // A change made through this name just before it went (a truncate, then `rm`) reached the others.
                     group.names.forEach { needsStat.append($0) }
                 } else {
-                    accounts[root.index]?.links[rec.ino] = nil
+                    accounts[root.index].links[rec.ino] = nil
                     adjust(root, bytes: -group.bytes, files: -1)
                 }
             }
@@ -104,12 +104,12 @@ extension SizeLedger {
 
     /// A new stat of a linked inode: its bytes and age, shared by all its names.
     mutating func updateGroup(_ s: FileStatus, root: RootID, keepOpenedAge: Bool) {
-        guard var group = accounts[root.index]?.links[s.ino] else { return }
+        guard var group = accounts[root.index].links[s.ino] else { return }
         adjust(root, bytes: s.bytes - group.bytes)
         group.bytes = s.bytes
         let age = keepOpenedAge && group.openedAge ? group.age : s.age
         guard age != group.age else {
-            accounts[root.index]?.links[s.ino] = group
+            accounts[root.index].links[s.ino] = group
             return
         }
         group.age = age
@@ -120,16 +120,16 @@ extension SizeLedger {
     /// one could leave one under another that moves later: they leave the heap first and come back after.
     mutating func setGroup(_ group: LinkGroup, ino: UInt64, root: RootID) {
         group.names.forEach { takeOutOfVictims($0) }
-        accounts[root.index]?.links[ino] = group
+        accounts[root.index].links[ino] = group
         group.names.forEach { syncVictim($0) }
     }
 
     /// Adds `r` to the existing group of `s.ino`.
     private mutating func join(_ r: RecordID, _ s: FileStatus, keepOpenedAge: Bool) {
         let root = records[r.index].root
-        guard var group = accounts[root.index]?.links[s.ino] else { return }
+        guard var group = accounts[root.index].links[s.ino] else { return }
         group.names.add(r)
-        accounts[root.index]?.links[s.ino] = group
+        accounts[root.index].links[s.ino] = group
         records[r.index].flags.insert(.linked)
         updateGroup(s, root: root, keepOpenedAge: keepOpenedAge)
     }
@@ -140,7 +140,7 @@ extension SizeLedger {
         unindexInline(r)
         let group = LinkGroup(bytes: bytes(of: r), age: rec.age, names: .one(r), writing: rec.flags.contains(.writing),
                               openedAge: rec.flags.contains(.openedAge))
-        accounts[rec.root.index]?.links[rec.ino] = group
+        accounts[rec.root.index].links[rec.ino] = group
         setBytes(r, 0)
         records[r.index].flags.insert(.linked)
         records[r.index].flags.subtract([.writing, .openedAge])
@@ -152,9 +152,9 @@ extension SizeLedger {
 
     /// An inline record of inode `ino` in `root`, other than `r`. Builds the root's inode index on first use.
     private mutating func inlineRecord(ino: UInt64, in root: RootID, excluding r: RecordID) -> RecordID? {
-        guard let account = account(root), !account.bulkLoading else { return nil }
-        if account.inodes == nil { buildInodeIndex(root) }
-        return accounts[root.index]?.inodes?.find(hash: Self.inodeHash(ino)) { candidate in
+        guard accounts[root.index].bulkLoading == false else { return nil }
+        if accounts[root.index].inodes == nil { buildInodeIndex(root) }
+        return accounts[root.index].inodes?.find(hash: Self.inodeHash(ino)) { candidate in
             candidate != r.raw && records[Int(candidate)].ino == ino && !records[Int(candidate)].linked
         }.map { RecordID($0) }
     }
@@ -168,22 +168,22 @@ extension SizeLedger {
         var table = EntryTable()
         table.grow(reserving: inline.count) { _ in 0 }
         for r in inline { table.insert(r.raw, hash: Self.inodeHash(records[r.index].ino)) }
-        accounts[root.index]?.inodes = table
+        accounts[root.index].inodes = table
     }
 
     private mutating func indexInline(_ r: RecordID) {
         let root = records[r.index].root
-        guard var table = accounts[root.index]?.inodes else { return }
-        accounts[root.index]?.inodes = nil   // moved out, so growing it does not copy it
+        guard accounts[root.index].inodes != nil, var table = accounts[root.index].inodes else { return }
+        accounts[root.index].inodes = nil   // moved out, so growing it does not copy it
         if table.needsGrowth { table.grow { Self.inodeHash(records[Int($0)].ino) } }
         table.insert(r.raw, hash: Self.inodeHash(records[r.index].ino))
-        accounts[root.index]?.inodes = table
+        accounts[root.index].inodes = table
     }
 
     private mutating func unindexInline(_ r: RecordID) {
         let root = records[r.index].root
-        guard accounts[root.index]?.inodes != nil else { return }
-        accounts[root.index]?.inodes?.remove(r.raw, hash: Self.inodeHash(records[r.index].ino))
+        guard accounts[root.index].inodes != nil else { return }
+        accounts[root.index].inodes?.remove(r.raw, hash: Self.inodeHash(records[r.index].ino))
     }
 
     /// End of the initial scan: an inode whose first name was statted with one link and a later one with two (a
@@ -198,13 +198,13 @@ extension SizeLedger {
         for r in strays {
             // The group's stat is the later one: the stray joins it and its own (older) figures leave the total.
             let rec = records[r.index]
-            guard var group = accounts[root.index]?.links[rec.ino] else { continue }
+            guard var group = accounts[root.index].links[rec.ino] else { continue }
             adjust(root, bytes: -bytes(of: r), files: -1)
             setBytes(r, 0)
             records[r.index].flags.insert(.linked)
             records[r.index].flags.subtract([.writing, .openedAge])
             group.names.add(r)
-            accounts[root.index]?.links[rec.ino] = group
+            accounts[root.index].links[rec.ino] = group
         }
     }
 }

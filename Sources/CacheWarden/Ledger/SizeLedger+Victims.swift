@@ -7,14 +7,14 @@ extension SizeLedger {
     /// The age a record is ordered by (its inode's).
     func victimAge(_ r: RecordID) -> Int64 {
         let rec = records[r.index]
-        if rec.linked, let g = account(rec.root)?.links[rec.ino] { return g.age }
+        if rec.linked, let age = accounts[rec.root.index].links[rec.ino]?.age { return age }
         return rec.age
     }
 
     /// Starts (building the heap in linear time) or stops keeping `root` in oldest-first order.
     mutating func setOrdered(_ root: RootID, _ ordered: Bool) {
         guard let account = account(root), account.ordered != ordered else { return }
-        accounts[root.index]?.ordered = ordered
+        accounts[root.index].ordered = ordered
         if ordered {
             rebuildHeap(root)
         } else {
@@ -28,7 +28,7 @@ extension SizeLedger {
         let rec = records[r.index]
         let position = r.index < heapPositions.count ? heapPositions[r.index] : Self.notInHeap
         let belongs = rec.live && rec.attached && rec.statted
-            && account(rec.root).map { $0.ordered && !$0.bulkLoading } == true
+            && accounts[rec.root.index].ordered == true && accounts[rec.root.index].bulkLoading == false
         if belongs {
             if position == Self.notInHeap { heapPush(r) } else { heapFix(rec.root.index, Int(position)) }
         } else if position != Self.notInHeap {
@@ -84,8 +84,9 @@ extension SizeLedger {
         for r in heaps[i] { heapPositions[r.index] = Self.notInHeap }
         var items: [RecordID] = []
         items.reserveCapacity(account.names)
-        forEachRecord(under: account.rootNode) { r in
-            if records[r.index].statted { items.append(r) }
+        for k in records.indices {
+            let rec = records[k]
+            if rec.rootIndex == UInt16(root.raw) && rec.live && rec.attached && rec.statted { items.append(RecordID(UInt32(k))) }
         }
         heaps[i] = items
         ensurePositions(records.count)

@@ -91,6 +91,12 @@ struct RootAccount {
     var ordered = false
     /// During the initial scan: order and hard-link merging are settled once, at the end.
     var bulkLoading = false
+    /// False for a slot whose root was removed (slots are not optional: updating a field of an optional struct in
+    /// an array copies the whole struct out and back, on every file).
+    var registered = true
+
+    /// An unused slot.
+    static let unused = RootAccount(rootNode: .none, path: [], dev: 0, countsDirectories: false, registered: false)
 
     /// What the root counts: its files, and its directories with `count_directories`.
     var total: Int64 { countsDirectories ? fileBytes + directoryBytes : fileBytes }
@@ -108,7 +114,7 @@ struct SizeLedger {
     var freeRecords: [RecordID] = []
     var nodes: [DirectoryNode] = []
     var freeNodes: [NodeID] = []
-    var accounts: [RootAccount?] = []
+    var accounts: [RootAccount] = []
     /// Inline sizes that do not fit the record's 32-bit field (files of 4 GiB and more).
     var bigSizes: [RecordID: Int64] = [:]
     /// Per root: the victim heap (record IDs, oldest first); empty unless the root is `ordered`.
@@ -131,8 +137,8 @@ struct SizeLedger {
     mutating func addRoot(_ id: RootID, path: [UInt8], ino: UInt64, dev: UInt64, bytes: Int64 = 0,
                           countsDirectories: Bool = false, ordered: Bool = false) -> NodeID {
         precondition(id.raw < UInt32(UInt16.max), "at most 65,535 roots at once")
-        while accounts.count <= id.index { accounts.append(nil); heaps.append([]) }
-        precondition(accounts[id.index] == nil, "\(id) is registered already")
+        while accounts.count <= id.index { accounts.append(.unused); heaps.append([]) }
+        precondition(!accounts[id.index].registered, "\(id) is registered already")
         let node = allocNode(DirectoryNode(parent: .none, root: id, name: .empty, ino: ino, bytes: bytes))
         var account = RootAccount(rootNode: node, path: path, dev: dev, countsDirectories: countsDirectories)
         account.directoryBytes = bytes
@@ -145,22 +151,24 @@ struct SizeLedger {
     mutating func removeRoot(_ id: RootID) {
         guard let account = account(id) else { return }
         removeSubtree(account.rootNode)
-        accounts[id.index] = nil
+        accounts[id.index] = .unused
         heaps[id.index] = []
     }
 
-    func account(_ id: RootID) -> RootAccount? { id.index < accounts.count ? accounts[id.index] : nil }
+    func account(_ id: RootID) -> RootAccount? { isRegistered(id) ? accounts[id.index] : nil }
+
+    func isRegistered(_ id: RootID) -> Bool { id.index < accounts.count && accounts[id.index].registered }
 
     /// The root's counted total (0 for an unknown root).
-    func total(_ id: RootID) -> Int64 { account(id)?.total ?? 0 }
+    func total(_ id: RootID) -> Int64 { isRegistered(id) ? accounts[id.index].total : 0 }
 
     /// The registered roots, in ID order.
-    var rootIDs: [RootID] { accounts.indices.compactMap { accounts[$0] == nil ? nil : RootID(UInt32($0)) } }
+    var rootIDs: [RootID] { accounts.indices.compactMap { accounts[$0].registered ? RootID(UInt32($0)) : nil } }
 
     /// Adds `delta` to the file bytes of `root`.
     mutating func adjust(_ root: RootID, bytes delta: Int64, files: Int = 0) {
-        accounts[root.index]?.fileBytes += delta
-        accounts[root.index]?.files += files
+        accounts[root.index].fileBytes += delta
+        accounts[root.index].files += files
     }
 
     /// Ends a step: the slots of removed nodes and records become reusable. Returns the removed nodes (their
@@ -183,11 +191,11 @@ struct SizeLedger {
 
     /// Until `endBulkLoad`, files are counted without keeping their order or merging hard links across stats:
     /// both are settled once, in linear time, at the end.
-    mutating func beginBulkLoad(_ root: RootID) { accounts[root.index]?.bulkLoading = true }
+    mutating func beginBulkLoad(_ root: RootID) { accounts[root.index].bulkLoading = true }
 
     mutating func endBulkLoad(_ root: RootID) {
         guard account(root)?.bulkLoading == true else { return }
-        accounts[root.index]?.bulkLoading = false
+        accounts[root.index].bulkLoading = false
         mergeLinksFoundInline(root)
         if account(root)?.ordered == true { rebuildHeap(root) }
     }

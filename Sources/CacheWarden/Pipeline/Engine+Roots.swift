@@ -5,11 +5,22 @@ import SystemPackage
 /// Roots coming and going: registration, loss and return, overflow re-reads, reloads.
 extension Engine {
     /// Registers a root: resolves its path, reads and watches its tree. In enforce mode a missing directory with
-    /// `create = true` is created first (never by a report).
+    /// `create = true` is created first; a dry run or a report creates nothing: such a root counts as empty and
+    /// is picked up if it appears.
     func addRoot(_ dir: DirectorySettings) throws(WardenError) {
         guard state.roots.id(named: dir.name) == nil else { throw .duplicateDirectory(dir.name) }
         let absolute = PathResolver.absolute(dir.path, relativeTo: PathResolver.currentDirectory())
-        if dir.createIfMissing && mode != .observe { PathResolver.createDirectories(absolute) }
+        if dir.createIfMissing && PathResolver.isMissing(absolute) {
+            if mode == .enforce {
+                PathResolver.createDirectories(absolute)
+            } else {
+                var runtime = RootRuntime(id: state.roots.nextID, settings: dir, path: absolute, basis: state.settings.sizeBasis)
+                runtime.lost = true
+                state.roots.add(runtime)
+                if backend != nil { startRearmTimer() }   // a one-shot report has no timers
+                return
+            }
+        }
         let st: stat
         do throws(Errno) { st = try Syscall.lstat(path: absolute) } catch { throw WardenError.path(error, absolute) }
         guard st.isDirectory else { throw .notADirectory(absolute) }
@@ -46,6 +57,11 @@ extension Engine {
         state.ledger.removeRoot(id)
         settle()
         state.events.error("registered directory \(rt.path) is gone (\(why)); watching for it to come back", dir: rt.name, kind: "root_lost")
+        startRearmTimer()
+    }
+
+    /// Polls lost roots every second; the timer exists only while some root is lost.
+    private func startRearmTimer() {
         guard rearmTimer == nil else { return }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))

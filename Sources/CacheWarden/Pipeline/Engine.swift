@@ -1,3 +1,4 @@
+import CWardenShims
 import Dispatch
 import Logging
 import SystemPackage
@@ -134,6 +135,9 @@ final class Engine: @unchecked Sendable {
             teardown()
             throw error
         }
+        // The initial scan grew the ledger's arrays by doubling; the buffers they left are free but still
+        // resident in the allocator's heap. Hand them back to the kernel once.
+        _ = cwsys_release_free_memory()
         running = true
         for rt in state.roots.all { emitReady(rt.id) }
         enforce(.startup, roots: state.roots.order)
@@ -160,13 +164,7 @@ final class Engine: @unchecked Sendable {
         defer { teardown() }
         var reports: [DirectoryStatus] = []
         for dir in state.settings.directories {
-            do throws(WardenError) { try addRoot(dir) } catch {
-                // A directory the watcher would create is reported empty, not created by a report.
-                guard case .pathMissing(let path) = error, dir.createIfMissing else { throw error }
-                reports.append(DirectoryStatus(totals: DirectoryTotals(dir: dir.name, path: path, total: 0, files: 0, quota: dir.quota),
-                                               oldest: nil, protectedBytes: 0, filesystemFree: nil))
-                continue
-            }
+            try addRoot(dir)   // a directory the watcher would create is reported empty, not created
             if let id = state.roots.id(named: dir.name), let r = statusReport(id) { reports.append(r) }
         }
         return reports

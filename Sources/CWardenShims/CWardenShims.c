@@ -1,13 +1,16 @@
-// See CFileSystem.h for why each function is here rather than in Swift.
+// See CWardenShims.h for why each function is here rather than in Swift.
 #define _GNU_SOURCE
-#include "CFileSystem.h"
+#include "CWardenShims.h"
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/stat.h>
 
-int cwfs_birth_time(int dirfd, const char *name, int64_t *nanoseconds) {
+int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds) {
     struct statx sx;
     if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) != 0) return -1;
     if (!(sx.stx_mask & STATX_BTIME)) return 1;
     *nanoseconds = (int64_t)sx.stx_btime.tv_sec * 1000000000 + sx.stx_btime.tv_nsec;
     return 0;
 }
+
+int cwsys_release_free_memory(void) { return malloc_trim(0); }

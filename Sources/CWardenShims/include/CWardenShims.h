@@ -1,0 +1,21 @@
+// CWardenShims — the thin C shim under CacheWarden's filesystem layer and engine.
+//
+// Why this module exists (each item is something Swift cannot express well):
+//  * `statx(2)`: Swift's Glibc module cannot name `struct statx` (the type's name clashes with the function's),
+//    so the birth time, which only statx reports, is read here (`cwsys_birth_time`).
+//  * `malloc_trim(3)`: <malloc.h> is not part of Swift's Glibc module (`cwsys_release_free_memory`).
+//
+// Every symbol here is prefixed `cwsys_`.
+#ifndef CWARDENSHIMS_H
+#define CWARDENSHIMS_H
+
+#include <stdint.h>
+
+/// Birth time of `name` (relative to `dirfd`, a final symlink not followed) in nanoseconds since 1970.
+/// Returns 0 on success, 1 when the filesystem records no birth time, -1 with `errno` set on failure.
+int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds);
+
+/// Returns the allocator's free pages to the kernel (`malloc_trim(0)`); 1 when memory was released.
+int cwsys_release_free_memory(void);
+
+#endif

@@ -1,0 +1,76 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+@testable import CacheWarden
+
+/// Events are facts: an `evict` line means CacheWarden deleted that file, and a file that appears by any means
+/// gets its `write` line.
+@Suite struct EvictionFactsTests {
+    @Test func aVictimRenamedByItsClientIsNoEvictLineAndTheTrimGoesOn() throws {
+        let tree = TemporaryTree()
+        for i in 0..<10 { tree.write("f\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) }
+        // The client wins the race for the oldest file: it renames it just as the trim chose it (the veto hook
+        // runs right before the deletion).
+        let renamed = Atomic<Bool>(false)
+        let path = tree.path
+        // 100 kB in a 60 kB quota: the startup trim takes f0 first, f1, … until 30 kB are left.
+        let h = try WatcherHarness(tree, quota: 60_000, basis: .apparent) { dir in
+            dir.shouldEvict = { candidate in
+                if candidate.file == "f0", !renamed.exchange(true, ordering: .relaxed) {
+                    _ = Glibc.rename(path + "/f0", path + "/kept-by-client")
+                }
+                return true
+            }
+        }
+        #expect(eventually { !h.log.trims.isEmpty })
+        let clientWon = renamed.load(ordering: .relaxed)
+        #expect(clientWon)
+        // No evict line for the file the client took; every evict line names a file that is gone.
+        #expect(!h.log.evictions.contains { $0.file == "f0" || $0.file == "kept-by-client" })
+        for e in h.log.evictions { #expect(!tree.exists(e.file), "\(e.file) has an evict line but exists") }
+        // The trim went on with the next candidates and reached its target counting the file where it went.
+        #expect(tree.exists("kept-by-client"))
+        #expect(h.log.evictions.map(\.file) == (1...7).map { "f\($0)" })
+        #expect(eventually { h.log.writes.contains { $0.file == "kept-by-client" } })
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
+    @Test(.enabled(if: which("inotifywait") != nil, "needs inotifywait as an independent witness"))
+    func underAWriteThenRenameClientEveryEvictLineIsADeletion() throws {
+        let tree = TemporaryTree()
+        // An independent witness of every deletion in the tree.
+        let witness = try RunningCLI(["-m", "-q", "-e", "delete", "--format", "%f", tree.path], executable: which("inotifywait")!)
+        #expect(waitUntilWatching(witness.process.processIdentifier))
+        let h = try WatcherHarness(tree, quota: 400_000, basis: .apparent)
+        // A pip-like client: write a temporary file, then rename it into place; and now and then rename an
+        // entry away (as a client moving an entry aside), racing the trims.
+        var g = ModelBasedTotalsTests.Generator(state: 99)
+        for i in 0..<2000 {
+            tree.write(".tmp\(i)", size: 1000 + g.below(9000))
+            tree.rename(".tmp\(i)", "entry\(i)")
+            if i % 7 == 0, i > 10, tree.exists("entry\(i - 10)") { _ = Glibc.rename(tree.url("entry\(i - 10)"), tree.url("aside\(i)")) }
+        }
+        #expect(eventually { h.log.trims.count > 5 })
+        #expect(h.totalsMatchDisk(basis: .apparent))
+        let evicted = h.log.evictions.map(\.file)
+        #expect(eventually { Set(evicted).isSubset(of: Set(witness.lines)) })
+        let strays = Set(evicted).subtracting(witness.lines)
+        #expect(strays.isEmpty, "evict lines without a deletion: \(strays.prefix(10))")
+    }
+
+    @Test func aFileLinkedInGetsAWriteLine() throws {
+        let tree = TemporaryTree()
+        let outside = TemporaryTree("cw-outside")
+        outside.write("object.o", size: 4096)
+        let h = try WatcherHarness(tree, basis: .apparent)
+        // ccache with hard_link = true stores entries so: link(2), no open, no close.
+        #expect(link(outside.url("object.o"), tree.url("entry")) == 0)
+        #expect(eventually { h.log.writes.contains { $0.file == "entry" && $0.size == 4096 } })
+        // A second name inside the tree is a write line too, and the bytes still count once.
+        #expect(link(tree.url("entry"), tree.url("again")) == 0)
+        #expect(eventually { h.log.writes.contains { $0.file == "again" } })
+        #expect(h.totalsMatchDisk(basis: .apparent))
+        #expect(h.total == 4096)
+    }
+}
