@@ -49,6 +49,9 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .customLong("half-trim-files"), help: ArgumentHelp("Tree size for the half-tree trim (default 100000, quick 10000).", valueName: "N"))
     var halfTrimFiles: Int?
 
+    @Option(name: .customLong("hard-link-files"), help: ArgumentHelp("Files in the hard-linked tree (default 100000, quick 10000).", valueName: "N"))
+    var hardLinkFiles: Int?
+
     @Option(name: .customLong("sink-lines"), help: ArgumentHelp("JSON lines to encode (default 1000000, quick 100000).", valueName: "N"))
     var sinkLines: Int?
 
@@ -67,19 +70,19 @@ struct BenchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Index-tree data: auto, real or sparse.", valueName: "fill"))
     var fill: Fill = .auto
 
-    @Option(help: ArgumentHelp("Comma-separated sections to run: index,throughput,trim,sink (default: all).", valueName: "list"))
+    @Option(help: ArgumentHelp("Comma-separated sections to run: index,links,throughput,trim,sink (default: all).", valueName: "list"))
     var only: String?
 
     @Flag(help: "Keep the temporary folder.")
     var keep = false
 
     func validate() throws {
-        let sizes = files + [writes, trims, filesPerTrim, halfTrimFiles, sinkLines].compactMap { $0 }
+        let sizes = files + [writes, trims, filesPerTrim, halfTrimFiles, hardLinkFiles, sinkLines].compactMap { $0 }
         guard sizes.allSatisfy({ $0 > 0 }), runs > 0 else { throw ValidationError("sizes and --runs must be positive") }
         if let only {
-            let known: Set<String> = ["index", "throughput", "trim", "sink"]
+            let known: Set<String> = ["index", "links", "throughput", "trim", "sink"]
             for s in only.split(separator: ",") where !known.contains(String(s)) {
-                throw ValidationError("unknown section \(s): use index, throughput, trim, sink")
+                throw ValidationError("unknown section \(s): use index, links, throughput, trim, sink")
             }
         }
     }
@@ -90,13 +93,14 @@ struct BenchCommand: ParsableCommand {
             if Cleanup.shared.isStopping { return }
             FileHandle.standardError.write(Data("[\(Format.decimal(Clock.seconds(since: wallStart), 1)) s] \(message)\n".utf8))
         }
-        let sections = Set((only ?? "index,throughput,trim,sink").split(separator: ",").map(String.init))
+        let sections = Set((only ?? "index,links,throughput,trim,sink").split(separator: ",").map(String.init))
         let indexSizes = files.isEmpty ? (quick ? [10_000] : [100_000, 1_000_000]) : files
         let writeCount = writes ?? (quick ? 20_000 : 200_000)
         let trimCount = trims ?? (quick ? 5 : 20)
         let perTrim = filesPerTrim ?? (quick ? 100 : 1000)
         let halfFiles = halfTrimFiles ?? (quick ? 10_000 : 100_000)
         let lines = sinkLines ?? (quick ? 100_000 : 1_000_000)
+        let linkFiles = hardLinkFiles ?? (quick ? 10_000 : 100_000)
 
         Cleanup.shared.installSignalHandlers()
         let work = try Files.makeWorkDirectory(under: dir)
@@ -122,6 +126,8 @@ struct BenchCommand: ParsableCommand {
         }
 
         section("index") {
+            var results: [IndexResult] = []
+            defer { report.sections.append(IndexSection(results: results, runs: runs)) }
             for n in indexSizes {
                 let spec = TreeSpec(files: n, sparse: false)
                 let sparse: Bool
@@ -130,21 +136,28 @@ struct BenchCommand: ParsableCommand {
                 case .sparse: sparse = true
                 case .auto: sparse = spec.estimatedBytes > min(4 << 30, freeBytes(work) / 2)
                 }
-                report.index.append(try IndexBenchmark.run(files: n, sparse: sparse, runs: runs, env: env, work: work, log: log))
+                results.append(try IndexBenchmark.run(files: n, sparse: sparse, runs: runs, env: env, work: work, log: log))
             }
+        }
+        section("links") {
+            report.sections.append(try HardLinkBenchmark.run(files: linkFiles, runs: runs, env: env, work: work, log: log))
         }
         var spares: [SpareTree] = []
         section("throughput") {
-            report.throughput = try ThroughputBenchmark.run(files: writeCount, env: env, work: work, spares: &spares, log: log)
+            let result = try ThroughputBenchmark.run(files: writeCount, env: env, work: work, spares: &spares, log: log)
+            report.watcherProgram = result.watcherProgram
+            report.sections.append(result)
         }
         section("trim") {
-            report.trimLatency = try TrimBenchmark.latency(trims: trimCount, filesPerTrim: perTrim, work: work, log: log)
-            report.halfTrim = try TrimBenchmark.halfTrim(files: halfFiles, env: env, work: work, spares: spares, log: log)
+            var trim = TrimSection()
+            defer { report.sections.append(trim) }
+            trim.latency = try TrimBenchmark.latency(trims: trimCount, filesPerTrim: perTrim, work: work, log: log)
+            trim.half = try TrimBenchmark.halfTrim(files: halfFiles, env: env, work: work, spares: spares, log: log)
             spares = []
         }
         for spare in spares { Files.discard(spare.path) }
         section("sink") {
-            report.sink = try SinkBenchmark.run(lines: lines, work: work, log: log)
+            report.sections.append(try SinkBenchmark.run(lines: lines, work: work, log: log))
         }
         report.wallSeconds = Clock.seconds(since: wallStart)
 

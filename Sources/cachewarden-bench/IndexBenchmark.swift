@@ -80,15 +80,7 @@ enum IndexBenchmark {
 
         // CacheWarden: a fresh child per run.
         var reports: [IndexChildReport] = []
-        for _ in 0..<runs {
-            // With a quota (never reached): the watcher keeps its files in oldest-first order, as a cache with a
-            // quota does, and that order's memory is part of the figure.
-            let r = try runToEnd(env.selfExecutable, ["index-child", root, "--quota", "\(Int64(1) << 60)"])
-            guard r.status == 0, let line = r.output.split(separator: "\n").last(where: { $0.hasPrefix(IndexChildReport.marker) }) else {
-                throw BenchError("index-child failed on \(root) (status \(r.status)): \(r.output.prefix(300))")
-            }
-            reports.append(try JSONDecoder().decode(IndexChildReport.self, from: Data(line.dropFirst(IndexChildReport.marker.count).utf8)))
-        }
+        for _ in 0..<runs { reports.append(try indexChild(root, env: env)) }
         let result = IndexResult(tree: tree, du: du, duKiB: duKiB, inotifywait: inotify, inotifywaitNote: inotifyNote,
                                  cachewarden: reports)
         log("index: cachewarden start→ready median \(Format.seconds(result.cachewardenMedian)), "
@@ -102,5 +94,15 @@ enum IndexBenchmark {
             log("index: warning: cachewarden counted \(result.countedFiles) files, the tree has \(files)")
         }
         return result
+    }
+
+    /// Indexes `root` in a fresh `index-child` process, with a quota (never reached): the watcher keeps its files
+    /// in oldest-first order, as a cache with a quota does, and that order's memory is part of the figure.
+    static func indexChild(_ root: String, env: Environment) throws -> IndexChildReport {
+        let r = try runToEnd(env.selfExecutable, ["index-child", root, "--quota", "\(Int64(1) << 60)"])
+        guard r.status == 0, let line = r.output.split(separator: "\n").last(where: { $0.hasPrefix(IndexChildReport.marker) }) else {
+            throw BenchError("index-child failed on \(root) (status \(r.status)): \(r.output.prefix(300))")
+        }
+        return try JSONDecoder().decode(IndexChildReport.self, from: Data(line.dropFirst(IndexChildReport.marker.count).utf8))
     }
 }

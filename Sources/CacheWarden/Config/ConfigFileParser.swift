@@ -80,56 +80,73 @@ struct ConfigFileParser {
 
     let file: String
 
-    /// Parses `text` (the contents of `file`); relative paths resolve against `baseDirectory`.
-    func parse(_ text: String, baseDirectory: String) throws(ConfigError) -> WardenSettings {
+    /// A directory's keys as read so far.
+    private struct DirectoryDraft {
+        var settings: DirectorySettings
+        var firstLine: Int
+        var pathLine: Int?
+    }
+
+    /// Everything read so far.
+    private struct Draft {
         var settings = WardenSettings()
         var seen: [String: Int] = [:]
-        var directories: [String: (settings: DirectorySettings, firstLine: Int, pathLine: Int?)] = [:]
-        var directoryOrder: [String] = []
-        var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            lineNumber += 1
-            let line = Self.stripComment(rawLine).trimmingSpaces
-            if line.isEmpty { continue }
-            guard let eq = line.firstIndex(of: "=") else {
-                throw error(lineNumber, "expected `key = value`, found `\(line)`")
-            }
-            let key = line[..<eq].trimmingSpaces
-            let value = line[line.index(after: eq)...].trimmingSpaces
-            guard !key.isEmpty else { throw error(lineNumber, "missing key before `=`; expected `key = value`") }
-            if let first = seen[key] {
-                throw error(lineNumber, "duplicate key \(key) (first set on line \(first)); keep one of them")
-            }
-            seen[key] = lineNumber
-            guard !value.isEmpty else { throw error(lineNumber, "\(key) has no value; expected `\(key) = <value>`") }
+        var directories: [String: DirectoryDraft] = [:]
+        var order: [String] = []
+    }
 
-            if let apply = Self.globalKeys[key] {
-                if let expected = apply(&settings, value) { throw error(lineNumber, "bad value `\(value)` for \(key): \(expected)") }
-                continue
-            }
-            let parts = key.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 3, parts[0] == "dir" else {
-                throw error(lineNumber, "unknown key \(key); expected one of \(Self.globalKeys.keys.sorted().joined(separator: ", ")) or dir.<name>.<\(Self.directoryKeys.keys.sorted().joined(separator: "|"))>")
-            }
-            let (name, field) = (parts[1], parts[2])
-            guard Self.isValidName(name) else {
-                throw error(lineNumber, "bad directory name `\(name)` in \(key): expected letters, digits, `_` or `-`")
-            }
-            guard let apply = Self.directoryKeys[field] else {
-                throw error(lineNumber, "unknown key \(key); expected dir.\(name).<\(Self.directoryKeys.keys.sorted().joined(separator: "|"))>")
-            }
-            if directories[name] == nil {
-                directories[name] = (DirectorySettings(name: name, path: ""), lineNumber, nil)
-                directoryOrder.append(name)
-            }
-            if let expected = apply(&directories[name]!.settings, value) {
-                throw error(lineNumber, "bad value `\(value)` for \(key): \(expected)")
-            }
-            if field == "path" { directories[name]!.pathLine = lineNumber }
+    /// Parses `text` (the contents of `file`); relative paths resolve against `baseDirectory`.
+    func parse(_ text: String, baseDirectory: String) throws(ConfigError) -> WardenSettings {
+        var draft = Draft()
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            try read(rawLine, line: index + 1, into: &draft)
         }
+        return try finish(draft, baseDirectory: baseDirectory)
+    }
 
-        for name in directoryOrder {
-            var entry = directories[name]!
+    /// One line: a comment, a blank, or a `key = value` applied to the draft.
+    private func read(_ rawLine: Substring, line n: Int, into d: inout Draft) throws(ConfigError) {
+        let line = Self.stripComment(rawLine).trimmingSpaces
+        if line.isEmpty { return }
+        guard let eq = line.firstIndex(of: "=") else { throw error(n, "expected `key = value`, found `\(line)`") }
+        let key = line[..<eq].trimmingSpaces
+        let value = line[line.index(after: eq)...].trimmingSpaces
+        guard !key.isEmpty else { throw error(n, "missing key before `=`; expected `key = value`") }
+        if let first = d.seen[key] { throw error(n, "duplicate key \(key) (first set on line \(first)); keep one of them") }
+        d.seen[key] = n
+        guard !value.isEmpty else { throw error(n, "\(key) has no value; expected `\(key) = <value>`") }
+        if let apply = Self.globalKeys[key] {
+            if let expected = apply(&d.settings, value) { throw error(n, "bad value `\(value)` for \(key): \(expected)") }
+            return
+        }
+        let parts = key.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, parts[0] == "dir" else {
+            throw error(n, "unknown key \(key); expected one of \(Self.globalKeys.keys.sorted().joined(separator: ", ")) or dir.<name>.<\(Self.directoryKeys.keys.sorted().joined(separator: "|"))>")
+        }
+        try readDirectoryKey(name: parts[1], field: parts[2], key: key, value: value, line: n, into: &d)
+    }
+
+    private func readDirectoryKey(name: String, field: String, key: String, value: String, line n: Int,
+                                  into d: inout Draft) throws(ConfigError) {
+        guard Self.isValidName(name) else {
+            throw error(n, "bad directory name `\(name)` in \(key): expected letters, digits, `_` or `-`")
+        }
+        guard let apply = Self.directoryKeys[field] else {
+            throw error(n, "unknown key \(key); expected dir.\(name).<\(Self.directoryKeys.keys.sorted().joined(separator: "|"))>")
+        }
+        var entry = d.directories[name] ?? DirectoryDraft(settings: DirectorySettings(name: name, path: ""), firstLine: n)
+        if d.directories[name] == nil { d.order.append(name) }
+        if let expected = apply(&entry.settings, value) { throw error(n, "bad value `\(value)` for \(key): \(expected)") }
+        if field == "path" { entry.pathLine = n }
+        d.directories[name] = entry
+    }
+
+    /// Resolves paths and checks what needs every line: each directory has a path, none nests in another.
+    private func finish(_ d: Draft, baseDirectory: String) throws(ConfigError) -> WardenSettings {
+        var settings = d.settings
+        var pathLines: [String: Int] = [:]
+        for name in d.order {
+            guard var entry = d.directories[name] else { continue }
             guard let pathLine = entry.pathLine else {
                 throw error(entry.firstLine, "dir.\(name) has no path; add `dir.\(name).path = /some/folder`")
             }
@@ -139,13 +156,14 @@ struct ConfigFileParser {
                let problem = PathResolver.directoryProblem(entry.settings.path) {
                 throw error(pathLine, "dir.\(name).path: \(problem)")
             }
+            pathLines[name] = pathLine
             settings.directories.append(entry.settings)
         }
         if settings.directories.isEmpty {
             throw error(1, "no directory registered; expected at least one `dir.<name>.path = /some/folder`")
         }
         if let (a, b) = PathResolver.firstOverlap(settings.directories) {
-            throw error(directories[b.name]!.pathLine!, "dir.\(b.name).path overlaps dir.\(a.name).path (\(a.path)); registered directories must not nest")
+            throw error(pathLines[b.name] ?? 1, "dir.\(b.name).path overlaps dir.\(a.name).path (\(a.path)); registered directories must not nest")
         }
         return settings
     }

@@ -29,8 +29,8 @@ struct VerifiedDirectories {
         if fds.count >= Self.maxCached { close() }
         var chain = ledger.chain(of: n)
         var fd: Int32
-        if let i = chain.lastIndex(where: { fds[$0] != nil }) {
-            fd = fds[chain[i]]!
+        if let i = chain.lastIndex(where: { fds[$0] != nil }), let cached = fds[chain[i]] {
+            fd = cached
             chain.removeFirst(i + 1)
         } else if let rootFD = fds[rootNode] {
             fd = rootFD

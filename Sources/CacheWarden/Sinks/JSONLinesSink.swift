@@ -31,28 +31,30 @@ public final class JSONLinesSink: EventSink {
         thread.start()
     }
 
+    /// Queues the batch's lines (encoded before the lock is taken) and wakes the writer once.
     public func receive(_ events: [WardenEvent]) {
-        for e in events { send(e) }
-    }
-
-    /// Queues one event's line.
-    public func send(_ event: WardenEvent) {
-        let line = event.jsonLineBytes()
+        let lines = events.map { $0.jsonLineBytes() }
         let queued = state.withLock { s -> Bool in
-            if s.closed { return false }
-            if s.pending.count + line.count > limit {
-                s.dropped += 1
-                return false
+            var any = false
+            for line in lines where !s.closed {
+                if s.pending.count + line.count > limit {
+                    s.dropped += 1
+                    continue
+                }
+                if s.dropped > 0 {
+                    s.pending.append(contentsOf: WardenEvent(.dropped(count: s.dropped)).jsonLineBytes())
+                    s.dropped = 0
+                }
+                s.pending.append(contentsOf: line)
+                any = true
             }
-            if s.dropped > 0 {
-                s.pending.append(contentsOf: WardenEvent(.dropped(count: s.dropped)).jsonLineBytes())
-                s.dropped = 0
-            }
-            s.pending.append(contentsOf: line)
-            return true
+            return any
         }
         if queued { wake.signal() }
     }
+
+    /// Queues one event's line.
+    public func send(_ event: WardenEvent) { receive([event]) }
 
     /// Waits (up to 3 seconds) until every queued line is written.
     public func finish() { flush(timeout: 3) }

@@ -12,69 +12,95 @@ extension WardenEvent {
         j.add("event", name)
         j.add("time", RFC3339.format(secondsSince1970: time.timeIntervalSince1970))
         switch kind {
-        case .ready(let t), .status(let t), .stop(let t):
-            j.add("dir", t.dir)
-            if case .ready = kind { j.add("path", t.path) }
-            j.add("total", t.total)
-            j.add("files", t.files)
-            j.add("quota", t.quota)
-        case .write(let w):
-            j.add("dir", w.dir)
-            j.add("file", w.file)
-            j.add("size", w.size)
-            j.add("total", w.total)
-            j.add("files", w.files)
-            j.add("quota", w.quota)
-        case .evict(let e):
-            j.add("dir", e.dir)
-            j.add("file", e.file)
-            j.add("size", e.size)
-            j.add("reason", e.reason.rawValue)
-            if e.dryRun { j.add("dry_run", true) }
-        case .trim(let t):
-            j.add("dir", t.dir)
-            j.add("reason", t.reason.rawValue)
-            j.add("removed", t.removed)
-            j.add("freed", t.freed)
-            j.add("total_before", t.totalBefore)
-            j.add("total", t.total)
-            j.add("quota", t.quota)
-            j.add("target", t.target)
-            j.add("duration_ms", t.durationMilliseconds)
-            if t.shortBy > 0 { j.add("short_by", t.shortBy) }
-            if t.dryRun { j.add("dry_run", true) }
-        case .overflow:
-            break
-        case .rescan(let r):
-            j.add("dir", r.dir)
-            j.add("drift", r.drift)
-            j.add("total", r.total)
-            j.add("files", r.files)
-        case .lowDisk(let l):
-            j.add("mount", l.mount)
-            j.add("free", l.free)
-            j.add("size", l.size)
-            j.add("threshold", l.threshold)
-            j.add("dirs", l.dirs)
-            j.add("bytes_per_s", l.bytesPerSecond)
-            j.add("seconds_to_full", l.secondsToFull)
-        case .clear(let c):
-            j.add("phase", c.phase.rawValue)
-            j.add("progress", c.progress)
-            j.add("dirs", c.dirs)
-            if c.phase == .done {
-                j.add("freed", c.freed)
-                j.add("removed", c.removed)
-            }
-            if c.dryRun { j.add("dry_run", true) }
-        case .dropped(let count):
-            j.add("count", count)
-        case .error(let e):
-            j.add("message", e.message)
-            j.add("dir", e.dir)
-            j.add("file", e.file)
-            j.add("kind", e.kind)
+        case .ready(let t): j.add(t, path: true)
+        case .status(let t), .stop(let t): j.add(t, path: false)
+        case .write(let w): j.add(w)
+        case .evict(let e): j.add(e)
+        case .trim(let t): j.add(t)
+        case .overflow: break
+        case .rescan(let r): j.add(r)
+        case .lowDisk(let l): j.add(l)
+        case .clear(let c): j.add(c)
+        case .dropped(let count): j.add("count", count)
+        case .error(let e): j.add(e)
         }
         return j.finish()
+    }
+}
+
+/// The fields of each event payload, in the contract's order.
+extension JSONLineBuilder {
+    mutating func add(_ t: DirectoryTotals, path: Bool) {
+        add("dir", t.dir)
+        if path { add("path", t.path) }
+        add("total", t.total)
+        add("files", t.files)
+        add("quota", t.quota)
+    }
+
+    mutating func add(_ w: FileWritten) {
+        add("dir", w.dir)
+        add("file", w.file)
+        add("size", w.size)
+        add("total", w.total)
+        add("files", w.files)
+        add("quota", w.quota)
+    }
+
+    mutating func add(_ e: Eviction) {
+        add("dir", e.dir)
+        add("file", e.file)
+        add("size", e.size)
+        add("reason", e.reason.rawValue)
+        if e.dryRun { add("dry_run", true) }
+    }
+
+    mutating func add(_ t: TrimReport) {
+        add("dir", t.dir)
+        add("reason", t.reason.rawValue)
+        add("removed", t.removed)
+        add("freed", t.freed)
+        add("total_before", t.totalBefore)
+        add("total", t.total)
+        add("quota", t.quota)
+        add("target", t.target)
+        add("duration_ms", t.durationMilliseconds)
+        if t.shortBy > 0 { add("short_by", t.shortBy) }
+        if t.dryRun { add("dry_run", true) }
+    }
+
+    mutating func add(_ r: RescanReport) {
+        add("dir", r.dir)
+        add("drift", r.drift)
+        add("total", r.total)
+        add("files", r.files)
+    }
+
+    mutating func add(_ l: LowDiskReport) {
+        add("mount", l.mount)
+        add("free", l.free)
+        add("size", l.size)
+        add("threshold", l.threshold)
+        add("dirs", l.dirs)
+        add("bytes_per_s", l.bytesPerSecond)
+        add("seconds_to_full", l.secondsToFull)
+    }
+
+    mutating func add(_ c: ClearProgress) {
+        add("phase", c.phase.rawValue)
+        add("progress", c.progress)
+        add("dirs", c.dirs)
+        if c.phase == .done {
+            add("freed", c.freed)
+            add("removed", c.removed)
+        }
+        if c.dryRun { add("dry_run", true) }
+    }
+
+    mutating func add(_ e: WardenIssue) {
+        add("message", e.message)
+        add("dir", e.dir)
+        add("file", e.file)
+        add("kind", e.kind)
     }
 }
