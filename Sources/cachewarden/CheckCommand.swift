@@ -1,40 +1,52 @@
 import ArgumentParser
 import CacheWarden
 
-/// `cachewarden check`: validate a config and print the settings as parsed (exit 0), or the error (exit 2).
+/// `cachewarden check`: validate a config and print the effective settings (exit 0), or the error (exit 2).
+/// Values a profile filled in are marked with `# from profile <name>`. It changes nothing on disk.
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
-        abstract: "Validate the settings and print them as parsed (exit 0), or print the error (exit 2)."
+        abstract: "Validate the settings and print them as they will be enforced (exit 0), or print the error (exit 2)."
     )
 
     @OptionGroup var source: SettingsOptions
 
     func run() throws {
-        let s = try source.load()
+        let s = try source.load().resolved()
+        print("# cachewarden \(CacheWardenVersion.current)")
         print("size_basis = \(s.sizeBasis.rawValue)")
         if let e = s.expireInterval { print("expire_interval = \(e)s") }
-        if let t = s.lowDiskFree { print("low_disk_free = \(Self.describe(t))") }
+        if let t = s.lowDiskFree { print("low_disk_free = \(t.configText)") }
         print("low_disk_action = \(s.lowDiskAction.rawValue)")
         print("low_disk_interval = \(s.lowDiskInterval)s")
-        for d in s.directories {
-            let p = "dir.\(d.name)."
-            print("\(p)path = \(d.path)")
-            print("\(p)quota = \(d.quota)B")
-            print("\(p)max_age = \(d.maxAge.map { "\($0)s" } ?? "manual")")
-            print("\(p)order = \(d.order.rawValue)")
-            if !d.protect.isEmpty { print("\(p)protect = \(d.protect.joined(separator: ", "))") }
-            if !d.exclude.isEmpty { print("\(p)exclude = \(d.exclude.joined(separator: ", "))") }
-            print("\(p)one_file_system = \(d.oneFileSystem)")
-            print("\(p)prune_dirs = \(d.pruneDirs)")
-            if let t = d.lowDiskFree { print("\(p)low_disk_free = \(Self.describe(t))") }
+        for g in s.groups {
+            print("group.\(g.name).quota = \(g.quota)B")
+            print("group.\(g.name).trim_to = \(g.trimTo.configText)")
         }
+        for d in s.directories { print(Self.lines(d).joined(separator: "\n")) }
     }
 
-    static func describe(_ t: FreeSpaceThreshold) -> String {
-        switch t {
-        case .percent(let p): "\(p)%"
-        case .bytes(let b): "\(b)B"
+    /// One directory's effective settings, one key per line.
+    static func lines(_ d: DirectorySettings) -> [String] {
+        let fromProfile = Set(d.keysFromProfile)
+        let p = "dir.\(d.name)."
+        var out: [(String, String?)] = [
+            ("path", d.path), ("profile", d.profile.rawValue), ("quota", "\(d.quota)B"),
+            ("trim_at", d.trimAt.configText), ("trim_to", d.trimTo.configText),
+            ("hard_quota", d.hardQuota?.configText), ("trim_after_idle", d.trimAfterIdle.map { "\($0)s" }),
+            ("max_files", d.maxFiles.map(String.init)), ("max_age", d.maxAge.map { "\($0)s" } ?? "manual"),
+            ("min_age", d.minAge.map { "\($0)s" }), ("order", d.order.rawValue),
+            ("protect", d.protect.isEmpty ? nil : d.protect.joined(separator: ", ")),
+            ("exclude", d.exclude.isEmpty ? nil : d.exclude.joined(separator: ", ")),
+            ("spare_open", "\(d.spareOpen)"), ("evict_unit", d.evictUnit.configText),
+            ("group", d.group), ("weight", d.group == nil ? nil : "\(d.weight)"),
+            ("delete_rate", d.deleteRate.map { "\($0)/s" }), ("count_directories", "\(d.countDirectories)"),
+            ("one_file_system", "\(d.oneFileSystem)"), ("prune_dirs", "\(d.pruneDirs)"),
+            ("low_disk_free", d.lowDiskFree?.configText),
+        ]
+        out.removeAll { $0.1 == nil }
+        return out.map { key, value in
+            "\(p)\(key) = \(value ?? "")" + (fromProfile.contains(key) ? "  # from profile \(d.profile.rawValue)" : "")
         }
     }
 }

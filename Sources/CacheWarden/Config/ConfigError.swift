@@ -9,11 +9,19 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     public var line: Int?
     /// What is wrong and what is expected.
     public var message: String
+    /// The config key at fault, when a check across keys found it (the parser turns it into a line).
+    var key: String?
 
     /// An error about `message`, optionally located at `file:line`.
     public init(file: String? = nil, line: Int? = nil, message: String) {
         self.file = file
         self.line = line
+        self.message = message
+    }
+
+    /// An error about key `key` of settings checked as a whole.
+    init(key: String, message: String) {
+        self.key = key
         self.message = message
     }
 

@@ -76,6 +76,70 @@ struct ConfigFileParser {
             guard let b = ValueParsers.bool(v) else { return "expected true or false" }
             d.createIfMissing = b; return nil
         },
+        "count_directories": { d, v in
+            guard let b = ValueParsers.bool(v) else { return "expected true or false" }
+            d.countDirectories = b; return nil
+        },
+        "trim_to": { d, v in
+            guard let l = ValueParsers.limit(v, percent: 0...100) else { return "expected a share of the quota like 50% or a size like 400MB" }
+            d.trimTo = l; return nil
+        },
+        "trim_at": { d, v in
+            guard let l = ValueParsers.limit(v, percent: 0...100) else { return "expected a share of the quota like 90% or a size like 900MB" }
+            d.trimAt = l; return nil
+        },
+        "hard_quota": { d, v in
+            guard let l = ValueParsers.limit(v, percent: 100...10_000) else { return "expected 100% or more of the quota, like 200%, or a size like 2GB" }
+            d.hardQuota = l; return nil
+        },
+        "max_files": { d, v in
+            guard let n = Int(v), n > 0 else { return "expected a number of files, like 100000" }
+            d.maxFiles = n; return nil
+        },
+        "trim_after_idle": { d, v in
+            guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 30s, 5m, 1h" }
+            d.trimAfterIdle = a; return nil
+        },
+        "spare_open": { d, v in
+            guard let b = ValueParsers.bool(v) else { return "expected true or false" }
+            d.spareOpen = b; return nil
+        },
+        "min_age": { d, v in
+            guard let a = ValueParsers.age(v, allowMonths: true) else { return "expected a duration like 10m, 2h, 1d" }
+            d.minAge = a; return nil
+        },
+        "evict_unit": { d, v in
+            guard let u = ValueParsers.unit(v) else { return "expected file, entry or depth:N (N ≥ 1)" }
+            d.evictUnit = u; return nil
+        },
+        "profile": { d, v in
+            guard let p = CacheProfile(rawValue: v) else { return "expected \(CacheProfile.allCases.map(\.rawValue).joined(separator: ", "))" }
+            d.profile = p; return nil
+        },
+        "group": { d, v in
+            guard isValidName(v) else { return "expected a group name (letters, digits, `_` or `-`) set with group.<name>.quota" }
+            d.group = v; return nil
+        },
+        "weight": { d, v in
+            guard let n = Int(v), n > 0, n <= 1_000_000 else { return "expected a positive whole number like 1 or 3" }
+            d.weight = n; return nil
+        },
+        "delete_rate": { d, v in
+            guard let n = ValueParsers.rate(v) else { return "expected files per second like 100/s" }
+            d.deleteRate = n; return nil
+        },
+    ]
+
+    /// Keys of the form `group.<name>.<field>`.
+    static let groupKeys: [String: Apply<GroupSettings>] = [
+        "quota": { g, v in
+            guard let q = ValueParsers.size(v), q > 0 else { return "expected a size like 10GB" }
+            g.quota = q; return nil
+        },
+        "trim_to": { g, v in
+            guard let l = ValueParsers.limit(v, percent: 0...100) else { return "expected a share of the quota like 50% or a size like 4GB" }
+            g.trimTo = l; return nil
+        },
     ]
 
     let file: String
@@ -93,6 +157,8 @@ struct ConfigFileParser {
         var seen: [String: Int] = [:]
         var directories: [String: DirectoryDraft] = [:]
         var order: [String] = []
+        var groups: [String: (settings: GroupSettings, line: Int)] = [:]
+        var groupOrder: [String] = []
     }
 
     /// Parses `text` (the contents of `file`); relative paths resolve against `baseDirectory`.
@@ -120,10 +186,28 @@ struct ConfigFileParser {
             return
         }
         let parts = key.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3, parts[0] == "dir" else {
-            throw error(n, "unknown key \(key); expected one of \(Self.globalKeys.keys.sorted().joined(separator: ", ")) or dir.<name>.<\(Self.directoryKeys.keys.sorted().joined(separator: "|"))>")
+        guard parts.count == 3, parts[0] == "dir" || parts[0] == "group" else {
+            throw error(n, "unknown key \(key); expected one of \(Self.globalKeys.keys.sorted().joined(separator: ", ")), dir.<name>.<\(Self.directoryKeys.keys.sorted().joined(separator: "|"))> or group.<name>.<\(Self.groupKeys.keys.sorted().joined(separator: "|"))>")
         }
-        try readDirectoryKey(name: parts[1], field: parts[2], key: key, value: value, line: n, into: &d)
+        if parts[0] == "group" {
+            try readGroupKey(name: parts[1], field: parts[2], key: key, value: value, line: n, into: &d)
+        } else {
+            try readDirectoryKey(name: parts[1], field: parts[2], key: key, value: value, line: n, into: &d)
+        }
+    }
+
+    private func readGroupKey(name: String, field: String, key: String, value: String, line n: Int,
+                              into d: inout Draft) throws(ConfigError) {
+        guard Self.isValidName(name) else {
+            throw error(n, "bad group name `\(name)` in \(key): expected letters, digits, `_` or `-`")
+        }
+        guard let apply = Self.groupKeys[field] else {
+            throw error(n, "unknown key \(key); expected group.\(name).<\(Self.groupKeys.keys.sorted().joined(separator: "|"))>")
+        }
+        var entry = d.groups[name] ?? (GroupSettings(name: name, quota: 0), n)
+        if d.groups[name] == nil { d.groupOrder.append(name) }
+        if let expected = apply(&entry.settings, value) { throw error(n, "bad value `\(value)` for \(key): \(expected)") }
+        d.groups[name] = entry
     }
 
     private func readDirectoryKey(name: String, field: String, key: String, value: String, line n: Int,
@@ -164,6 +248,15 @@ struct ConfigFileParser {
         }
         if let (a, b) = PathResolver.firstOverlap(settings.directories) {
             throw error(pathLines[b.name] ?? 1, "dir.\(b.name).path overlaps dir.\(a.name).path (\(a.path)); registered directories must not nest")
+        }
+        for name in d.groupOrder {
+            guard let (group, line) = d.groups[name] else { continue }
+            guard group.quota > 0 else { throw error(line, "group.\(name) has no quota; add `group.\(name).quota = 10GB`") }
+            settings.groups.append(group)
+        }
+        do throws(ConfigError) { try settings.validateRelations() } catch {
+            // Point at the line of the key at fault.
+            throw ConfigError(file: file, line: error.line ?? d.seen[error.key ?? ""] ?? 1, message: error.message)
         }
         return settings
     }
@@ -223,6 +316,29 @@ extension WardenSettings {
             var d = $0; d.path = PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory()); return d
         }) {
             throw ConfigError(message: "dir.\(b.name).path overlaps dir.\(a.name).path; registered directories must not nest")
+        }
+        try validateRelations()
+    }
+
+    /// The rules that tie keys together: watermarks in order, idle deferral with a quota, groups with members.
+    func validateRelations() throws(ConfigError) {
+        for d in directories {
+            let p = "dir.\(d.name)."
+            if d.quota > 0, d.trimTo.bytes(of: d.quota) >= d.trimAt.bytes(of: d.quota) {
+                throw ConfigError(key: p + "trim_to", message: "\(p)trim_to (\(d.trimTo.configText)) must be below \(p)trim_at (\(d.trimAt.configText)): a trim would not make room")
+            }
+            if d.trimAfterIdle != nil && d.quota == 0 {
+                throw ConfigError(key: p + "trim_after_idle", message: "\(p)trim_after_idle defers quota trims, but \(p)quota is not set; add a quota or drop the key")
+            }
+            if let hard = d.hardQuota, d.quota > 0, hard.bytes(of: d.quota) < d.quota {
+                throw ConfigError(key: p + "hard_quota", message: "\(p)hard_quota (\(hard.configText)) is below the quota; expected 100% or more")
+            }
+            if let g = d.group, group(named: g) == nil {
+                throw ConfigError(key: p + "group", message: "\(p)group names \(g), but there is no group.\(g).quota; add it")
+            }
+        }
+        for g in groups where !directories.contains(where: { $0.group == g.name }) {
+            throw ConfigError(key: "group.\(g.name).quota", message: "group.\(g.name) has no member; add `dir.<name>.group = \(g.name)`")
         }
     }
 }

@@ -48,13 +48,37 @@ enum ValueParsers {
         }
     }
 
-    /// `10%` or a size.
-    static func threshold(_ text: String) -> FreeSpaceThreshold? {
+    /// `10%` (strictly between 0 and 100) or a size: a free-space threshold.
+    static func threshold(_ text: String) -> SizeLimit? {
+        guard let l = limit(text, percent: 0...100), l != .percent(100) else { return nil }
+        return l
+    }
+
+    /// A share like `50%` (above 0, within `percent`) or a size.
+    static func limit(_ text: String, percent: ClosedRange<Double>) -> SizeLimit? {
         if text.hasSuffix("%") {
-            guard let p = Double(text.dropLast().trimmingSpaces), p > 0, p < 100 else { return nil }
+            guard let p = Double(text.dropLast().trimmingSpaces), p > 0, percent.contains(p) else { return nil }
             return .percent(p)
         }
         return size(text).map { .bytes($0) }
+    }
+
+    /// `file`, `entry` or `depth:N` (N ≥ 1).
+    static func unit(_ text: String) -> EvictionUnit? {
+        switch text {
+        case "file": return .file
+        case "entry": return .entry
+        default:
+            guard text.hasPrefix("depth:"), let n = Int(text.dropFirst(6)), n >= 1, n <= 64 else { return nil }
+            return .depth(n)
+        }
+    }
+
+    /// `100/s` or `100`: files per second, positive.
+    static func rate(_ text: String) -> Int? {
+        let number = text.hasSuffix("/s") ? String(text.dropLast(2)).trimmingSpaces : text
+        guard let n = Int(number), n > 0 else { return nil }
+        return n
     }
 
     /// A comma-separated list of non-empty globs.

@@ -1,14 +1,11 @@
-import Dispatch
-
-/// Carries out eviction goals for every policy (quota, age, low disk, manual trim, clear): it picks victims
-/// oldest first and deletes them through the deleter the watcher's mode gave it.
+/// Carries out eviction goals for every policy (quota, `max_files`, groups, age, low disk, manual trim, clear):
+/// it picks victims oldest first and deletes them through the deleter the watcher's mode gave it.
 ///
-/// Victims come from the root's heap one age group at a time (ties ordered by path), so choosing k victims costs
-/// O(k log n). A file being written (modified, not closed) is skipped while others remain; protected and vetoed
-/// files are skipped always. A deletion is taken out of the ledger at once, so its later `IN_DELETE` finds nothing
-/// to subtract twice. An `evict` event means CacheWarden deleted that file (or, in a dry run, would have): a victim
-/// that vanished under it (renamed by its client) is left to the changes that say where it went, and the trim goes
-/// on with the next candidate.
+/// Victims come from each root's heap one age group at a time (ties ordered by path), so choosing k victims
+/// costs O(k log n); `TrimRun` says who is spared. A deletion is taken out of the ledger at once, so its later
+/// `IN_DELETE` finds nothing to subtract twice. An `evict` event means CacheWarden deleted that file (or, in a dry
+/// run, would have): a victim that vanished under it (renamed by its client) is left to the changes that say where
+/// it went, and the trim goes on with the next candidate.
 struct Evictor {
     /// The deleter for one root and one trim (`SafeRemover`, or `DryRunDeleter` in a dry run).
     let makeDeleter: (RootID, SizeLedger) -> any FileDeleter
@@ -20,34 +17,71 @@ struct Evictor {
     /// Works toward `goal`; returns one report per root trimmed (each also emitted as a `trim` event).
     @discardableResult
     func run(_ goal: EvictionGoal, _ state: inout PipelineState, progress: Progress? = nil) -> [TrimReport] {
-        var reports: [TrimReport] = []
         switch goal.target {
-        case .free(let bytes):
-            var remaining = bytes
-            for id in goal.roots where remaining > 0 {
-                let total = state.ledger.total(id)
-                guard total > 0 else { continue }
-                guard let report = trim(id, goal.reason, target: .total(max(0, total - remaining)), &state, progress) else { continue }
-                remaining -= report.freed
-                reports.append(report)
-            }
+        case .free(let bytes): return free(bytes, goal, &state, progress)
+        case .groupTotal(let target): return trimGroup(to: target, goal, &state)
         default:
-            for id in goal.roots {
-                if let report = trim(id, goal.reason, target: goal.target, &state, progress) { reports.append(report) }
+            return goal.roots.compactMap { id in
+                guard var run = makeRun(id, goal, &state, progress) else { return nil }
+                if case .depth(let depth) = run.runtime.settings.evictUnit, goal.target != .everything {
+                    run.evictOldestUnits(depth: depth, &state)
+                } else {
+                    run.evictOldestFirst(&state)
+                }
+                return run.finish(&state)
             }
+        }
+    }
+
+    private func makeRun(_ root: RootID, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> TrimRun? {
+        guard let rt = state.roots[root], !rt.lost, state.ledger.account(root) != nil else { return nil }
+        if state.ledger.account(root)?.ordered != true { state.ledger.setOrdered(root, true) }
+        return TrimRun(root: root, runtime: rt, goal: goal, state: state, dryRun: dryRun,
+                       deleter: makeDeleter(root, state.ledger), progress: progress)
+    }
+
+    /// Frees `bytes` across the goal's roots in order, each trimmed toward its total minus what is still needed.
+    private func free(_ bytes: Int64, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> [TrimReport] {
+        var remaining = bytes
+        var reports: [TrimReport] = []
+        for id in goal.roots where remaining > 0 {
+            let total = state.ledger.total(id)
+            guard total > 0 else { continue }
+            var perRoot = goal
+            perRoot.target = .total(max(0, total - remaining))
+            perRoot.limit = goal.limit ?? state.roots[id]?.settings.deleteRate
+            guard var run = makeRun(id, perRoot, &state, progress) else { continue }
+            run.evictOldestFirst(&state)
+            let report = run.finish(&state)
+            remaining -= report.freed
+            reports.append(report)
         }
         return reports
     }
 
-    /// One root's trim.
-    private func trim(_ root: RootID, _ reason: TrimReason, target: EvictionGoal.Target, _ state: inout PipelineState,
-                      _ progress: Progress?) -> TrimReport? {
-        guard let rt = state.roots[root], !rt.lost, state.ledger.account(root) != nil else { return nil }
-        let started = DispatchTime.now().uptimeNanoseconds
-        if !(state.ledger.account(root)?.ordered ?? false) { state.ledger.setOrdered(root, true) }
-        var run = TrimRun(root: root, runtime: rt, reason: reason, target: target, before: state.ledger.total(root),
-                          dryRun: dryRun, deleter: makeDeleter(root, state.ledger), progress: progress)
-        run.evictOldestFirst(&state)
-        return run.finish(&state, startedAt: started)
+    /// A group over its shared quota: one victim at a time from the member furthest above its fair share (or
+    /// least under it, once all are under), until the members' sum is at the target or nothing is left.
+    private func trimGroup(to target: Int64, _ goal: EvictionGoal, _ state: inout PipelineState) -> [TrimReport] {
+        var runs: [RootID: TrimRun] = [:]
+        var exhausted = Set<RootID>()
+        while true {
+            var usage: [RootID: Int64] = [:]
+            for id in goal.roots { usage[id] = runs[id]?.projected ?? state.ledger.total(id) }
+            guard usage.values.reduce(0, +) > target else { break }
+            let open = goal.roots.filter { !exhausted.contains($0) }
+            func over(_ id: RootID) -> Int64 { (usage[id] ?? 0) - (goal.shares[id] ?? 0) }
+            guard let member = open.max(by: { over($0) < over($1) }) else { break }
+            // Taken out of the dictionary while it changes, so its arrays are not copied at every step.
+            guard var run = runs.removeValue(forKey: member) ?? makeRun(member, goal, &state, nil) else {
+                exhausted.insert(member)
+                continue
+            }
+            if !run.evictNext(&state) { exhausted.insert(member) }
+            runs[member] = run
+        }
+        return goal.roots.compactMap { id in
+            guard var run = runs[id] else { return nil }
+            return run.finish(&state)
+        }
     }
 }

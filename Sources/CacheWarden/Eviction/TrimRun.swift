@@ -1,83 +1,162 @@
 import Dispatch
 
-/// One trim of one root, from the first victim to its `trim` report.
+/// One trim of one root: takes candidates oldest first from the root's heap and decides, for each, whether it may
+/// go. `evictNext` deletes one victim at a time, so the group loop can take turns between members; a trim of a
+/// single root simply calls it until the target is met.
+///
+/// Who is spared: protected files (the `protect` globs, and every `CACHEDIR.TAG`: the tag marks the folder, not
+/// its contents) and vetoed ones, always; files younger than `min_age`, for size-driven trims (quota, `max_files`,
+/// group, low disk); files in use (being written, or open with `spare_open`) while other candidates remain — for
+/// an age expiry they wait for a later pass. A clear takes everything but protected files and tags.
 struct TrimRun {
     let root: RootID
     let runtime: RootRuntime
-    let reason: TrimReason
-    let target: EvictionGoal.Target
+    let goal: EvictionGoal
     let before: Int64
+    let beforeFiles: Int
     let dryRun: Bool
     var deleter: any FileDeleter
     let progress: Evictor.Progress?
+    let started = DispatchTime.now().uptimeNanoseconds
+    private let youngAfter: Int64?
 
-    /// The total as it will be once this trim is done (a dry run subtracts what it would delete).
-    private var projected: Int64 = 0
-    private var removed = 0
-    /// Popped candidates that stay: they go back to the heap at the end.
+    /// The total and file count as they will be once this trim is done (a dry run subtracts what it would delete).
+    var projected: Int64
+    var projectedFiles: Int
+    var removed = 0
+    /// Candidates that stay: they go back to the heap at the end.
     private var kept: [RecordID] = []
-    private var beingWritten: [(RecordID, Int64)] = []
+    private var inUse: [(record: RecordID, age: Int64)] = []
+    private var queue: [(record: RecordID, age: Int64)] = []
+    private var queueIndex = 0
+    private var heapDone = false
+    var spared = SparedFiles()
+    var paced = false
     /// Victims' directory paths, built once per trim (victims cluster in few directories).
     private var directoryPaths: [NodeID: [UInt8]] = [:]
 
-    init(root: RootID, runtime: RootRuntime, reason: TrimReason, target: EvictionGoal.Target, before: Int64,
-         dryRun: Bool, deleter: any FileDeleter, progress: Evictor.Progress?) {
+    init(root: RootID, runtime: RootRuntime, goal: EvictionGoal, state: PipelineState, dryRun: Bool,
+         deleter: any FileDeleter, progress: Evictor.Progress?) {
         self.root = root
         self.runtime = runtime
-        self.reason = reason
-        self.target = target
-        self.before = before
+        self.goal = goal
         self.dryRun = dryRun
         self.deleter = deleter
         self.progress = progress
+        before = state.ledger.total(root)
+        beforeFiles = state.ledger.account(root)?.files ?? 0
         projected = before
+        projectedFiles = beforeFiles
+        let sizeDriven = [.quota, .maxFiles, .groupQuota, .lowDisk].contains(goal.reason)
+        youngAfter = sizeDriven ? runtime.settings.minAge.map { Syscall.fileClockNanoseconds() - $0 * 1_000_000_000 } : nil
     }
 
-    private func wantsMore(age: Int64) -> Bool {
-        switch target {
-        case .everything: true
+    /// Whether the goal wants another file of this age gone (the group loop decides for group members).
+    func wants(age: Int64) -> Bool {
+        switch goal.target {
+        case .everything, .groupTotal: true
         case .total(let bytes): projected > bytes
+        case .files(let n): projectedFiles > n
         case .olderThan(let cutoff): age < cutoff
         case .free: false   // split into per-root totals by the evictor
         }
     }
 
-    /// Takes victims from the heap, oldest group first, until the target is met or no candidate is left.
-    mutating func evictOldestFirst(_ state: inout PipelineState) {
-        outer: while true {
-            let group = state.ledger.popOldestGroup(root)
-            if group.isEmpty { break }
-            for (i, (r, age)) in group.enumerated() {
-                guard wantsMore(age: age) else {
-                    kept.append(contentsOf: group[i...].map(\.record))
-                    break outer
-                }
-                if !runtime.protect.isEmpty && runtime.protect.matches(relativePath(r, state.ledger)) { kept.append(r); continue }
-                if target != .everything && state.ledger.inode(ofRecord: r)?.writing == true { beingWritten.append((r, age)); continue }
-                if !evict(r, &state) { kept.append(r) }
-            }
+    /// The next candidate, oldest first; once the heap is exhausted, the files that were in use.
+    private mutating func nextCandidate(_ state: inout PipelineState) -> (record: RecordID, age: Int64)? {
+        if queueIndex < queue.count {
+            defer { queueIndex += 1 }
+            return queue[queueIndex]
         }
-        // Files being written are victims only when nothing else was left.
-        for (r, age) in beingWritten {
-            if wantsMore(age: age), evict(r, &state) { continue }
+        if !heapDone {
+            queue = state.ledger.popOldestGroup(root)
+            queueIndex = 0
+            if !queue.isEmpty { return nextCandidate(&state) }
+            heapDone = true
+        }
+        let takesInUse = goal.target != .everything && !isAgeDriven
+        return takesInUse && !inUse.isEmpty ? inUse.removeFirst() : nil
+    }
+
+    private var isAgeDriven: Bool { if case .olderThan = goal.target { return true } else { return false } }
+
+    /// Deletes the next victim. Returns false when the target is met, the pass's limit is reached, or no candidate
+    /// is left.
+    mutating func evictNext(_ state: inout PipelineState) -> Bool {
+        while let (r, age) = nextCandidate(&state) {
+            guard wants(age: age) else { kept.append(r); return false }
+            if let limit = goal.limit, removed >= limit { kept.append(r); paced = true; return false }
+            if let reason = spareReason(r, age: age, state) {
+                spared.count(reason)
+                kept.append(r)
+                continue
+            }
+            if !heapDone && goal.target != .everything && isInUse(r, state) {
+                inUse.append((r, age))
+                continue
+            }
+            if evict(r, reason: goal.reason, &state) { return true }
             kept.append(r)
+        }
+        return false
+    }
+
+    /// Evicts until the target is met (a trim of one root).
+    mutating func evictOldestFirst(_ state: inout PipelineState) {
+        if goal.reason == .quota, case .total(let target) = goal.target { evictOversize(target: target, &state) }
+        while evictNext(&state) {}
+    }
+
+    func isInUse(_ r: RecordID, _ state: PipelineState) -> Bool {
+        state.ledger.inode(ofRecord: r)?.writing == true || (runtime.settings.spareOpen && state.ledger.isOpen(r))
+    }
+
+    mutating func spareReason(_ r: RecordID, age: Int64, _ state: PipelineState) -> SpareReason? {
+        let rec = state.ledger.record(r)
+        if state.ledger.names.withName(rec.name, { $0.elementsEqual("CACHEDIR.TAG".utf8) }) { return .protected }
+        if !runtime.protect.isEmpty && runtime.protect.matches(relativePath(r, state.ledger)) { return .protected }
+        if let youngAfter, age > youngAfter { return .young }
+        if isAgeDriven && isInUse(r, state) { return .inUse }
+        return nil
+    }
+
+    /// Files larger than the whole target: keeping any of them leaves the directory above its target whatever
+    /// else goes, so when smaller files exist too, the large ones go first, largest first and each alone
+    /// (`"reason":"oversize"`), and the smaller ones stay as far as the target allows. (When every file is larger
+    /// than the target, all must go: plain oldest-first order.)
+    private mutating func evictOversize(target: Int64, _ state: inout PipelineState) {
+        guard let account = state.ledger.account(root), account.largestSeen > target else { return }
+        for _ in 0..<8 where projected > target {
+            var largest: (record: RecordID, bytes: Int64)?
+            var anySmaller = false
+            state.ledger.forEachRecord(under: account.rootNode) { r in
+                guard let inode = state.ledger.inode(ofRecord: r), inode.names == 1 else { return }
+                if inode.bytes <= target { anySmaller = true } else if inode.bytes > (largest?.bytes ?? 0) { largest = (r, inode.bytes) }
+            }
+            guard anySmaller, let (r, _) = largest, spareReason(r, age: state.ledger.victimAge(r), state) == nil,
+                  !isInUse(r, state) else { return }
+            state.ledger.takeOutOfVictims(r)
+            guard evict(r, reason: .oversize, &state) else { state.ledger.syncVictim(r); return }
         }
     }
 
     /// Deletes one victim (if the veto hook agrees); returns whether it counts as evicted.
-    private mutating func evict(_ r: RecordID, _ state: inout PipelineState) -> Bool {
+    private mutating func evict(_ r: RecordID, reason: TrimReason, _ state: inout PipelineState) -> Bool {
         let rel = relativePath(r, state.ledger)
-        let size = state.ledger.inode(ofRecord: r)?.bytes ?? 0
+        let inode = state.ledger.inode(ofRecord: r)
+        let size = inode?.bytes ?? 0
         if let veto = runtime.settings.shouldEvict,
            !veto(EvictionCandidate(directory: runtime.name, file: PathBytes.display(rel), size: size, reason: reason)) {
+            spared.vetoed += 1
             return false
         }
         switch deleter.delete(r, in: state.ledger) {
         case .removed:
             state.ledger.removeRecord(r)
             projected = state.ledger.total(root)
+            projectedFiles = state.ledger.account(root)?.files ?? 0
         case .simulated:
-            if (state.ledger.inode(ofRecord: r)?.names ?? 1) <= 1 { projected -= size }
+            if (inode?.names ?? 1) <= 1 { projected -= size; projectedFiles -= 1 }
             kept.append(r)
         case .vanished:
             // Renamed (or deleted) by someone else since it was counted: not ours. The changes that say where it
@@ -97,7 +176,7 @@ struct TrimRun {
         return true
     }
 
-    private mutating func relativePath(_ r: RecordID, _ ledger: SizeLedger) -> [UInt8] {
+    mutating func relativePath(_ r: RecordID, _ ledger: SizeLedger) -> [UInt8] {
         let rec = ledger.record(r)
         if directoryPaths[rec.dir] == nil { directoryPaths[rec.dir] = ledger.relativePath(of: rec.dir) }
         var path = directoryPaths[rec.dir] ?? []
@@ -107,22 +186,45 @@ struct TrimRun {
     }
 
     /// Puts the kept candidates back, releases the deleter and emits the `trim` report.
-    mutating func finish(_ state: inout PipelineState, startedAt started: UInt64) -> TrimReport {
-        for r in kept where state.ledger.isLive(r) { state.ledger.syncVictim(r) }
+    mutating func finish(_ state: inout PipelineState) -> TrimReport {
+        for r in kept + queue[min(queueIndex, queue.count)...].map(\.record) + inUse.map(\.record) where state.ledger.isLive(r) {
+            state.ledger.syncVictim(r)
+        }
+        queue.removeAll()
+        inUse.removeAll()
         deleter.finish()
         let after = dryRun ? projected : state.ledger.total(root)
-        let goal: Int64
-        switch target {
-        case .everything: goal = 0
-        case .total(let bytes): goal = bytes
-        default: goal = after
+        let target: Int64
+        switch goal.target {
+        case .everything: target = 0
+        case .total(let bytes): target = bytes
+        case .groupTotal: target = goal.shares[root] ?? after
+        default: target = after
         }
-        let report = TrimReport(
-            dir: runtime.name, reason: reason, removed: removed, freed: before - after, totalBefore: before, total: after,
-            quota: runtime.settings.quota, target: goal,
+        var report = TrimReport(
+            dir: runtime.name, reason: goal.reason, removed: removed, freed: before - after, totalBefore: before,
+            total: after, quota: runtime.settings.quota, target: target,
             durationMilliseconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6,
-            shortBy: max(0, after - goal), dryRun: dryRun)
+            shortBy: max(0, after - target), dryRun: dryRun)
+        if case .files(let n) = goal.target { report.shortBy = 0; report.targetFiles = n; report.filesShortBy = max(0, projectedFiles - n) }
+        report.deferredSeconds = goal.deferredSeconds
+        report.group = goal.group
+        report.paced = paced
+        if report.shortBy > 0 || (report.filesShortBy ?? 0) > 0 { report.spared = spared }
         state.events.emit(.trim(report))
         return report
+    }
+}
+
+/// Why a candidate was left in place.
+enum SpareReason { case protected, inUse, young }
+
+extension SparedFiles {
+    mutating func count(_ reason: SpareReason) {
+        switch reason {
+        case .protected: protected += 1
+        case .inUse: inUse += 1
+        case .young: young += 1
+        }
     }
 }

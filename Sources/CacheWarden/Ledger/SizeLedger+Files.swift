@@ -77,6 +77,7 @@ extension SizeLedger {
     }
 
     mutating func setBytes(_ r: RecordID, _ bytes: Int64) {
+        noteSize(records[r.index].root, bytes)
         if bytes >= Int64(UInt32.max) {
             records[r.index].size = UInt32.max
             bigSizes[r] = bytes
@@ -106,6 +107,7 @@ extension SizeLedger {
         syncVictim(r)
         detachInode(r)
         accounts[rec.root.index].names -= 1
+        openCounts[r] = nil
         names.release(rec.name)
         records[r.index].flags = []
         releasedRecords.append(r)

@@ -65,6 +65,7 @@ extension SizeLedger {
                 join(r, s, keepOpenedAge: keepOpenedAge)
             } else {
                 accounts[root.index].links[s.ino] = LinkGroup(bytes: s.bytes, age: s.age, names: .one(r))
+                noteSize(root, s.bytes)
                 records[r.index].flags.insert(.linked)
                 adjust(root, bytes: s.bytes, files: 1)
             }
@@ -105,6 +106,7 @@ extension SizeLedger {
     /// A new stat of a linked inode: its bytes and age, shared by all its names.
     mutating func updateGroup(_ s: FileStatus, root: RootID, keepOpenedAge: Bool) {
         guard var group = accounts[root.index].links[s.ino] else { return }
+        noteSize(root, s.bytes)
         adjust(root, bytes: s.bytes - group.bytes)
         group.bytes = s.bytes
         let age = keepOpenedAge && group.openedAge ? group.age : s.age

@@ -91,6 +91,9 @@ struct RootAccount {
     var ordered = false
     /// During the initial scan: order and hard-link merging are settled once, at the end.
     var bulkLoading = false
+    /// The largest counted size seen in this root (an upper bound: it never shrinks), so the oversize rule can
+    /// skip its pass over the files when no file can be larger than a trim's target.
+    var largestSeen: Int64 = 0
     /// False for a slot whose root was removed (slots are not optional: updating a field of an optional struct in
     /// an array copies the whole struct out and back, on every file).
     var registered = true
@@ -122,6 +125,8 @@ struct SizeLedger {
     /// Per record: its index in its root's heap, or `notInHeap`.
     var heapPositions: [UInt32] = []
     static let notInHeap = UInt32.max
+    /// Open files by name (see `+Opens`); only names open right now have an entry.
+    var openCounts: [RecordID: UInt16] = [:]
     /// Names whose inode lost another name: a change made through the removed name (a truncate just before an
     /// `rm`) reached them too, so the updater stats them again.
     var needsStat: [RecordID] = []
@@ -166,6 +171,11 @@ struct SizeLedger {
     var rootIDs: [RootID] { accounts.indices.compactMap { accounts[$0].registered ? RootID(UInt32($0)) : nil } }
 
     /// Adds `delta` to the file bytes of `root`.
+    /// Notes a counted size for `largestSeen`.
+    mutating func noteSize(_ root: RootID, _ bytes: Int64) {
+        if bytes > accounts[root.index].largestSeen { accounts[root.index].largestSeen = bytes }
+    }
+
     mutating func adjust(_ root: RootID, bytes delta: Int64, files: Int = 0) {
         accounts[root.index].fileBytes += delta
         accounts[root.index].files += files

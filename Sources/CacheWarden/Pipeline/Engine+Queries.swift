@@ -64,6 +64,7 @@ extension Engine {
     func register(_ directory: DirectorySettings) throws(WardenError) {
         guard running else { throw .notRunning }
         guard state.roots.id(named: directory.name) == nil else { throw .duplicateDirectory(directory.name) }
+        let directory = directory.resolved()
         var candidate = state.settings
         candidate.directories.append(directory)
         do throws(ConfigError) { try candidate.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }

@@ -129,7 +129,8 @@ extension Engine {
     /// Applies a validated new configuration (see `Watcher.reload`): removed directories stop, added ones start,
     /// changed ones take their new settings at once (a lowered quota trims immediately). A directory whose path,
     /// order, excludes, filesystem rule or size basis changed is re-read.
-    func reload(_ new: WardenSettings) {
+    func reload(_ newSettings: WardenSettings) {
+        let new = newSettings.resolved()
         let old = state.settings
         let oldByName = Dictionary(uniqueKeysWithValues: old.directories.map { ($0.name, $0) })
         let newNames = Set(new.directories.map(\.name))
@@ -139,12 +140,15 @@ extension Engine {
         }
         state.settings = new
         policies = PolicySet(mode == .observe ? WardenSettings() : new)
+        for w in wakeUps.values { w.timer.cancel() }
+        wakeUps.removeAll()
         var changed: [RootID] = []
         for dir in new.directories {
             if let before = oldByName[dir.name], let id = state.roots.id(named: dir.name) {
                 if Self.canKeepLedger(before, dir, old, new) {
                     state.roots[id]?.settings = dir
                     state.roots[id]?.protect = GlobMatcher(dir.protect)
+                    if before.spareOpen != dir.spareOpen { state.ledger.openCounts.removeAll() }
                     if needsOrder(dir) { state.ledger.setOrdered(id, true) }
                     changed.append(id)
                     continue
@@ -170,5 +174,6 @@ extension Engine {
         PathResolver.absolute(a.path, relativeTo: "/") == PathResolver.absolute(b.path, relativeTo: "/")
             && a.order == b.order && a.exclude == b.exclude && a.oneFileSystem == b.oneFileSystem
             && a.countDirectories == b.countDirectories && old.sizeBasis == new.sizeBasis
+            && (a.order == .opened || a.spareOpen) == (b.order == .opened || b.spareOpen)   // the watches' events
     }
 }

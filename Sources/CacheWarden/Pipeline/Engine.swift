@@ -33,6 +33,8 @@ final class Engine: @unchecked Sendable {
     var timers: [DispatchSourceTimer] = []
     var rearmTimer: DispatchSourceTimer?
     var audits = AuditSchedule()
+    /// One-shot timers policies asked for (a deferred trim, a paced pass), by policy index.
+    var wakeUps: [Int: (at: UInt64, timer: DispatchSourceTimer)] = [:]
     private(set) var running = false
 
     init(settings: WardenSettings, mode: WatcherMode, sinks: [any EventSink], logger: Logger,
@@ -41,7 +43,7 @@ final class Engine: @unchecked Sendable {
         self.sinks = sinks
         self.logger = logger
         self.addWatchOverride = addWatchOverride
-        state = PipelineState(settings: settings)
+        state = PipelineState(settings: settings.resolved())
         updater = LedgerUpdater(scanner: TreeScanner(backend: nil))
         policies = PolicySet(mode == .observe ? WardenSettings() : settings)
         switch mode {
@@ -57,6 +59,9 @@ final class Engine: @unchecked Sendable {
     func process(_ batch: inout ChangeBatch) -> BackendPace {
         guard running else { return .keepReading }
         updater.apply(batch, &state)
+        let now = DispatchTime.now().uptimeNanoseconds
+        for id in updater.active { state.lastActivity[id] = now }
+        updater.active.removeAll(keepingCapacity: true)
         if updater.overflowed { recoverFromOverflow() }
         if !updater.suspects.isEmpty { audit() }
         for (root, why) in updater.lostRoots { rootLost(root, why: why) }
@@ -71,14 +76,21 @@ final class Engine: @unchecked Sendable {
 
     /// Asks the policies what to evict and hands their goals to the evictor (none exists in observe mode).
     func enforce(_ trigger: PolicyTrigger, roots: [RootID], onlyPolicy: Int? = nil) {
-        let decision = policies.decide(trigger, roots: roots, state: state, only: onlyPolicy)
+        var wakeUps: [Int: UInt64] = [:]
+        let decision = policies.decide(trigger, roots: roots, state: state, only: onlyPolicy, wakeUps: &wakeUps)
+        for (policy, at) in wakeUps { scheduleWakeUp(policy, at: at) }
         for e in decision.events { state.events.emit(e) }
         guard let evictor, !decision.goals.isEmpty else { return }
         // Each unlink queues our own deletion record; hold the backend while deleting, so they are read in one
         // batch afterwards instead of waking the reader one by one.
         backend?.suspend()
         defer { backend?.resume() }
-        for goal in decision.goals { evictor.run(goal, &state) }
+        for goal in decision.goals {
+            let reports = evictor.run(goal, &state)
+            policies.outcome(goal, reports)
+            // A pass that stopped at its `delete_rate` budget is followed by the next, a second later.
+            if reports.contains(where: \.paced) { scheduleWakeUp(goal.policy, at: DispatchTime.now().uptimeNanoseconds + 1_000_000_000) }
+        }
         updater.statDirtyFiles(&state)   // files a trim found changed on disk
         settle()
     }
@@ -179,12 +191,32 @@ final class Engine: @unchecked Sendable {
         rearmTimer?.cancel()
         rearmTimer = nil
         audits.cancel()
+        for w in wakeUps.values { w.timer.cancel() }
+        wakeUps.removeAll()
         state.ledger = SizeLedger()
         state.roots.removeAll()
     }
 
     func emitReady(_ id: RootID) {
         if let t = state.totals(id) { state.events.emit(.ready(t)) }
+    }
+
+    /// Consults policy `index` again at `at` (uptime nanoseconds); an earlier request replaces a later one.
+    func scheduleWakeUp(_ index: Int, at: UInt64) {
+        if let existing = wakeUps[index] {
+            guard at < existing.at else { return }
+            existing.timer.cancel()
+        }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: at), leeway: .milliseconds(50))
+        timer.setEventHandler { @Sendable [unowned self] in
+            self.wakeUps[index] = nil
+            guard self.running else { return }
+            self.enforce(.timer, roots: self.state.roots.order, onlyPolicy: index)
+            self.deliver()
+        }
+        timer.resume()
+        wakeUps[index] = (at, timer)
     }
 
     /// Starts a timer per policy that wants one (none in observe mode: it has no policies).

@@ -99,6 +99,22 @@ extension LedgerUpdater {
         for (r, flags) in retry { markDirty(r, flags) }
     }
 
+    /// One `fstat` per directory whose entries changed, for roots that count directories' own blocks.
+    mutating func statDirtyDirectories(_ state: inout PipelineState) {
+        guard !dirtyDirectories.isEmpty else { return }
+        var directories: [RootID: VerifiedDirectories] = [:]
+        for n in dirtyDirectories where state.ledger.isLive(n) {
+            let root = state.ledger.root(of: n)
+            guard let rt = state.roots[root] else { continue }
+            if directories[root] == nil { directories[root] = VerifiedDirectories(root: root, in: state.ledger) }
+            guard let fd = try? directories[root]?.open(n, in: state.ledger), let st = try? Syscall.fstat(fd) else { continue }
+            state.ledger.setDirectoryBytes(n, rt.fileStat.bytes(st))
+            touched.insert(root)
+        }
+        for key in directories.keys { directories[key]?.close() }
+        dirtyDirectories.removeAll(keepingCapacity: true)
+    }
+
     private mutating func stat(_ r: RecordID, _ flags: DirtyFlags, in dirfd: Int32, _ state: inout PipelineState) {
         let rec = state.ledger.record(r)
         guard let rt = state.roots[rec.root] else { return }

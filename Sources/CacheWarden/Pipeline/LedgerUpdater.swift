@@ -29,6 +29,10 @@ struct LedgerUpdater {
     var dirty: OrderedDictionary<RecordID, DirtyFlags> = [:]
     /// Roots whose totals may have changed since the policies last looked.
     var touched = Set<RootID>()
+    /// Roots that saw any activity in this batch (writes, and opens where watched): what idle deferral waits on.
+    var active = Set<RootID>()
+    /// Directories whose own size may have changed (entries added or removed), for `count_directories`.
+    var dirtyDirectories = Set<NodeID>()
     /// Changes were lost: every root is re-read.
     var overflowed = false
     /// Roots whose directory went away (to be reported and watched for by the engine).
@@ -49,6 +53,7 @@ struct LedgerUpdater {
         for change in batch.changes { route(change, batch, &state) }
         retryUnread(&state)
         statDirtyFiles(&state)
+        statDirtyDirectories(&state)
     }
 
     /// Forgets everything in flight (after an overflow, the trees are re-read).
@@ -81,6 +86,10 @@ struct LedgerUpdater {
         guard let rt = state.roots[root] else { return }
         if !rt.exclude.isEmpty,
            rt.exclude.matches(PathBytes.join(state.ledger.relativePath(of: c.node), batch.name(c))) { return }
+        active.insert(root)
+        if rt.settings.countDirectories, c.kind == .created || c.kind == .deleted || c.kind == .movedFrom || c.kind == .movedTo {
+            dirtyDirectories.insert(c.node)
+        }
         batch.withName(c) { name in
             if c.isDirectory { routeDirectory(c, name, root: root, &state) } else { routeFile(c, name, root: root, &state) }
         }
@@ -91,7 +100,10 @@ struct LedgerUpdater {
         switch c.kind {
         case .created: markDirty(state.ledger.record(in: dir, named: name).record, .created)
         case .modified: markDirty(state.ledger.record(in: dir, named: name).record, .modified)
-        case .closedAfterWrite: markDirty(state.ledger.record(in: dir, named: name).record, .closed)
+        case .closedAfterWrite:
+            let r = state.ledger.record(in: dir, named: name).record
+            state.ledger.noteClosed(r)
+            markDirty(r, .closed)
         case .attributes:
             if let r = state.ledger.existingRecord(in: dir, named: name) { markDirty(r, []) }
         case .deleted:
@@ -107,9 +119,11 @@ struct LedgerUpdater {
             }
         case .movedTo: fileMovedIn(c, name, root: root, &state)
         case .opened:
-            if state.roots[root]?.settings.order == .opened, let r = state.ledger.existingRecord(in: dir, named: name) {
-                state.ledger.markOpened(r, time: Syscall.fileClockNanoseconds())
-            }
+            guard let r = state.ledger.existingRecord(in: dir, named: name), let settings = state.roots[root]?.settings else { return }
+            if settings.spareOpen { state.ledger.noteOpened(r) }
+            if settings.order == .opened { state.ledger.markOpened(r, time: Syscall.fileClockNanoseconds()) }
+        case .closedNoWrite:
+            if let r = state.ledger.existingRecord(in: dir, named: name) { state.ledger.noteClosed(r) }
         default: break
         }
     }

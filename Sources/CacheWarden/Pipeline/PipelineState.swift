@@ -6,6 +6,8 @@ struct PipelineState {
     var ledger = SizeLedger()
     var roots = RootRegistry()
     var events = EventOutbox()
+    /// When each root last saw activity (uptime nanoseconds): what `trim_after_idle` waits on.
+    var lastActivity: [RootID: UInt64] = [:]
 
     init(settings: WardenSettings) { self.settings = settings }
 

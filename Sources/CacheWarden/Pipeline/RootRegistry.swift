@@ -27,8 +27,8 @@ struct RootRuntime {
         fileStat = FileStat(basis: basis, order: settings.order)
     }
 
-    /// The optional events this root's watches report.
-    var watchEvents: WatchEvents { settings.order == .opened ? [.opens] : [] }
+    /// The optional events this root's watches report: opens and closes for `order = opened` and `spare_open`.
+    var watchEvents: WatchEvents { settings.order == .opened || settings.spareOpen ? [.opens] : [] }
 }
 
 /// The registered roots, in registration order. IDs are reused (lowest free first), so they stay small.

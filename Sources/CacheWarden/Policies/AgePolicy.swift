@@ -1,6 +1,8 @@
 /// Files older than their directory's `max_age` (mPaaS's purgeable types) are expired: right after the initial
 /// scan, then on a timer (a tenth of the shortest `max_age`, 1 s … 1 h, unless `expire_interval` says otherwise).
-/// No rescans: the ledger knows every file's age.
+/// No rescans: the ledger knows every file's age. With `delete_rate`, a pass unlinks at most that many files and
+/// the engine runs the next pass a second later, until a pass ends below its budget (nginx's cache manager paces
+/// its deletions the same way).
 struct AgePolicy: CleaningPolicy {
     let timerInterval: Int64?
 
@@ -19,7 +21,7 @@ struct AgePolicy: CleaningPolicy {
             guard let rt = state.roots[id], !rt.lost, let maxAge = rt.settings.maxAge else { continue }
             let cutoff = now - maxAge * 1_000_000_000
             guard let oldest = state.ledger.oldestAge(id), oldest < cutoff else { continue }
-            decision.goals.append(EvictionGoal(reason: .age, roots: [id], target: .olderThan(cutoff)))
+            decision.goals.append(EvictionGoal(reason: .age, roots: [id], target: .olderThan(cutoff), limit: rt.settings.deleteRate))
         }
         return decision
     }

@@ -2,8 +2,9 @@
 /// timer (`low_disk_interval`). One `low_disk` line per crossing; re-armed only when free space is back above
 /// the threshold plus a margin (a tenth of it), so a disk hovering at the threshold does not spam. With
 /// `low_disk_action = trim` the directories on that filesystem are trimmed, the one furthest over its own target
-/// first, until free space is back above the threshold and the margin. A failing `statvfs` is an `error` line,
-/// never "plenty free".
+/// first, until free space is back above the threshold and the margin. Directories with `delete_rate` purge at
+/// most that many files a pass, a pass a second, until free space is back. A failing `statvfs` is an `error`
+/// line, never "plenty free".
 struct LowDiskPolicy: CleaningPolicy {
     private struct FilesystemState {
         var armed = true
@@ -14,6 +15,8 @@ struct LowDiskPolicy: CleaningPolicy {
     let timerInterval: Int64?
     private var filesystems: [UInt64: FilesystemState] = [:]
     private var lastCheck: Int64 = 0
+    /// Filesystems whose paced purge is still going.
+    private var purging = Set<UInt64>()
 
     init?(_ settings: WardenSettings) {
         guard settings.lowDiskFree != nil || settings.directories.contains(where: { $0.lowDiskFree != nil }) else { return nil }
@@ -26,7 +29,7 @@ struct LowDiskPolicy: CleaningPolicy {
 
     mutating func decide(_ trigger: PolicyTrigger, roots: [RootID], state: PipelineState) -> PolicyDecision {
         let now = Syscall.nowNanoseconds()
-        if trigger == .changes && now - lastCheck < 1_000_000_000 { return PolicyDecision() }
+        if trigger == .changes && now - lastCheck < 1_000_000_000 && purging.isEmpty { return PolicyDecision() }
         lastCheck = now
         var decision = PolicyDecision()
         var byDevice: [UInt64: [RootID]] = [:]
@@ -55,17 +58,28 @@ struct LowDiskPolicy: CleaningPolicy {
         fs.lastFree = space.free
         fs.lastTime = now
         defer { filesystems[dev] = fs }
-        if space.free > threshold + threshold / 10 { fs.armed = true }
-        guard space.free < threshold, fs.armed else { return }
-        fs.armed = false
-        decision.events.append(.lowDisk(LowDiskReport(
-            mount: FreeSpace.mountPoint(of: first.path), free: space.free, size: space.size, threshold: threshold,
-            dirs: ids.compactMap { state.roots[$0]?.name }, bytesPerSecond: rate,
-            secondsToFull: rate.flatMap { $0 > 0 ? Double(space.free) / $0 : nil })))
-        if state.settings.lowDiskAction == .trim {
-            let ordered = ids.sorted { Self.over($0, state) > Self.over($1, state) }
-            decision.goals.append(EvictionGoal(reason: .lowDisk, roots: ordered, target: .free(threshold + threshold / 10 - space.free)))
+        let enough = threshold + threshold / 10
+        if space.free > enough {
+            fs.armed = true
+            purging.remove(dev)
         }
+        if space.free < threshold && fs.armed {
+            fs.armed = false
+            decision.events.append(.lowDisk(LowDiskReport(
+                mount: FreeSpace.mountPoint(of: first.path), free: space.free, size: space.size, threshold: threshold,
+                dirs: ids.compactMap { state.roots[$0]?.name }, bytesPerSecond: rate,
+                secondsToFull: rate.flatMap { $0 > 0 ? Double(space.free) / $0 : nil })))
+            if state.settings.lowDiskAction == .trim { purging.insert(dev) }
+        }
+        guard purging.contains(dev), space.free <= enough else { return }
+        let ordered = ids.sorted { Self.over($0, state) > Self.over($1, state) }
+        decision.goals.append(EvictionGoal(reason: .lowDisk, roots: ordered, target: .free(enough - space.free), tag: dev))
+    }
+
+    /// A purge pass that did not stop at a `delete_rate` budget freed all it could: the purge is over until the
+    /// next crossing. A paced one goes on (the engine consults this policy again a second later).
+    mutating func outcome(_ goal: EvictionGoal, _ reports: [TrimReport]) {
+        if !reports.contains(where: \.paced) { purging.remove(goal.tag) }
     }
 
     /// How far a root is above its own trim target (its total when it has no quota).

@@ -18,6 +18,21 @@ struct JSONLineBuilder {
         bytes.append(UInt8(ascii: "{"))
     }
 
+    /// A nested object, to be added to another builder with `addRaw`.
+    init(object: Bool) { self.init(capacity: 64) }
+
+    /// Closes a nested object (no newline).
+    mutating func finishObject() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// Adds a value already encoded as JSON (a nested object).
+    mutating func addRaw(_ name: StaticString, _ json: [UInt8]) {
+        key(name)
+        bytes.append(contentsOf: json)
+    }
+
     private mutating func key(_ name: StaticString) {
         if !first { bytes.append(UInt8(ascii: ",")) }
         first = false

@@ -52,6 +52,7 @@ extension JSONLineBuilder {
         add("file", e.file)
         add("size", e.size)
         add("reason", e.reason.rawValue)
+        if let files = e.files { add("files", files) }
         if e.dryRun { add("dry_run", true) }
     }
 
@@ -64,9 +65,25 @@ extension JSONLineBuilder {
         add("total", t.total)
         add("quota", t.quota)
         add("target", t.target)
+        if let n = t.targetFiles { add("target_files", n) }
         add("duration_ms", t.durationMilliseconds)
+        if let group = t.group { add("group", group) }
+        if let deferred = t.deferredSeconds { add("deferred_s", deferred) }
         if t.shortBy > 0 { add("short_by", t.shortBy) }
+        if let n = t.filesShortBy, n > 0 { add("files_short_by", n) }
+        if let s = t.spared, !s.isEmpty { add(s) }
+        if t.paced { add("paced", true) }
         if t.dryRun { add("dry_run", true) }
+    }
+
+    /// `"spared":{"protected":N,"in_use":N,"young":N,"vetoed":N}`.
+    mutating func add(_ s: SparedFiles) {
+        var inner = JSONLineBuilder(object: true)
+        inner.add("protected", s.protected)
+        inner.add("in_use", s.inUse)
+        inner.add("young", s.young)
+        inner.add("vetoed", s.vetoed)
+        addRaw("spared", inner.finishObject())
     }
 
     mutating func add(_ r: RescanReport) {

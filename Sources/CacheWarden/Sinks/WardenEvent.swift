@@ -12,6 +12,33 @@ public enum TrimReason: String, Sendable {
     case manual
     /// A `clear`.
     case clear
+    /// The directory crossed its `max_files`.
+    case maxFiles = "max_files"
+    /// The directory's group crossed its shared quota.
+    case groupQuota = "group_quota"
+    /// (On an `evict`:) one file alone was larger than the trim's target, so it went first and alone.
+    case oversize
+}
+
+/// Candidates a trim left in place, by why (reported when it fell short of its target).
+public struct SparedFiles: Sendable, Equatable {
+    /// Matched a `protect` glob (or is a `CACHEDIR.TAG`).
+    public var protected = 0
+    /// Open for reading or writing (`spare_open`), or being written.
+    public var inUse = 0
+    /// Younger than `min_age`.
+    public var young = 0
+    /// Kept by the veto hook.
+    public var vetoed = 0
+
+    public init(protected: Int = 0, inUse: Int = 0, young: Int = 0, vetoed: Int = 0) {
+        self.protected = protected
+        self.inUse = inUse
+        self.young = young
+        self.vetoed = vetoed
+    }
+
+    public var isEmpty: Bool { protected + inUse + young + vetoed == 0 }
 }
 
 /// A directory's running totals from the in-memory ledger.
@@ -56,6 +83,17 @@ public struct Eviction: Sendable, Equatable {
     public var reason: TrimReason
     /// `true` when nothing was deleted because the watcher runs with `dryRun`.
     public var dryRun: Bool
+    /// Files the evicted unit held (`evict_unit = entry | depth:N`); nil for a single file.
+    public var files: Int?
+
+    public init(dir: String, file: String, size: Int64, reason: TrimReason, dryRun: Bool, files: Int? = nil) {
+        self.dir = dir
+        self.file = file
+        self.size = size
+        self.reason = reason
+        self.dryRun = dryRun
+        self.files = files
+    }
 }
 
 /// The outcome of one trim of one directory.
@@ -82,6 +120,17 @@ public struct TrimReport: Sendable, Equatable {
     public var shortBy: Int64
     /// `true` when nothing was deleted because the watcher runs with `dryRun`.
     public var dryRun: Bool
+    /// Seconds the trim waited for the directory to be idle (`trim_after_idle`); nil when it did not wait.
+    public var deferredSeconds: Double? = nil
+    /// The group whose shared quota this trim served.
+    public var group: String? = nil
+    /// With `short_by`: the candidates it left, by why.
+    public var spared: SparedFiles? = nil
+    /// The pass stopped at its `delete_rate` budget; another follows.
+    public var paced = false
+    /// For a `max_files` trim: the file count it aimed for, and how many files above it remained.
+    public var targetFiles: Int? = nil
+    public var filesShortBy: Int? = nil
 }
 
 /// The watcher re-read a tree because the running total could not be trusted (after a queue overflow).

@@ -1,0 +1,95 @@
+/// Eviction units (`evict_unit = entry | depth:N`): the children of the root at depth N — a package-version
+/// folder, a per-job build folder, a model snapshot — are deleted whole, oldest unit first. A unit's age is the
+/// newest age inside it and its size the sum; a file shallower than N is a unit of its own. A unit with anything
+/// spared in it (protected, in use, too young, vetoed) is skipped whole: a trim never deletes half a folder.
+extension TrimRun {
+    /// One unit: a directory at depth N with everything in it, or a file.
+    struct Unit {
+        var node: NodeID?
+        var files: [RecordID] = []
+        var path: [UInt8]
+        var age: Int64 = .min
+        var bytes: Int64 = 0
+        var spared: SpareReason?
+    }
+
+    mutating func evictOldestUnits(depth: Int, _ state: inout PipelineState) {
+        let units = collectUnits(depth: depth, &state).sorted {
+            $0.age != $1.age ? $0.age < $1.age : $0.path.lexicographicallyPrecedes($1.path)
+        }
+        for unit in units {
+            guard wants(age: unit.age) else { break }
+            if let limit = goal.limit, removed >= limit { paced = true; break }
+            if let reason = unit.spared { spared.count(reason); continue }
+            if let veto = runtime.settings.shouldEvict,
+               !veto(EvictionCandidate(directory: runtime.name, file: PathBytes.display(unit.path), size: unit.bytes, reason: goal.reason)) {
+                spared.vetoed += 1
+                continue
+            }
+            evictUnit(unit, &state)
+        }
+    }
+
+    /// One pass over the root's files, grouping them into units.
+    private mutating func collectUnits(depth: Int, _ state: inout PipelineState) -> [Unit] {
+        guard let top = state.ledger.account(root)?.rootNode else { return [] }
+        var byNode: [NodeID: Unit] = [:]
+        var loose: [Unit] = []
+        var records: [RecordID] = []
+        state.ledger.forEachRecord(under: top) { records.append($0) }
+        for r in records {
+            guard let inode = state.ledger.inode(ofRecord: r) else { continue }
+            let chain = state.ledger.chain(of: state.ledger.record(r).dir)
+            let age = state.ledger.victimAge(r)
+            let spare = spareReason(r, age: age, state) ?? (isInUse(r, state) ? .inUse : nil)
+            let bytes = inode.names <= 1 ? inode.bytes : 0   // a linked file frees its bytes only with its last name
+            if chain.count >= depth {
+                let node = chain[depth - 1]
+                var unit = byNode[node] ?? Unit(node: node, path: state.ledger.relativePath(of: node))
+                unit.files.append(r)
+                unit.age = max(unit.age, age)
+                unit.bytes += bytes
+                unit.spared = unit.spared ?? spare
+                byNode[node] = unit
+            } else {
+                loose.append(Unit(files: [r], path: relativePath(r, state.ledger), age: age, bytes: bytes, spared: spare))
+            }
+        }
+        return Array(byNode.values) + loose
+    }
+
+    /// Deletes every file of the unit, then its emptied directories bottom-up (the unit's own included), and
+    /// reports it as one `evict` line.
+    private mutating func evictUnit(_ unit: Unit, _ state: inout PipelineState) {
+        var deleted = 0
+        for r in unit.files {
+            switch deleter.delete(r, in: state.ledger) {
+            case .removed: state.ledger.removeRecord(r); deleted += 1
+            case .simulated: deleted += 1
+            case .vanished: continue
+            case .changed: state.ledger.needsStat.append(r)
+            case .failed(let errno):
+                state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
+            }
+        }
+        if let node = unit.node, !dryRun {
+            var nodes: [NodeID] = []
+            state.ledger.forEachNode(under: node) { nodes.append($0) }
+            for n in nodes.reversed() where state.ledger.isLive(n) && state.ledger.node(n).files.isEmpty && state.ledger.node(n).subdirs.isEmpty {
+                if deleter.deleteEmptyDirectory(n, in: state.ledger) { state.ledger.removeSubtree(n) }
+            }
+        }
+        guard deleted > 0 else { return }
+        if dryRun {
+            projected -= unit.bytes
+            projectedFiles -= deleted
+        } else {
+            projected = state.ledger.total(root)
+            projectedFiles = state.ledger.account(root)?.files ?? 0
+        }
+        removed += 1
+        state.events.emit(.evict(Eviction(dir: runtime.name, file: PathBytes.display(unit.path), size: unit.bytes,
+                                          reason: goal.reason, dryRun: dryRun, files: unit.node == nil ? nil : deleted)))
+        progress?(removed, before - projected, &state.events)
+    }
+}
