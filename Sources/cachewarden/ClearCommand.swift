@@ -27,21 +27,13 @@ struct ClearCommand: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let sink = JSONLinesSink()
         let tty = isatty(2) == 1
-        // A dry run is its own mode: the watcher it builds has no deleter that could unlink anything.
-        let watcher = Watcher(settings: settings, mode: dryRun ? .dryRun : .enforce) { event in
-            switch event.kind {
-            case .clear, .evict, .error: sink.send(event)
-            default: break
-            }
-        }
-        try watcher.start()
-        try watcher.clear(names) { p in
+        // A one-shot clear: only the named directories are read, nothing is watched, no quota or age policy runs
+        // anywhere; a dry run is its own mode, whose deleter cannot unlink.
+        try Watcher.clear(settings, names: names, mode: dryRun ? .dryRun : .enforce, sinks: [sink]) { p in
             guard tty else { return }
             let filled = Int(p.progress * 30)
             let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: 30 - filled)
             FileHandle.standardError.write(Data("\r\(p.phase.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) [\(bar)] \(Int(p.progress * 100))%\(p.phase == .done ? "\n" : "")".utf8))
         }
-        watcher.stop()
-        sink.finish()
     }
 }

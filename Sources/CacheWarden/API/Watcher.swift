@@ -61,6 +61,22 @@ public final class Watcher: Sendable {
         for sink in engine.sinks { sink.finish() }
     }
 
+    /// Clears the named directories of `settings` (all when `names` is empty) once, without watching anything and
+    /// without running any policy: only the named directories are read. `mode` is `.enforce` or `.dryRun`; the
+    /// events (phases, evictions) go to `sinks`.
+    @discardableResult
+    public static func clear(_ settings: WardenSettings, names: [String] = [], mode: WatcherMode = .enforce,
+                             sinks: [any EventSink] = [], logger: Logger = Logger(label: "cachewarden"),
+                             progress: (@Sendable (ClearProgress) -> Void)? = nil) throws(WardenError) -> ClearReport {
+        guard mode != .observe else { throw .readOnly }
+        let engine = Engine(settings: settings, mode: mode, sinks: sinks, logger: logger, addWatchOverride: nil)
+        let result: Result<ClearReport, WardenError> = engine.queue.sync {
+            do throws(WardenError) { return .success(try engine.clearOnce(names, progress: progress)) } catch { return .failure(error) }
+        }
+        for sink in sinks { sink.finish() }
+        return try result.get()
+    }
+
     /// A one-shot size report of every directory in `settings`, in observe mode: each tree is read once (with a
     /// walker per core), nothing is watched, and nothing can be deleted — whatever the directories' state.
     public static func report(_ settings: WardenSettings, logger: Logger = Logger(label: "cachewarden")) throws(WardenError) -> [DirectoryStatus] {

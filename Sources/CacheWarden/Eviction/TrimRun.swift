@@ -34,6 +34,8 @@ struct TrimRun {
     var paced = false
     /// Victims' directory paths, built once per trim (victims cluster in few directories).
     private var directoryPaths: [NodeID: [UInt8]] = [:]
+    /// A dry run's deletions of hard-linked names, per inode: the bytes would be freed with the last name.
+    private var simulatedNames: [UInt64: Int] = [:]
 
     init(root: RootID, runtime: RootRuntime, goal: EvictionGoal, state: PipelineState, dryRun: Bool,
          deleter: any FileDeleter, progress: Evictor.Progress?) {
@@ -103,7 +105,7 @@ struct TrimRun {
 
     /// Evicts until the target is met (a trim of one root).
     mutating func evictOldestFirst(_ state: inout PipelineState) {
-        if goal.reason == .quota, case .total(let target) = goal.target { evictOversize(target: target, &state) }
+        if goal.reason == .quota, case .total(let target) = goal.target, !evictOversize(target: target, &state) { return }
         while evictNext(&state) {}
     }
 
@@ -124,8 +126,11 @@ struct TrimRun {
     /// else goes, so when smaller files exist too, the large ones go first, largest first and each alone
     /// (`"reason":"oversize"`), and the smaller ones stay as far as the target allows. (When every file is larger
     /// than the target, all must go: plain oldest-first order.)
-    private mutating func evictOversize(target: Int64, _ state: inout PipelineState) {
-        guard let account = state.ledger.account(root), account.largestSeen > target else { return }
+    /// Returns false when the trim should not go on: a file larger than the target is still in use (being
+    /// written, or open). Deleting the smaller files could not reach the target while it stays, so nothing is
+    /// deleted now; its close is a change, and the trim that follows takes it alone.
+    private mutating func evictOversize(target: Int64, _ state: inout PipelineState) -> Bool {
+        guard let account = state.ledger.account(root), account.largestSeen > target else { return true }
         for _ in 0..<8 where projected > target {
             var largest: (record: RecordID, bytes: Int64)?
             var anySmaller = false
@@ -133,18 +138,23 @@ struct TrimRun {
                 guard let inode = state.ledger.inode(ofRecord: r), inode.names == 1 else { return }
                 if inode.bytes <= target { anySmaller = true } else if inode.bytes > (largest?.bytes ?? 0) { largest = (r, inode.bytes) }
             }
-            guard anySmaller, let (r, _) = largest, spareReason(r, age: state.ledger.victimAge(r), state) == nil,
-                  !isInUse(r, state) else { return }
+            guard anySmaller, let (r, _) = largest, spareReason(r, age: state.ledger.victimAge(r), state) == nil else { return true }
+            if isInUse(r, state) {
+                spared.inUse += 1
+                return false
+            }
             state.ledger.takeOutOfVictims(r)
-            guard evict(r, reason: .oversize, &state) else { state.ledger.syncVictim(r); return }
+            guard evict(r, reason: .oversize, &state) else { state.ledger.syncVictim(r); return true }
         }
+        return true
     }
 
     /// Deletes one victim (if the veto hook agrees); returns whether it counts as evicted.
     private mutating func evict(_ r: RecordID, reason: TrimReason, _ state: inout PipelineState) -> Bool {
         let rel = relativePath(r, state.ledger)
         let inode = state.ledger.inode(ofRecord: r)
-        let size = inode?.bytes ?? 0
+        // What this deletion frees: a file with another name left here frees nothing yet.
+        let size = (inode?.names ?? 1) <= 1 ? inode?.bytes ?? 0 : 0
         if let veto = runtime.settings.shouldEvict,
            !veto(EvictionCandidate(directory: runtime.name, file: PathBytes.display(rel), size: size, reason: reason)) {
             spared.vetoed += 1
@@ -156,7 +166,9 @@ struct TrimRun {
             projected = state.ledger.total(root)
             projectedFiles = state.ledger.account(root)?.files ?? 0
         case .simulated:
-            if (inode?.names ?? 1) <= 1 { projected -= size; projectedFiles -= 1 }
+            let ino = state.ledger.record(r).ino
+            simulatedNames[ino, default: 0] += 1
+            if simulatedNames[ino] == inode?.names ?? 1 { projected -= inode?.bytes ?? 0; projectedFiles -= 1 }
             kept.append(r)
         case .vanished:
             // Renamed (or deleted) by someone else since it was counted: not ours. The changes that say where it

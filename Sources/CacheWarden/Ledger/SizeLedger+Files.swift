@@ -48,7 +48,9 @@ extension SizeLedger {
         let rec = records[r.index]
         guard rec.live else { return }
         if rec.statted && (rec.ino != s.ino || (!rec.linked && s.links > 1)) {
-            // Another inode under this name, or this inode gained a name: count it afresh.
+            // Another inode under this name, or this inode gained a name: count it afresh. Its heap key changes
+            // with it, so it leaves the heap first (a group it joins reorders its other names meanwhile).
+            takeOutOfVictims(r)
             detachInode(r)
         }
         if !records[r.index].statted {

@@ -161,11 +161,13 @@ extension SizeLedger {
         }.map { RecordID($0) }
     }
 
+    /// Built from the record slab, not the tree: a record held by a rename in flight is out of its directory's
+    /// table but still counted, and must be found too.
     private mutating func buildInodeIndex(_ root: RootID) {
-        guard let top = account(root)?.rootNode else { return }
         var inline: [RecordID] = []
-        forEachRecord(under: top) { r in
-            if records[r.index].statted && !records[r.index].linked { inline.append(r) }
+        for k in records.indices {
+            let rec = records[k]
+            if rec.live && rec.statted && !rec.linked && rec.rootIndex == UInt16(root.raw) { inline.append(RecordID(UInt32(k))) }
         }
         var table = EntryTable()
         table.grow(reserving: inline.count) { _ in 0 }

@@ -181,14 +181,16 @@ struct SizeLedger {
         accounts[root.index].files += files
     }
 
-    /// Ends a step: the slots of removed nodes and records become reusable. Returns the removed nodes (their
-    /// watches are to be dropped).
-    mutating func settle() -> [NodeID] {
-        freeRecords.append(contentsOf: releasedRecords)
-        releasedRecords.removeAll(keepingCapacity: true)
-        freeNodes.append(contentsOf: removedNodes)
-        defer { removedNodes.removeAll(keepingCapacity: true) }
-        return removedNodes
+    /// Ends a step: the slots of removed nodes and records become reusable. Returns them (the nodes' watches are
+    /// to be dropped, and whoever holds their IDs must forget them).
+    mutating func settle() -> (nodes: [NodeID], records: [RecordID]) {
+        defer {
+            freeRecords.append(contentsOf: releasedRecords)
+            releasedRecords.removeAll(keepingCapacity: true)
+            freeNodes.append(contentsOf: removedNodes)
+            removedNodes.removeAll(keepingCapacity: true)
+        }
+        return (removedNodes, releasedRecords)
     }
 
     /// The records to stat again since the last call.

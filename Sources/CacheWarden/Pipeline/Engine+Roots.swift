@@ -108,7 +108,7 @@ extension Engine {
     /// is re-read from disk (watches are kept: the backend re-binds them), and a `rescan` line per directory
     /// reports the drift.
     func recoverFromOverflow() {
-        updater.reset()
+        updater.reset(&state)
         state.events.emit(.overflow)
         for rt in state.roots.all where !rt.lost {
             guard let old = state.ledger.account(rt.id) else { continue }

@@ -120,9 +120,12 @@ final class Engine: @unchecked Sendable {
         audits.timer = timer
     }
 
-    /// Ends a step: nodes the ledger removed lose their watches.
+    /// Ends a step: nodes the ledger removed lose their watches, and the updater forgets every ID it held of a
+    /// removed node or record before their slots can be reused.
     func settle() {
-        for n in state.ledger.settle() { backend?.unwatch(n) }
+        let (nodes, records) = state.ledger.settle()
+        for n in nodes { backend?.unwatch(n) }
+        updater.forget(nodes: Set(nodes), records: Set(records))
     }
 
     /// Hands the step's events to every sink.
@@ -166,6 +169,21 @@ final class Engine: @unchecked Sendable {
         teardown()
         deliver()
         return true
+    }
+
+    /// A one-shot clear: only the named roots are read (nothing is watched, no policy runs) and cleared through
+    /// the evictor of this engine's mode (a dry run only reports).
+    func clearOnce(_ names: [String], progress: (@Sendable (ClearProgress) -> Void)?) throws(WardenError) -> ClearReport {
+        precondition(mode != .observe && !running, "a one-shot clear runs in enforce or dry-run mode, not while watching")
+        guard let evictor else { throw .readOnly }
+        do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
+        defer { teardown(); deliver() }
+        let dirs = state.settings.directories.filter { names.isEmpty || names.contains($0.name) }
+        for name in names where !dirs.contains(where: { $0.name == name }) { throw .unknownDirectory(name) }
+        for dir in dirs { try addRoot(dir) }
+        let report = ClearRunner(evictor: evictor).run(state.roots.order.filter { !(state.roots[$0]?.lost ?? true) }, &state, progress: progress)
+        settle()
+        return report
     }
 
     /// A one-shot report in observe mode: every root is read (nothing is watched, nothing can be deleted) and

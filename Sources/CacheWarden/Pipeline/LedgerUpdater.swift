@@ -56,13 +56,36 @@ struct LedgerUpdater {
         statDirtyDirectories(&state)
     }
 
-    /// Forgets everything in flight (after an overflow, the trees are re-read).
-    mutating func reset() {
+    /// Forgets everything in flight (after an overflow, the trees are re-read). Entries held by a rename in flight
+    /// are out of their directories' tables, where a re-read of the root cannot reach them: they go first.
+    mutating func reset(_ state: inout PipelineState) {
+        for move in pendingMoves.values {
+            switch move {
+            case .file(let r): state.ledger.removeRecord(r)
+            case .directory(let n, _): state.ledger.removeSubtree(n)
+            }
+        }
         pendingMoves.removeAll()
         dirty.removeAll()
         appearedRetry.removeAll()
         unread.removeAll()
         overflowed = false
+    }
+
+    /// Drops what the updater holds about nodes and records whose slots `settle()` just freed, so that an ID it
+    /// keeps across steps (a rename in flight, a retry) can never come to mean another directory or file.
+    mutating func forget(nodes: Set<NodeID>, records: Set<RecordID>) {
+        guard !nodes.isEmpty || !records.isEmpty else { return }
+        pendingMoves = pendingMoves.filter { _, move in
+            switch move {
+            case .file(let r): !records.contains(r)
+            case .directory(let n, _): !nodes.contains(n)
+            }
+        }
+        if !dirty.isEmpty { for r in records { dirty[r] = nil } }
+        unread.subtract(nodes)
+        appearedRetry.removeAll { nodes.contains($0.parent) }
+        dirtyDirectories.subtract(nodes)
     }
 
     mutating func markDirty(_ r: RecordID, _ flags: DirtyFlags) {
@@ -81,11 +104,18 @@ struct LedgerUpdater {
             return
         default: break
         }
-        guard c.hasName, state.ledger.isLive(c.node) else { return }
-        let root = state.ledger.root(of: c.node)
-        guard let rt = state.roots[root] else { return }
+        // A rename's second half that lands nowhere we count (an excluded name, a directory that went, a root
+        // that went) settles its first half as a move out: left pending, the entry would stay counted for good.
+        guard c.hasName, state.ledger.isLive(c.node), let rt = state.roots[state.ledger.root(of: c.node)] else {
+            if c.kind == .movedTo { finishMove(c.move, &state) }
+            return
+        }
+        let root = rt.id
         if !rt.exclude.isEmpty,
-           rt.exclude.matches(PathBytes.join(state.ledger.relativePath(of: c.node), batch.name(c))) { return }
+           rt.exclude.matches(PathBytes.join(state.ledger.relativePath(of: c.node), batch.name(c))) {
+            if c.kind == .movedTo { finishMove(c.move, &state) }
+            return
+        }
         active.insert(root)
         if rt.settings.countDirectories, c.kind == .created || c.kind == .deleted || c.kind == .movedFrom || c.kind == .movedTo {
             dirtyDirectories.insert(c.node)

@@ -8,33 +8,44 @@ import Synchronization
 /// there is room again. All pending lines go out in one `write(2)`, so a reader sees each batch promptly. When
 /// the reader is gone (`EPIPE`), lines are discarded from then on and `onClosed` runs once.
 public final class JSONLinesSink: EventSink {
-    private struct State {
-        var pending: [UInt8] = []
-        var dropped = 0
-        var closed = false
-        var writing = false
+    /// What the sink and its writer thread share. The thread holds this, not the sink: when the sink goes, the
+    /// thread is told to end.
+    private final class Shared: Sendable {
+        struct State {
+            var pending: [UInt8] = []
+            var dropped = 0
+            var closed = false
+            var writing = false
+            var ended = false
+        }
+        let state = Mutex(State())
+        let wake = DispatchSemaphore(value: 0)
     }
 
     private let fd: Int32
     private let limit: Int
-    private let onClosed: (@Sendable () -> Void)?
-    private let state = Mutex(State())
-    private let wake = DispatchSemaphore(value: 0)
+    private let shared = Shared()
 
     /// A sink writing to `fd` (default: stdout), holding at most `bufferLimit` bytes of lines for a slow reader.
     public init(fd: Int32 = 1, bufferLimit: Int = 8 << 20, onClosed: (@Sendable () -> Void)? = nil) {
         self.fd = fd
         self.limit = bufferLimit
-        self.onClosed = onClosed
-        let thread = Thread { [self] in self.writerLoop() }
+        let shared = self.shared
+        let thread = Thread { Self.writerLoop(fd: fd, shared: shared, onClosed: onClosed) }
         thread.name = "cachewarden.lines"
         thread.start()
+    }
+
+    deinit {
+        shared.state.withLock { $0.ended = true }
+        shared.wake.signal()
     }
 
     /// Queues the batch's lines (encoded before the lock is taken) and wakes the writer once.
     public func receive(_ events: [WardenEvent]) {
         let lines = events.map { $0.jsonLineBytes() }
-        let queued = state.withLock { s -> Bool in
+        let limit = self.limit
+        let queued = shared.state.withLock { s -> Bool in
             var any = false
             for line in lines where !s.closed {
                 if s.pending.count + line.count > limit {
@@ -50,7 +61,7 @@ public final class JSONLinesSink: EventSink {
             }
             return any
         }
-        if queued { wake.signal() }
+        if queued { shared.wake.signal() }
     }
 
     /// Queues one event's line.
@@ -63,43 +74,47 @@ public final class JSONLinesSink: EventSink {
     public func flush(timeout: Double) {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            let idle = state.withLock { s in s.closed || (s.pending.isEmpty && !s.writing) }
+            let idle = shared.state.withLock { s in s.closed || (s.pending.isEmpty && !s.writing) }
             if idle { return }
             usleep(1000)
         }
     }
 
-    private func writerLoop() {
+    private static func writerLoop(fd: Int32, shared: Shared, onClosed: (@Sendable () -> Void)?) {
         while true {
-            wake.wait()
-            let chunk = state.withLock { s -> [UInt8] in
+            shared.wake.wait()
+            let (chunk, ended) = shared.state.withLock { s -> ([UInt8], Bool) in
                 let c = s.pending
                 s.pending.removeAll(keepingCapacity: true)
                 s.writing = !c.isEmpty
-                return c
+                return (c, s.ended)
             }
-            if chunk.isEmpty { continue }
-            let ok = chunk.withUnsafeBytes { writeAll($0) }
-            state.withLock { s in
-                s.writing = false
-                if !ok { s.closed = true; s.pending.removeAll() }
+            if !chunk.isEmpty {
+                let ok = chunk.withUnsafeBytes { writeAll(fd, $0) }
+                shared.state.withLock { s in
+                    s.writing = false
+                    if !ok { s.closed = true; s.pending.removeAll() }
+                }
+                if !ok {
+                    onClosed?()
+                    return
+                }
             }
-            if !ok {
-                onClosed?()
-                return
-            }
+            if ended { return }
         }
     }
 
-    private func writeAll(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Writes everything, waiting (not spinning) when a non-blocking descriptor is full.
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let n: Int
-            do throws(Errno) { n = try Syscall.retrying { write(fd, bytes.baseAddress! + offset, bytes.count - offset) } } catch {
-                if error == .resourceTemporarilyUnavailable { continue }
-                return false
+            do throws(Errno) {
+                offset += try Syscall.retrying { write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
+            } catch {
+                guard error == .resourceTemporarilyUnavailable else { return false }
+                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = try? Syscall.retrying { poll(&p, 1, -1) }
             }
-            offset += n
         }
         return true
     }

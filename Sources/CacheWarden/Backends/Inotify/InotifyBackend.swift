@@ -47,10 +47,13 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         fallback = InotifyFallback(queue: queue)
     }
 
+    /// Whether the read source owns the descriptor (it closes it when its cancellation has completed).
+    private var sourceOwnsDescriptor = false
+
     deinit {
         stop()
         readBuffer.deallocate()
-        inotify.close()
+        if !sourceOwnsDescriptor { inotify.close() }
     }
 
     /// The inotify descriptor (for tests that count the kernel's watches in `/proc/self/fdinfo`).
@@ -109,6 +112,11 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         self.deliver = deliver
         let source = DispatchSource.makeReadSource(fileDescriptor: inotify.fd, queue: queue)
         source.setEventHandler { @Sendable [unowned self] in self.readBatch() }
+        // The descriptor is closed only once the source is done with it: closed earlier, its number could be
+        // reused by another descriptor while the cancellation is still pending.
+        let inotify = self.inotify
+        source.setCancelHandler { inotify.close() }
+        sourceOwnsDescriptor = true
         source.resume()
         self.source = source
     }

@@ -1,0 +1,92 @@
+import Foundation
+import Glibc
+import Testing
+@testable import CacheWarden
+
+/// Watermarks, file counts, directories' own blocks, and eviction units.
+@Suite struct LimitsAndUnitsTests {
+    @Test func trimAtAndTrimToSetWhereATrimStartsAndWhereItEnds() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree, quota: 100_000, basis: .apparent) {
+            $0.trimAt = .percent(90)
+            $0.trimTo = .bytes(30_000)
+        }
+        for i in 0..<9 { tree.write("f\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) }   // 90 kB: at, not above
+        tree.write("marker", size: 0, mtime: 1_500_000)   // empty: the total stays at 90 kB
+        #expect(eventually { h.log.writes.contains { $0.file == "marker" } })
+        #expect(h.log.trims.isEmpty)
+        tree.write("g", size: 1_000)   // 91 kB > 90 % of 100 kB: trim to 30 kB
+        #expect(eventually { !h.log.trims.isEmpty })
+        let trim = try #require(h.log.trims.first)
+        #expect(trim.target == 30_000)
+        #expect(trim.total <= 30_000 && trim.total > 20_000)
+        #expect(h.log.evictions.map(\.file).prefix(3) == ["f0", "f1", "f2"])
+    }
+
+    @Test func maxFilesTrimsOldestFirstToHalfTheCount() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree, basis: .apparent) { $0.maxFiles = 10 }
+        for i in 0..<10 { tree.write("f\(i)", size: 100, mtime: 1_000_000 + Double(i)) }
+        tree.write("marker", size: 0)
+        #expect(eventually { !h.log.trims.isEmpty })   // 11 files > 10: down to 5
+        let trim = try #require(h.log.trims.first)
+        #expect(trim.reason == .maxFiles)
+        #expect(trim.targetFiles == 5)
+        #expect(h.files == 5)
+        #expect(h.log.evictions.map(\.file) == (0..<6).map { "f\($0)" })
+        #expect(WardenEvent(.trim(trim)).jsonLine().contains("\"reason\":\"max_files\""))
+    }
+
+    @Test(.enabled(if: which("du") != nil, "needs du"))
+    func countingDirectoriesMakesTheTotalEqualDuS() throws {
+        // nginx's levels=1:2 layout: 16 × 16 folders whose own blocks a file-only total does not see.
+        let tree = TemporaryTree()
+        for i in 0..<200 { tree.write(String(format: "%x/%02x/entry%d", i % 16, i % 256, i), size: 700 + i) }
+        let h = try WatcherHarness(tree) { $0.countDirectories = true }
+        func du() throws -> Int64 {
+            let r = try runProcess(which("du")!, ["-s", "-B1", tree.path])
+            return Int64(r.out.split(separator: "\t").first ?? "") ?? -1
+        }
+        #expect(h.total == (try du()))
+        // Folders and files added and removed at run time.
+        for i in 0..<300 { tree.write(String(format: "n%x/%02x/more%d", i % 7, i % 31, i), size: 100) }
+        tree.remove("3")
+        #expect(eventually { (try? du()) == h.total }, "watcher \(h.total), du \((try? du()) ?? -1)")
+    }
+
+    @Test func entryUnitsAreDeletedWholeAndNeverHalf() throws {
+        let tree = TemporaryTree()
+        // Four snapshot folders (a package's versions), oldest first, and one whose oldest file is protected.
+        for (k, name) in ["v1", "v2", "v3", "v4"].enumerated() {
+            for i in 0..<3 { tree.write("\(name)/part\(i)", size: 10_000, mtime: 1_000_000 + Double(k * 10 + i)) }
+        }
+        tree.write("v0/keep.lock", size: 1_000, mtime: 900_000)
+        tree.write("v0/data", size: 10_000, mtime: 900_001)
+        tree.write("loose-file", size: 10_000, mtime: 1_000_035)
+        let h = try WatcherHarness(tree, quota: 150_000, basis: .apparent) {
+            $0.evictUnit = .entry
+            $0.protect = ["*.lock"]
+        }
+        tree.write("v5/part0", size: 50_000)   // 161 kB > 150 kB: trim to 75 kB
+        #expect(eventually { !h.log.trims.isEmpty })
+        let units = h.log.evictions.map(\.file)
+        #expect(units.prefix(2) == ["v1", "v2"], "\(units)")
+        #expect(h.log.evictions.first?.files == 3)
+        // v0 holds a protected file: skipped whole, never half-deleted.
+        #expect(tree.exists("v0/data") && tree.exists("v0/keep.lock"))
+        for unit in units where unit.hasPrefix("v") { #expect(!tree.exists(unit), "\(unit) half deleted") }
+        #expect(h.totalsMatchDisk(basis: .apparent))
+        #expect(WardenEvent(.evict(h.log.evictions[0])).jsonLine().contains("\"files\":3"))
+    }
+
+    @Test func depthUnitsTakeTheFoldersAtThatDepth() throws {
+        let tree = TemporaryTree()
+        for job in 0..<4 { for f in 0..<2 { tree.write("jobs/job\(job)/out\(f)", size: 10_000, mtime: 1_000_000 + Double(job * 10 + f)) } }
+        let h = try WatcherHarness(tree, quota: 85_000, basis: .apparent) { $0.evictUnit = .depth(2) }
+        tree.write("jobs/job9/out", size: 10_000)   // 90 kB > 85 kB: trim to 42.5 kB
+        #expect(eventually { !h.log.trims.isEmpty })
+        #expect(h.log.evictions.map(\.file) == ["jobs/job0", "jobs/job1", "jobs/job2"])
+        #expect(tree.exists("jobs") && !tree.exists("jobs/job0"))
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+}
