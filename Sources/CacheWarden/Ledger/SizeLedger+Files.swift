@@ -47,6 +47,20 @@ extension SizeLedger {
     mutating func apply(_ s: FileStatus, to r: RecordID, keepOpenedAge: Bool) {
         let rec = records[r.index]
         guard rec.live else { return }
+        if s.links > 1 {
+            // A file with names in other roots too: when this stat changes what is known of it, they hear of it.
+            let before = inode(ofRecord: r)
+            applyStat(s, to: r, keepOpenedAge: keepOpenedAge)
+            if let after = inode(ofRecord: r), before?.bytes != after.bytes || before?.age != after.age {
+                restatOtherRoots(ino: s.ino, except: rec.root)
+            }
+        } else {
+            applyStat(s, to: r, keepOpenedAge: keepOpenedAge)
+        }
+    }
+
+    private mutating func applyStat(_ s: FileStatus, to r: RecordID, keepOpenedAge: Bool) {
+        let rec = records[r.index]
         if rec.statted && (rec.ino != s.ino || (!rec.linked && s.links > 1)) {
             // Another inode under this name, or this inode gained a name: count it afresh. Its heap key changes
             // with it, so it leaves the heap first (a group it joins reorders its other names meanwhile).

@@ -93,6 +93,8 @@ extension SizeLedger {
                     accounts[root.index].links[rec.ino] = nil
                     adjust(root, bytes: -group.bytes, files: -1)
                 }
+                // So did it the names in other roots.
+                restatOtherRoots(ino: rec.ino, except: root)
             }
         } else {
             unindexInline(r)
@@ -148,12 +150,26 @@ extension SizeLedger {
         records[r.index].flags.subtract([.writing, .openedAge])
     }
 
+    /// A hard-linked file changed (seen through a name in `root`): its names in the other roots on the same
+    /// filesystem are statted again, since no change reaches their directories. (A change through a name outside
+    /// every root is not seen at all: the README's limits.)
+    mutating func restatOtherRoots(ino: UInt64, except root: RootID) {
+        let dev = accounts[root.index].dev
+        for other in accounts.indices where other != root.index && accounts[other].registered && accounts[other].dev == dev {
+            if let group = accounts[other].links[ino] {
+                group.names.forEach { needsStat.append($0) }
+            } else if let r = inlineRecord(ino: ino, in: RootID(UInt32(other)), excluding: RecordID(UInt32.max)) {
+                needsStat.append(r)
+            }
+        }
+    }
+
     // MARK: Inline records by inode
 
     private static func inodeHash(_ ino: UInt64) -> Int { Int(truncatingIfNeeded: (ino &* 0x9E37_79B9_7F4A_7C15) >> 17) }
 
     /// An inline record of inode `ino` in `root`, other than `r`. Builds the root's inode index on first use.
-    private mutating func inlineRecord(ino: UInt64, in root: RootID, excluding r: RecordID) -> RecordID? {
+    mutating func inlineRecord(ino: UInt64, in root: RootID, excluding r: RecordID) -> RecordID? {
         guard accounts[root.index].bulkLoading == false else { return nil }
         if accounts[root.index].inodes == nil { buildInodeIndex(root) }
         return accounts[root.index].inodes?.find(hash: Self.inodeHash(ino)) { candidate in

@@ -15,6 +15,8 @@ import Testing
         var files: [String: (record: RecordID, inode: Int)] = [:]
         var inodes: [Int: Inode] = [:]
         var nextInode = 1
+        /// Opens not closed yet, by name (an open counts for the file through any of its names).
+        var opens: [String: Int] = [:]
 
         func links(_ inode: Int) -> Int { files.values.filter { $0.inode == inode }.count + (inodes[inode]?.outside ?? 0) }
         var counted: Set<Int> { Set(files.values.map(\.inode)) }
@@ -78,13 +80,14 @@ import Testing
         static func joinPath(_ dir: String, _ name: String) -> String { SizeLedgerModelTests.join(dir, name) }
 
         mutating func removeName(_ path: String) {
+            disk.opens[path] = nil
             guard let entry = disk.files.removeValue(forKey: path) else { return }
             ledger.removeRecord(entry.record)
             statWhatTheLedgerAsks()
         }
 
         mutating func removeDirectory(_ dir: String) {
-            for path in disk.files.keys where path.hasPrefix(dir + "/") { disk.files[path] = nil }
+            for path in disk.files.keys where path.hasPrefix(dir + "/") { disk.files[path] = nil; disk.opens[path] = nil }
             ledger.removeSubtree(disk.dirs[dir]!)
             for d in disk.dirs.keys where d == dir || d.hasPrefix(dir + "/") { disk.dirs[d] = nil }
             statWhatTheLedgerAsks()
@@ -95,6 +98,7 @@ import Testing
             guard from != to, disk.dirs[to] == nil else { return }
             let entry = disk.files.removeValue(forKey: from)!
             if let replaced = disk.files.removeValue(forKey: to) { _ = replaced }   // the ledger drops it in attach
+            disk.opens[to] = disk.opens.removeValue(forKey: from)
             ledger.detachRecord(entry.record)
             Array(name.utf8).withUnsafeBytes { ledger.attachRecord(entry.record, dir: disk.dirs[dir]!, name: $0) }
             disk.files[to] = entry
@@ -115,6 +119,9 @@ import Testing
             var files: [String: (record: RecordID, inode: Int)] = [:]
             for (f, e) in disk.files { files[f.hasPrefix(dir + "/") ? to + f.dropFirst(dir.count) : f] = e }
             disk.files = files
+            var opens: [String: Int] = [:]
+            for (f, n) in disk.opens { opens[f.hasPrefix(dir + "/") ? to + f.dropFirst(dir.count) : f] = n }
+            disk.opens = opens
         }
 
         /// The ledger's next victim must be the model's oldest name; it is removed, the rest of its group restored.
@@ -134,8 +141,25 @@ import Testing
             let dirs = disk.dirs.keys.sorted()
             let files = disk.files.keys.sorted()
             // While bulk loading (the initial scan) the ledger only ever sees names filed and statted.
-            lastOp = ledger.account(root)?.bulkLoading == true ? g.below(6) : g.below(14)
+            lastOp = ledger.account(root)?.bulkLoading == true ? g.below(6) : g.below(17)
             switch lastOp {
+            case 16:
+                // `ln -f other name`: the name now names another file (the stat says another inode).
+                if let f = g.pick(files), let other = g.pick(files), disk.files[f]!.inode != disk.files[other]!.inode {
+                    disk.files[f]!.inode = disk.files[other]!.inode
+                    stat(f)
+                    statWhatTheLedgerAsks()
+                }
+            case 14:
+                if let f = g.pick(files) {
+                    disk.opens[f, default: 0] += 1
+                    ledger.noteOpened(disk.files[f]!.record)
+                }
+            case 15:
+                if let f = g.pick(files) {
+                    if let n = disk.opens[f] { disk.opens[f] = n > 1 ? n - 1 : nil }
+                    ledger.noteClosed(disk.files[f]!.record)   // a close without an open is ignored, as before start-up
+                }
             case 0, 1, 2: create(in: g.pick(dirs)!)
             case 3:
                 if let f = g.pick(files) {
@@ -198,9 +222,11 @@ import Testing
             #expect(ledger.oldestAge(root) == oldest, "seed \(seed) step \(step): oldest age")
         }
 
-        /// The whole victim order and every file's bytes; the heap is restored afterwards.
+        /// The whole victim order, every file's bytes and whether it is open; the heap is restored afterwards.
         mutating func checkOrder(_ step: Int, seed: UInt64) {
             for (path, entry) in disk.files {
+                let open = disk.files.contains { $0.value.inode == entry.inode && disk.opens[$0.key] != nil }
+                #expect(ledger.isOpen(entry.record) == open, "seed \(seed) step \(step): \(path) open")
                 #expect(ledger.inode(ofRecord: entry.record)?.bytes == disk.inodes[entry.inode]!.bytes, "seed \(seed) step \(step): \(path)")
                 #expect(String(decoding: ledger.relativePath(ofRecord: entry.record), as: UTF8.self) == path)
             }
