@@ -44,9 +44,15 @@ struct StatusCommand: ParsableCommand {
                 r.filesystemFree.map { Self.size($0, binary) } ?? "?",
             ])
         }
-        let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max()! }
+        let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max() ?? 0 }
         for row in rows {
             print(row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
+        }
+        for group in settings.groups {
+            let members = reports.filter { $0.group == group.name }
+            let sum = members.reduce(Int64(0)) { $0 + $1.totals.total }
+            let use = String(format: "%.0f%%", Double(sum) * 100 / Double(max(1, group.quota)))
+            print("group \(group.name): \(Self.size(sum, binary)) of \(Self.size(group.quota, binary)) (\(use)) shared by \(members.map(\.totals.dir).joined(separator: ", "))")
         }
     }
 

@@ -10,6 +10,8 @@ public struct DirectoryStatus: Sendable, Equatable {
     public var protectedBytes: Int64
     /// Free bytes on the directory's filesystem (`nil` when `statvfs` failed).
     public var filesystemFree: Int64?
+    /// The shared budget the directory belongs to, if any.
+    public var group: String? = nil
 
     /// Use of the quota in percent (`nil` without a quota).
     public var usePercent: Double? {
@@ -26,6 +28,7 @@ public struct DirectoryStatus: Sendable, Equatable {
         j.add("files", totals.files)
         j.add("quota", totals.quota)
         j.add("protected", protectedBytes)
+        j.add("group", group)
         j.add("use_percent", usePercent)
         if let oldest { j.add("oldest_age_s", Int64(now.timeIntervalSince(oldest))) }
         if let filesystemFree { j.add("fs_free", filesystemFree) }

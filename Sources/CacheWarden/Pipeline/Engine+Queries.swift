@@ -23,7 +23,8 @@ extension Engine {
             }
         }
         return DirectoryStatus(totals: totals, oldest: oldest.map { Date(timeIntervalSince1970: Double($0) / 1e9) },
-                               protectedBytes: protectedBytes, filesystemFree: try? FreeSpace.of(rt.path).free)
+                               protectedBytes: protectedBytes, filesystemFree: try? FreeSpace.of(rt.path).free,
+                               group: rt.settings.group)
     }
 
     /// Trims root `name` oldest-first until its total is at most `bytes`.
