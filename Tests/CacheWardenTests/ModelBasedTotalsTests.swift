@@ -88,14 +88,14 @@ import Testing
         let tree = TemporaryTree("cw-model"), other = TemporaryTree("cw-model-other")
         var ops = RandomTreeOperations(seed: seed, tree: tree, outside: other, opens: true)
         defer { ops.closeAll() }
-        var cache = DirectorySettings(name: "cache", path: tree.path, quota: 600_000)
+        var cache = DirectorySettings(name: "cache", path: tree.path, quota: 200_000)
         cache.trimAfterIdle = 1
         cache.hardQuota = .percent(300)
         cache.group = "g"
         var second = DirectorySettings(name: "other", path: other.path)
         second.group = "g"
         var settings = WardenSettings(directories: [cache, second], sizeBasis: .apparent)
-        settings.groups = [GroupSettings(name: "g", quota: 1_000_000)]
+        settings.groups = [GroupSettings(name: "g", quota: 600_000)]
         let log = EventLog()
         let watcher = Watcher(settings: settings) { log.append($0) }
         try watcher.start()

@@ -9,10 +9,13 @@ struct Change {
         case modified
         /// A file open for writing was closed.
         case closedAfterWrite
-        /// A file open for reading only was closed.
-        case closedNoWrite
-        /// A file was opened.
+        /// An open of a file ended, after writing or not (reported only where opens are tracked; counts opens).
+        case closed
+        /// A file was opened (reported only where opens are tracked).
         case opened
+        /// Opens and closes were lost (their own queue overflowed): which files are open is no longer known.
+        /// The totals are not affected.
+        case opensLost
         /// Metadata changed (times, permissions, link count as seen through this name).
         case attributes
         /// A name was removed.

@@ -3,6 +3,8 @@ import SystemPackage
 /// What a backend hands out for a watched directory; what it holds inside is the backend's business.
 struct WatchHandle: Hashable, Sendable {
     var raw: Int32
+    /// The inotify backend's second watch, for opens (nil when the root does not track them).
+    var opens: Int32? = nil
 }
 
 /// The outcome of asking a backend to watch a directory.
@@ -41,8 +43,8 @@ enum BackendPace {
 ///
 /// All methods except `directoryWatcher.watch` run on the engine's queue.
 protocol ChangeBackend: AnyObject {
-    /// What the tree walker calls to watch each directory it opens.
-    var directoryWatcher: DirectoryWatcher { get }
+    /// What the tree walker calls to watch each directory it opens, for `events`.
+    func directoryWatcher(for events: WatchEvents) -> DirectoryWatcher
 
     /// Associates a watch the walker obtained with the node it read. If the backend already had that watch for
     /// another node (the same directory under an old name whose rename was not paired), the other node is
@@ -61,6 +63,9 @@ protocol ChangeBackend: AnyObject {
 
     /// Whether `node` is waiting on that timer.
     func isFallingBack(_ node: NodeID) -> Bool
+
+    /// Every directory waiting on that timer (few: only those past the watch limit).
+    var fallbackNodes: [NodeID] { get }
 
     /// Starts delivering changes on the engine's queue. `deliver` gets each batch and says how to go on.
     func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError)

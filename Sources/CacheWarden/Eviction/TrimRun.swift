@@ -32,6 +32,8 @@ struct TrimRun {
     private var heapDone = false
     var spared = SparedFiles()
     var paced = false
+    /// The trim waits for a file larger than its target to be finished (see `evictOversize`).
+    var held = false
     /// Victims' directory paths, built once per trim (victims cluster in few directories).
     private var directoryPaths: [NodeID: [UInt8]] = [:]
     /// A dry run's deletions of hard-linked names, per inode: the bytes would be freed with the last name.
@@ -126,9 +128,11 @@ struct TrimRun {
     /// else goes, so when smaller files exist too, the large ones go first, largest first and each alone
     /// (`"reason":"oversize"`), and the smaller ones stay as far as the target allows. (When every file is larger
     /// than the target, all must go: plain oldest-first order.)
-    /// Returns false when the trim should not go on: a file larger than the target is still in use (being
-    /// written, or open). Deleting the smaller files could not reach the target while it stays, so nothing is
-    /// deleted now; its close is a change, and the trim that follows takes it alone.
+    /// Returns false when the trim should wait (`held`): a file larger than the target is still being finished —
+    /// written or open, or under a protected temporary name written in the last `holdWindow` (pip and ccache
+    /// write `*.tmp` and rename it into place). Deleting the smaller files could not reach the target while it
+    /// stays, so nothing is deleted now; its close or rename is a change, and the trim that follows takes it
+    /// alone (the engine also consults the policy again once the window has passed).
     private mutating func evictOversize(target: Int64, _ state: inout PipelineState) -> Bool {
         guard let account = state.ledger.account(root), account.largestSeen > target else { return true }
         for _ in 0..<8 where projected > target {
@@ -138,16 +142,29 @@ struct TrimRun {
                 guard let inode = state.ledger.inode(ofRecord: r), inode.names == 1 else { return }
                 if inode.bytes <= target { anySmaller = true } else if inode.bytes > (largest?.bytes ?? 0) { largest = (r, inode.bytes) }
             }
-            guard anySmaller, let (r, _) = largest, spareReason(r, age: state.ledger.victimAge(r), state) == nil else { return true }
-            if isInUse(r, state) {
+            guard anySmaller, let (r, _) = largest else { return true }
+            let age = state.ledger.victimAge(r)
+            switch spareReason(r, age: age, state) {
+            case nil where isInUse(r, state):
                 spared.inUse += 1
+                held = true
                 return false
+            case .protected where age > Syscall.fileClockNanoseconds() - Self.holdWindow:
+                spared.protected += 1
+                held = true
+                return false
+            case nil:
+                state.ledger.takeOutOfVictims(r)
+                guard evict(r, reason: .oversize, &state) else { state.ledger.syncVictim(r); return true }
+            default:
+                return true
             }
-            state.ledger.takeOutOfVictims(r)
-            guard evict(r, reason: .oversize, &state) else { state.ledger.syncVictim(r); return true }
         }
         return true
     }
+
+    /// How long a protected file larger than the target holds a trim after it was written (nanoseconds).
+    static let holdWindow: Int64 = 2_000_000_000
 
     /// Deletes one victim (if the veto hook agrees); returns whether it counts as evicted.
     private mutating func evict(_ r: RecordID, reason: TrimReason, _ state: inout PipelineState) -> Bool {
@@ -222,7 +239,8 @@ struct TrimRun {
         report.deferredSeconds = goal.deferredSeconds
         report.group = goal.group
         report.paced = paced
-        if report.shortBy > 0 || (report.filesShortBy ?? 0) > 0 { report.spared = spared }
+        report.held = held
+        if report.shortBy > 0 || (report.filesShortBy ?? 0) > 0 || held { report.spared = spared }
         state.events.emit(.trim(report))
         return report
     }

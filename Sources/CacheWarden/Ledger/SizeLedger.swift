@@ -127,6 +127,8 @@ struct SizeLedger {
     static let notInHeap = UInt32.max
     /// Open files by name (see `+Opens`); only names open right now have an entry.
     var openCounts: [RecordID: UInt16] = [:]
+    /// Each counted open, under the name it was opened by (see `+Opens`): as many entries per record as its count.
+    var openedAs: [OpenName: [RecordID]] = [:]
     /// Names whose inode lost another name: a change made through the removed name (a truncate just before an
     /// `rm`) reached them too, so the updater stats them again.
     var needsStat: [RecordID] = []

@@ -148,7 +148,7 @@ extension Engine {
                 if Self.canKeepLedger(before, dir, old, new) {
                     state.roots[id]?.settings = dir
                     state.roots[id]?.protect = GlobMatcher(dir.protect)
-                    if before.spareOpen != dir.spareOpen { state.ledger.openCounts.removeAll() }
+                    if before.spareOpen != dir.spareOpen { state.ledger.forgetOpens() }
                     if needsOrder(dir) { state.ledger.setOrdered(id, true) }
                     changed.append(id)
                     continue

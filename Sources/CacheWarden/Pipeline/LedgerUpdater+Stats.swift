@@ -25,7 +25,13 @@ extension LedgerUpdater {
         }
         guard isNew || !(scanner.backend?.isWatched(node) ?? true) else { Syscall.close(fd); return }
         touched.insert(root)
-        unread.formUnion(scanner.scan(node, root: root, discovered: true, openedTop: fd, &state).unread)
+        noteDiscovered(scanner.scan(node, root: root, discovered: true, openedTop: fd, &state))
+    }
+
+    /// Keeps what a discovering scan read and announced.
+    private mutating func noteDiscovered(_ outcome: TreeScanner.Outcome) {
+        unread.formUnion(outcome.unread)
+        for (r, bytes) in outcome.announced { announced[r] = bytes }
     }
 
     /// Directories that could not be opened when they appeared (their path changed under a rename whose changes
@@ -45,7 +51,7 @@ extension LedgerUpdater {
                 let root = state.ledger.root(of: n)
                 guard state.roots[root] != nil else { continue }
                 touched.insert(root)
-                unread.formUnion(scanner.scan(n, root: root, discovered: true, &state).unread)
+                noteDiscovered(scanner.scan(n, root: root, discovered: true, &state))
             }
         }
     }
@@ -136,6 +142,10 @@ extension LedgerUpdater {
         state.ledger.apply(status, to: r, keepOpenedAge: rt.settings.order == .opened)
         if flags.contains(.closed) { state.ledger.setWriting(r, false) } else if flags.contains(.modified) { state.ledger.setWriting(r, true) }
         let linkedIn = flags.contains(.created) && status.links > 1
-        if flags.contains(.closed) || flags.contains(.movedIn) || linkedIn { state.emitWrite(r, root: rec.root) }
+        // A file a scan found (and announced) in a directory that had just appeared, whose close came through the
+        // new watch: the same write, already said, unless it was written again since.
+        let alreadyAnnounced = flags == .closed && (announced[r] ?? announcedBefore[r]) == status.bytes
+        if flags.contains(.closed) { announced[r] = nil; announcedBefore[r] = nil }
+        if (flags.contains(.closed) && !alreadyAnnounced) || flags.contains(.movedIn) || linkedIn { state.emitWrite(r, root: rec.root) }
     }
 }

@@ -46,14 +46,28 @@ struct LedgerUpdater {
     /// this one, unseen. The engine has such roots re-statted (`audit`).
     var suspects = Set<RootID>()
 
+    /// Files a scan of a new directory announced with a `write` line (and the bytes it said), in this batch and
+    /// the one before: a writer that created one before the directory's watch existed and closes it after
+    /// brings its `IN_CLOSE_WRITE` one or two batches later, and that close is not a second write.
+    var announced: [RecordID: Int64] = [:]
+    var announcedBefore: [RecordID: Int64] = [:]
+
+    /// Closes that matched no counted open in this batch, and in the one before (see `retryCloses`).
+    var unmatchedCloses: [OpenName] = []
+    var deferredCloses: [OpenName] = []
+    static let maxDeferredCloses = 4096
+
     init(scanner: TreeScanner) { self.scanner = scanner }
 
     /// Applies one batch of changes, then stats what it touched.
     mutating func apply(_ batch: ChangeBatch, _ state: inout PipelineState) {
         for change in batch.changes { route(change, batch, &state) }
+        retryCloses(&state)
         retryUnread(&state)
         statDirtyFiles(&state)
         statDirtyDirectories(&state)
+        announcedBefore = announced
+        announced.removeAll()
     }
 
     /// Forgets everything in flight (after an overflow, the trees are re-read). Entries held by a rename in flight
@@ -69,6 +83,10 @@ struct LedgerUpdater {
         dirty.removeAll()
         appearedRetry.removeAll()
         unread.removeAll()
+        announced.removeAll()
+        announcedBefore.removeAll()
+        unmatchedCloses.removeAll()
+        deferredCloses.removeAll()
         overflowed = false
     }
 
@@ -83,7 +101,14 @@ struct LedgerUpdater {
             }
         }
         if !dirty.isEmpty { for r in records { dirty[r] = nil } }
+        if !announced.isEmpty || !announcedBefore.isEmpty {
+            for r in records { announced[r] = nil; announcedBefore[r] = nil }
+        }
         unread.subtract(nodes)
+        if !nodes.isEmpty {
+            unmatchedCloses.removeAll { nodes.contains($0.dir) }
+            deferredCloses.removeAll { nodes.contains($0.dir) }
+        }
         appearedRetry.removeAll { nodes.contains($0.parent) }
         dirtyDirectories.subtract(nodes)
     }
@@ -95,6 +120,7 @@ struct LedgerUpdater {
     private mutating func route(_ c: Change, _ batch: ChangeBatch, _ state: inout PipelineState) {
         switch c.kind {
         case .overflow: overflowed = true; return
+        case .opensLost: state.ledger.forgetOpens(); return
         case .moveAbandoned: finishMove(c.move, &state); return
         case .rescan: rescan(c.node, &state); return
         case .watchLost, .directoryGone:
@@ -131,9 +157,7 @@ struct LedgerUpdater {
         case .created: markDirty(state.ledger.record(in: dir, named: name).record, .created)
         case .modified: markDirty(state.ledger.record(in: dir, named: name).record, .modified)
         case .closedAfterWrite:
-            let r = state.ledger.record(in: dir, named: name).record
-            state.ledger.noteClosed(r)
-            markDirty(r, .closed)
+            markDirty(state.ledger.record(in: dir, named: name).record, .closed)
         case .attributes:
             if let r = state.ledger.existingRecord(in: dir, named: name) { markDirty(r, []) }
         case .deleted:
@@ -150,10 +174,15 @@ struct LedgerUpdater {
         case .movedTo: fileMovedIn(c, name, root: root, &state)
         case .opened:
             guard let r = state.ledger.existingRecord(in: dir, named: name), let settings = state.roots[root]?.settings else { return }
-            if settings.spareOpen { state.ledger.noteOpened(r) }
+            if settings.spareOpen { state.ledger.noteOpened(r, as: OpenName(dir: dir, name: Array(name))) }
             if settings.order == .opened { state.ledger.markOpened(r, time: Syscall.fileClockNanoseconds()) }
-        case .closedNoWrite:
-            if let r = state.ledger.existingRecord(in: dir, named: name) { state.ledger.noteClosed(r) }
+        case .closed:
+            guard state.roots[root]?.settings.spareOpen == true else { return }
+            let key = OpenName(dir: dir, name: Array(name))
+            if !state.ledger.noteClosed(key, current: state.ledger.existingRecord(in: dir, named: name)),
+               unmatchedCloses.count < Self.maxDeferredCloses {
+                unmatchedCloses.append(key)
+            }
         default: break
         }
     }

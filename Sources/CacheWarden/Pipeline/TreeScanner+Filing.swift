@@ -28,7 +28,10 @@ extension TreeScanner {
         for f in d.files {
             let r = d.withName(f) { state.ledger.record(in: node, named: $0).record }
             state.ledger.apply(f.status, to: r, keepOpenedAge: keepOpened)
-            if discovered { state.emitWrite(r, root: root) }
+            if discovered {
+                state.emitWrite(r, root: root)
+                outcome.announced.append((r, f.status.bytes))
+            }
         }
     }
 

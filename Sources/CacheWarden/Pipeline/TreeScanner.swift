@@ -15,6 +15,9 @@ struct TreeScanner {
     /// What a run-time scan could not read yet (renamed or swapped under it; read again once events caught up).
     struct Outcome {
         var unread: [NodeID] = []
+        /// Files whose `write` line a discovering scan emitted, with the bytes it said (see
+        /// `LedgerUpdater.announced`).
+        var announced: [(RecordID, Int64)] = []
     }
 
     /// (Re)builds root `id` from disk, keeping its files in oldest-first order when `ordered`. Throws for
@@ -67,7 +70,7 @@ struct TreeScanner {
     }
 
     private func walker(for rt: RootRuntime, _ ledger: SizeLedger) -> TreeWalker {
-        TreeWalker(watcher: backend?.directoryWatcher, events: rt.watchEvents, dev: ledger.account(rt.id)?.dev ?? 0,
+        TreeWalker(watcher: backend?.directoryWatcher(for: rt.watchEvents), events: rt.watchEvents, dev: ledger.account(rt.id)?.dev ?? 0,
                    oneFileSystem: rt.settings.oneFileSystem, exclude: rt.exclude, fileStat: rt.fileStat)
     }
 

@@ -73,6 +73,7 @@ extension JSONLineBuilder {
         if let n = t.filesShortBy, n > 0 { add("files_short_by", n) }
         if let s = t.spared, !s.isEmpty { add(s) }
         if t.paced { add("paced", true) }
+        if t.held { add("held", true) }
         if t.dryRun { add("dry_run", true) }
     }
 

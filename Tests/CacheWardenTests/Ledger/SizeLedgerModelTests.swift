@@ -137,6 +137,24 @@ import Testing
 
         var lastOp = 0
 
+        func openName(_ path: String) -> OpenName {
+            OpenName(dir: disk.dirs[SizeLedgerModelTests.parent(path)]!, name: Array(SizeLedgerModelTests.leaf(path).utf8))
+        }
+
+        /// An open of `path`, or a close reported under it (kernel semantics: the name at close time).
+        mutating func openOrClose(_ f: String, open: Bool) {
+            if open {
+                disk.opens[f, default: 0] += 1
+                ledger.noteOpened(disk.files[f]!.record, as: openName(f))
+            } else if let n = disk.opens[f] {
+                disk.opens[f] = n > 1 ? n - 1 : nil
+                ledger.noteClosed(openName(f), current: disk.files[f]!.record)
+            } else if ledger.openedAs[openName(f)] == nil {
+                // A close that matches no open is ignored, as for a file opened before start-up.
+                ledger.noteClosed(openName(f), current: disk.files[f]!.record)
+            }
+        }
+
         mutating func step() {
             let dirs = disk.dirs.keys.sorted()
             let files = disk.files.keys.sorted()
@@ -150,16 +168,7 @@ import Testing
                     stat(f)
                     statWhatTheLedgerAsks()
                 }
-            case 14:
-                if let f = g.pick(files) {
-                    disk.opens[f, default: 0] += 1
-                    ledger.noteOpened(disk.files[f]!.record)
-                }
-            case 15:
-                if let f = g.pick(files) {
-                    if let n = disk.opens[f] { disk.opens[f] = n > 1 ? n - 1 : nil }
-                    ledger.noteClosed(disk.files[f]!.record)   // a close without an open is ignored, as before start-up
-                }
+            case 14, 15: if let f = g.pick(files) { openOrClose(f, open: lastOp == 14) }
             case 0, 1, 2: create(in: g.pick(dirs)!)
             case 3:
                 if let f = g.pick(files) {

@@ -96,6 +96,7 @@ import Testing
         dir.trimAt = .percent(40)   // 100 kB > 40 % of 200 kB: trims at once, to 20 kB
         dir.trimTo = .percent(10)
         try watcher.reload(WardenSettings(directories: [dir], sizeBasis: .apparent))
+        #expect(eventually { !log.trims.isEmpty }, "events reach the callback on its own queue")
         #expect(log.trims.first?.target == 20_000)
         #expect(watcher.totals()[0].total <= 20_000)
     }

@@ -3,7 +3,8 @@ import Glibc
 import Logging
 import SystemPackage
 
-/// The inotify backend: one inotify instance read by a `DispatchSourceRead` on the engine's queue.
+/// The inotify backend: one inotify instance read by a `DispatchSourceRead` on the engine's queue, and a second
+/// one for opens and closes where a root tracks them (`InotifyOpens`: why they are kept apart is said there).
 ///
 /// It owns everything about inotify: the watch descriptor ↔ node maps, rename pairing by cookie (a
 /// `IN_MOVED_FROM` whose `IN_MOVED_TO` never came, once the queue is drained, is a move out of the trees),
@@ -33,6 +34,8 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     private var batch = ChangeBatch()
     private let readBuffer: UnsafeMutableRawBufferPointer
     private let fallback: InotifyFallback
+    /// Created the first time a root wants opens.
+    private var opens: InotifyOpens?
 
     init(queue: DispatchQueue, logger: Logger, addWatchOverride: (@Sendable (String) -> Errno?)? = nil) throws(WardenError) {
         self.queue = queue
@@ -60,18 +63,32 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     var descriptor: Int32 { inotify.fd }
     var watchCount: Int { wdToNode.count }
 
-    var directoryWatcher: DirectoryWatcher {
+    func directoryWatcher(for events: WatchEvents) -> DirectoryWatcher {
         let inotify = self.inotify
         let override = addWatchOverride
+        let opens = events.contains(.opens) ? opensInstance() : nil
         return DirectoryWatcher { fd, events in
             do throws(Errno) {
                 if let override, let injected = override(Syscall.readLink("/proc/self/fd/\(fd)") ?? "") { throw injected }
-                return .watched(WatchHandle(raw: try inotify.addWatch(directory: fd, events: events)))
+                let wd = try inotify.addWatch(directory: fd)
+                return .watched(WatchHandle(raw: wd, opens: events.contains(.opens) ? opens?.addWatch(directory: fd) : nil))
             } catch {
                 // ENOSPC from inotify_add_watch is the per-user watch limit, never a full disk.
                 return error == .noSpace ? .limitReached(limit: InotifyDescriptor.maxUserWatches) : .failed(error)
             }
         }
+    }
+
+    /// The opens instance, created (and, once delivery has started, read) the first time it is needed; nil when
+    /// the kernel refuses another instance (opens are then not tracked; the totals are unaffected).
+    private func opensInstance() -> InotifyOpens? {
+        if let opens { return opens }
+        do throws(Errno) { opens = try InotifyOpens(queue: queue, logger: logger) } catch {
+            logger.error("cannot track open files (a second inotify instance: \(error)); spare_open and order = opened see no opens")
+            return nil
+        }
+        if deliver != nil { startOpens() }
+        return opens
     }
 
     func bind(_ handle: WatchHandle, to node: NodeID) -> NodeID? {
@@ -85,11 +102,13 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         if let old = nodeToWd[node], old != wd { wdToNode[old] = nil }
         wdToNode[wd] = node
         nodeToWd[node] = wd
+        if let opensWd = handle.opens { opens?.bind(opensWd, to: node) }
         return displaced
     }
 
     func unwatch(_ node: NodeID) {
         fallback.remove(node)
+        opens?.unwatch(node)
         guard let wd = nodeToWd.removeValue(forKey: node) else { return }
         wdToNode[wd] = nil
         inotify.removeWatch(wd)
@@ -108,6 +127,8 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
 
     func isFallingBack(_ node: NodeID) -> Bool { fallback.nodes.contains(node) }
 
+    var fallbackNodes: [NodeID] { Array(fallback.nodes) }
+
     func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError) {
         self.deliver = deliver
         let source = DispatchSource.makeReadSource(fileDescriptor: inotify.fd, queue: queue)
@@ -119,21 +140,27 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         sourceOwnsDescriptor = true
         source.resume()
         self.source = source
+        startOpens()
+    }
+
+    private func startOpens() {
+        opens?.start(wake: { [unowned self] in if self.suspensions == 0 { self.readBatch() } })
     }
 
     func suspend() {
         suspensions += 1
-        if suspensions == 1 { source?.suspend() }
+        if suspensions == 1 { source?.suspend(); opens?.suspend() }
     }
 
     func resume() {
         guard suspensions > 0 else { return }
         suspensions -= 1
-        if suspensions == 0 { source?.resume() }
+        if suspensions == 0 { source?.resume(); opens?.resume() }
     }
 
     func stop() {
         fallback.cancel()
+        opens?.stop()
         if let source {
             // A suspended source must not be released: balance the suspensions, then cancel.
             if suspensions > 0 { source.resume() }
@@ -171,6 +198,10 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
             for cookie in pendingCookies { batch.append(.moveAbandoned, node: .none, move: MoveToken(raw: cookie)) }
             pendingCookies.removeAll()
         }
+        // Then the opens and closes, read after this instance: a trim decided on this batch knows every close
+        // that came before the writes it saw. Those that came after a create or rename still queued here are
+        // matched when it arrives (`LedgerUpdater`, deferred closes).
+        opens?.read(into: &batch)
         let hadRecords = !batch.isEmpty
         if deliver(&batch) == .rest && hadRecords { rest() }
     }

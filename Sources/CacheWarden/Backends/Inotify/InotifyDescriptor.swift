@@ -16,8 +16,6 @@ struct InotifyDescriptor: Sendable {
         | CINOTIFY_IN_CLOSE_WRITE | CINOTIFY_IN_MOVED_FROM | CINOTIFY_IN_MOVED_TO | CINOTIFY_IN_ATTRIB
         | CINOTIFY_IN_DELETE_SELF | CINOTIFY_IN_MOVE_SELF
 
-    /// Added with `WatchEvents.opens`.
-    static let openEvents: UInt32 = CINOTIFY_IN_OPEN | CINOTIFY_IN_CLOSE_NOWRITE
 
     let fd: Int32
 
@@ -26,12 +24,11 @@ struct InotifyDescriptor: Sendable {
         fd = try Syscall.retrying { inotify_init1(CINOTIFY_IN_NONBLOCK | CINOTIFY_IN_CLOEXEC) }
     }
 
-    /// Watches the directory open as `directory`, through `/proc/self/fd/N` (never a path the kernel could
-    /// resolve elsewhere). Returns the watch descriptor.
-    func addWatch(directory: Int32, events: WatchEvents) throws(Errno) -> Int32 {
-        let mask = Self.baseEvents | (events.contains(.opens) ? Self.openEvents : 0) | Self.flags
-        return try Array("/proc/self/fd/\(directory)".utf8).withCString { p throws(Errno) in
-            try Syscall.retrying { inotify_add_watch(fd, p, mask) }
+    /// Watches the directory open as `directory` for `mask` (`baseEvents`, or the opens instance's), through
+    /// `/proc/self/fd/N` (never a path the kernel could resolve elsewhere). Returns the watch descriptor.
+    func addWatch(directory: Int32, mask: UInt32 = Self.baseEvents) throws(Errno) -> Int32 {
+        try Array("/proc/self/fd/\(directory)".utf8).withCString { p throws(Errno) in
+            try Syscall.retrying { inotify_add_watch(fd, p, mask | Self.flags) }
         }
     }
 

@@ -30,7 +30,8 @@ struct InotifyRecords {
         }
     }
 
-    /// The change a record about a name in a watched directory means (`nil` for records without one).
+    /// The change a record of the main instance about a name in a watched directory means (`nil` for records
+    /// without one). Opens and closes come from `InotifyOpens`.
     static func kind(of r: Record) -> Change.Kind? {
         if r.has(CINOTIFY_IN_CREATE) { return .created }
         if r.has(CINOTIFY_IN_DELETE) { return .deleted }
@@ -38,8 +39,6 @@ struct InotifyRecords {
         if r.has(CINOTIFY_IN_MOVED_TO) { return .movedTo }
         if r.has(CINOTIFY_IN_CLOSE_WRITE) { return .closedAfterWrite }
         if r.has(CINOTIFY_IN_MODIFY) { return .modified }
-        if r.has(CINOTIFY_IN_CLOSE_NOWRITE) { return .closedNoWrite }
-        if r.has(CINOTIFY_IN_OPEN) { return .opened }
         if r.has(CINOTIFY_IN_ATTRIB) { return .attributes }
         return nil
     }
