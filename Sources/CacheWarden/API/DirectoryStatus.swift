@@ -12,6 +12,21 @@ public struct DirectoryStatus: Sendable, Equatable {
     public var filesystemFree: Int64?
     /// The shared budget the directory belongs to, if any.
     public var group: String? = nil
+    /// The total a quota trim aims for (`trim_to` of the quota; nil without a quota).
+    public var trimTarget: Int64? = nil
+    /// Directories of the tree followed by an inotify watch (nil in a one-shot report, which watches nothing).
+    public var watches: Int? = nil
+
+    public init(totals: DirectoryTotals, oldest: Date?, protectedBytes: Int64, filesystemFree: Int64?,
+                group: String? = nil, trimTarget: Int64? = nil, watches: Int? = nil) {
+        self.totals = totals
+        self.oldest = oldest
+        self.protectedBytes = protectedBytes
+        self.filesystemFree = filesystemFree
+        self.group = group
+        self.trimTarget = trimTarget
+        self.watches = watches
+    }
 
     /// Use of the quota in percent (`nil` without a quota).
     public var usePercent: Double? {
@@ -22,16 +37,25 @@ public struct DirectoryStatus: Sendable, Equatable {
     /// event lines. `now` is the time ages are measured from.
     public func jsonLine(now: Date = Date()) -> String {
         var j = JSONLineBuilder()
-        j.add("dir", totals.dir)
-        j.add("path", totals.path)
-        j.add("total", totals.total)
-        j.add("files", totals.files)
-        j.add("quota", totals.quota)
-        j.add("protected", protectedBytes)
-        j.add("group", group)
-        j.add("use_percent", usePercent)
-        if let oldest { j.add("oldest_age_s", Int64(now.timeIntervalSince(oldest))) }
-        if let filesystemFree { j.add("fs_free", filesystemFree) }
+        j.add(self, now: now)
         return String(decoding: j.finish(), as: UTF8.self)
+    }
+}
+
+extension JSONLineBuilder {
+    /// A directory's status fields (also the objects of the control socket's `status` reply).
+    mutating func add(_ s: DirectoryStatus, now: Date) {
+        add("dir", s.totals.dir)
+        add("path", s.totals.path)
+        add("total", s.totals.total)
+        add("files", s.totals.files)
+        add("quota", s.totals.quota)
+        add("protected", s.protectedBytes)
+        add("group", s.group)
+        add("use_percent", s.usePercent)
+        if let target = s.trimTarget { add("trim_target", target) }
+        if let watches = s.watches { add("watches", watches) }
+        if let oldest = s.oldest { add("oldest_age_s", Int64(now.timeIntervalSince(oldest))) }
+        if let free = s.filesystemFree { add("fs_free", free) }
     }
 }

@@ -98,23 +98,42 @@ public final class Watcher: Sendable {
         engine.queue.sync { engine.state.roots.order.compactMap { engine.statusReport($0) } }
     }
 
+    /// Emits an `error` event about something outside the watcher (a failed reload, say), through every sink and
+    /// in order with the watcher's own events.
+    public func reportIssue(_ issue: WardenIssue) {
+        engine.queue.sync {
+            engine.state.events.emit(.error(issue))
+            engine.deliver()
+        }
+    }
+
     /// Emits a `status` event per directory (what SIGUSR1 does in the CLI).
     public func requestStatus() { engine.queue.sync { engine.emitStatus() } }
 
-    /// Trims directory `name` oldest-first until its total is at most `bytes`.
+    /// Trims directory `name` oldest-first until its total is at most `bytes` (nil: the directory's own `trim_to`
+    /// target, which needs a quota).
     /// - Returns: the trim's report (also emitted as a `trim` event).
-    /// - Throws: `readOnly` in observe mode, `unknownDirectory`, `notRunning`.
+    /// - Throws: `readOnly` in observe mode, `unknownDirectory`, `notRunning`, `invalidSettings` without a target.
     @discardableResult
-    public func trim(_ name: String, to bytes: Int64) throws(WardenError) -> TrimReport {
+    public func trim(_ name: String, to bytes: Int64?) throws(WardenError) -> TrimReport {
         try sync { () throws(WardenError) in try engine.trim(name, to: bytes) }
     }
+
+    /// Calls `beat` every `seconds` from the watcher's own queue (behind whatever it is doing), until it stops:
+    /// a systemd watchdog fed from here stops being fed when the queue is stuck.
+    public func startHeartbeat(every seconds: Double, _ beat: @escaping @Sendable () -> Void) {
+        engine.queue.sync { engine.startHeartbeat(every: seconds, beat) }
+    }
+
+    /// The shared budgets of the running settings.
+    public var groups: [GroupSettings] { engine.queue.sync { engine.state.settings.groups } }
 
     /// Clears the named directories (all when `names` is empty) with progress phases `pre_calculating`,
     /// `cleaning`, `post_calculating`, `done`. `progress` runs on the watcher's queue: keep it short.
     /// - Returns: what was removed (also emitted as `clear` events, `done` last).
     @discardableResult
-    public func clear(_ names: [String] = [], progress: (@Sendable (ClearProgress) -> Void)? = nil) throws(WardenError) -> ClearReport {
-        try sync { () throws(WardenError) in try engine.clear(names, progress: progress) }
+    public func clear(_ names: [String] = [], dryRun: Bool = false, progress: (@Sendable (ClearProgress) -> Void)? = nil) throws(WardenError) -> ClearReport {
+        try sync { () throws(WardenError) in try engine.clear(names, dryRun: dryRun, progress: progress) }
     }
 
     /// Registers another directory while running: scanned, watched, `ready` emitted, policies applied.
@@ -163,6 +182,18 @@ public final class Watcher: Sendable {
             engine.state.ledger.forEachRecord(under: top) { r in
                 let inode = engine.state.ledger.inode(ofRecord: r)
                 out[PathBytes.display(engine.state.ledger.relativePath(ofRecord: r))] = (inode?.bytes ?? -1, inode?.age ?? -1)
+            }
+            return out
+        }
+    }
+
+    /// The files of directory `name` the watcher knows to be open (for tests of open tracking).
+    func openFiles(_ name: String) -> [String] {
+        engine.queue.sync {
+            guard let id = engine.state.roots.id(named: name), let top = engine.state.ledger.account(id)?.rootNode else { return [] }
+            var out: [String] = []
+            engine.state.ledger.forEachRecord(under: top) { r in
+                if engine.state.ledger.isOpen(r) { out.append(PathBytes.display(engine.state.ledger.relativePath(ofRecord: r))) }
             }
             return out
         }

@@ -30,6 +30,21 @@ struct ConfigFileParser {
             guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 30s, 5m" }
             s.lowDiskInterval = a; return nil
         },
+        "control_socket": { s, v in s.controlSocket = v; return nil },
+        "control_socket_mode": { s, v in
+            guard let m = UInt16(v, radix: 8), m & 0o600 == 0o600, m <= 0o666 else {
+                return "expected an octal mode like 0600 or 0660 (the owner must be able to read and write)"
+            }
+            s.controlSocketMode = m; return nil
+        },
+        "metrics_file": { s, v in
+            guard v.hasSuffix(".prom") else { return "expected a path ending in .prom (node_exporter reads only those)" }
+            s.metricsFile = v; return nil
+        },
+        "metrics_interval": { s, v in
+            guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 15s, 1m" }
+            s.metricsInterval = a; return nil
+        },
     ]
 
     /// Keys of the form `dir.<name>.<field>`.
@@ -228,6 +243,8 @@ struct ConfigFileParser {
     /// Resolves paths and checks what needs every line: each directory has a path, none nests in another.
     private func finish(_ d: Draft, baseDirectory: String) throws(ConfigError) -> WardenSettings {
         var settings = d.settings
+        settings.controlSocket = settings.controlSocket.map { PathResolver.absolute($0, relativeTo: baseDirectory) }
+        settings.metricsFile = settings.metricsFile.map { PathResolver.absolute($0, relativeTo: baseDirectory) }
         var pathLines: [String: Int] = [:]
         for name in d.order {
             guard var entry = d.directories[name] else { continue }

@@ -32,6 +32,17 @@ public struct WardenSettings: Sendable {
     public var lowDiskAction: LowDiskAction
     /// Seconds between timer-driven free-space checks (writes also trigger rate-limited checks).
     public var lowDiskInterval: Int64
+    /// The Unix socket `cachewarden run` answers requests on (`control_socket`; relative to the config file's folder;
+    /// default `$RUNTIME_DIRECTORY/cachewarden.sock` under systemd, otherwise none).
+    public var controlSocket: String?
+    /// The socket file's mode (`control_socket_mode`, octal; default 0600). With group bits, the socket gets the
+    /// group of its folder.
+    public var controlSocketMode: UInt16 = 0o600
+    /// The Prometheus text file to keep up to date for node_exporter's textfile collector (`metrics_file`).
+    public var metricsFile: String?
+    /// Seconds between metric writes when nothing changes (`metrics_interval`, 15 s); after changes at most once a
+    /// second.
+    public var metricsInterval: Int64 = 15
     /// Seconds between re-reads of directories that could not be watched because the inotify watch limit
     /// (`fs.inotify.max_user_watches`) was reached; each re-read also retries the watch.
     public var watchLimitRescanInterval: Int64 = 10

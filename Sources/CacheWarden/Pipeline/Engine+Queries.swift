@@ -24,15 +24,26 @@ extension Engine {
         }
         return DirectoryStatus(totals: totals, oldest: oldest.map { Date(timeIntervalSince1970: Double($0) / 1e9) },
                                protectedBytes: protectedBytes, filesystemFree: try? FreeSpace.of(rt.path).free,
-                               group: rt.settings.group)
+                               group: rt.settings.group, trimTarget: rt.settings.quota > 0 ? rt.settings.trimToBytes : nil,
+                               watches: watches(id))
     }
 
-    /// Trims root `name` oldest-first until its total is at most `bytes`.
-    func trim(_ name: String, to bytes: Int64) throws(WardenError) -> TrimReport {
+    /// Directories of root `id` held by a watch: all of them (the root too) but those on the watch-limit fallback.
+    private func watches(_ id: RootID) -> Int? {
+        guard let backend, let account = state.ledger.account(id), account.rootNode != .none else { return nil }
+        let falling = backend.fallbackNodes.reduce(0) { $0 + (state.ledger.root(of: $1) == id ? 1 : 0) }
+        return account.directories + 1 - falling
+    }
+
+    /// Trims root `name` oldest-first until its total is at most `bytes` (nil: its own `trim_to` target).
+    func trim(_ name: String, to requested: Int64?) throws(WardenError) -> TrimReport {
         guard running else { throw .notRunning }
         guard let evictor else { throw .readOnly }
         guard let id = state.roots.id(named: name) else { throw .unknownDirectory(name) }
         guard let rt = state.roots[id], !rt.lost else { throw .pathMissing(state.roots[id]?.path ?? name) }
+        guard let bytes = requested ?? (rt.settings.quota > 0 ? rt.settings.trimToBytes : nil) else {
+            throw .invalidSettings(ConfigError(message: "dir.\(name) has no quota, so no trim_to target: give the size to trim to"))
+        }
         backend?.suspend()
         defer { backend?.resume() }
         let reports = evictor.run(EvictionGoal(reason: .manual, roots: [id], target: .total(max(0, bytes))), &state)
@@ -43,10 +54,11 @@ extension Engine {
         return report
     }
 
-    /// Clears the named roots (all when empty), with progress phases.
-    func clear(_ names: [String], progress: (@Sendable (ClearProgress) -> Void)?) throws(WardenError) -> ClearReport {
+    /// Clears the named roots (all when empty), with progress phases; a dry run reports what would go.
+    func clear(_ names: [String], dryRun: Bool = false, progress: (@Sendable (ClearProgress) -> Void)?) throws(WardenError) -> ClearReport {
         guard running else { throw .notRunning }
-        guard let evictor else { throw .readOnly }
+        guard var evictor else { throw .readOnly }
+        if dryRun { evictor = Evictor(makeDeleter: { _, _ in DryRunDeleter() }, dryRun: true) }
         var ids: [RootID] = []
         for name in names {
             guard let id = state.roots.id(named: name) else { throw .unknownDirectory(name) }

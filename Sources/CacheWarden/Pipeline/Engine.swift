@@ -35,6 +35,7 @@ final class Engine: @unchecked Sendable {
     var audits = AuditSchedule()
     /// One-shot timers policies asked for (a deferred trim, a paced pass), by policy index.
     var wakeUps: [Int: (at: UInt64, timer: DispatchSourceTimer)] = [:]
+    var heartbeats: [DispatchSourceTimer] = []
     private(set) var running = false
 
     init(settings: WardenSettings, mode: WatcherMode, sinks: [any EventSink], logger: Logger,
@@ -88,8 +89,11 @@ final class Engine: @unchecked Sendable {
         for goal in decision.goals {
             let reports = evictor.run(goal, &state)
             policies.outcome(goal, reports)
-            // A pass that stopped at its `delete_rate` budget is followed by the next, a second later.
-            if reports.contains(where: \.paced) { scheduleWakeUp(goal.policy, at: DispatchTime.now().uptimeNanoseconds + 1_000_000_000) }
+            // A pass that stopped at its `delete_rate` budget is followed by the next, a second later; a held trim
+            // is tried again once its hold window has passed (if no change about the file came first).
+            let now = DispatchTime.now().uptimeNanoseconds
+            if reports.contains(where: \.paced) { scheduleWakeUp(goal.policy, at: now + 1_000_000_000) }
+            if reports.contains(where: \.held) { scheduleWakeUp(goal.policy, at: now + UInt64(TrimRun.holdWindow)) }
         }
         updater.statDirtyFiles(&state)   // files a trim found changed on disk
         settle()
@@ -211,6 +215,8 @@ final class Engine: @unchecked Sendable {
         audits.cancel()
         for w in wakeUps.values { w.timer.cancel() }
         wakeUps.removeAll()
+        for h in heartbeats { h.cancel() }
+        heartbeats.removeAll()
         state.ledger = SizeLedger()
         state.roots.removeAll()
     }
@@ -235,6 +241,15 @@ final class Engine: @unchecked Sendable {
         }
         timer.resume()
         wakeUps[index] = (at, timer)
+    }
+
+    /// A repeating call on this queue (the watchdog's heartbeat); cancelled when the engine stops.
+    func startHeartbeat(every seconds: Double, _ beat: @escaping @Sendable () -> Void) {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: .milliseconds(Int(seconds * 1000)), leeway: .milliseconds(50))
+        timer.setEventHandler { @Sendable [unowned self] in if self.running { beat() } }
+        timer.resume()
+        heartbeats.append(timer)
     }
 
     /// Starts a timer per policy that wants one (none in observe mode: it has no policies).

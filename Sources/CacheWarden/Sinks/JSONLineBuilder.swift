@@ -33,6 +33,19 @@ struct JSONLineBuilder {
         bytes.append(contentsOf: json)
     }
 
+    /// Adds an array of nested objects, each filled by `fill`.
+    mutating func addObjects<T>(_ name: StaticString, _ items: [T], _ fill: (inout JSONLineBuilder, T) -> Void) {
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        for (i, item) in items.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            var inner = JSONLineBuilder(object: true)
+            fill(&inner, item)
+            bytes.append(contentsOf: inner.finishObject())
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     private mutating func key(_ name: StaticString) {
         if !first { bytes.append(UInt8(ascii: ",")) }
         first = false

@@ -53,6 +53,14 @@ public struct DirectoryTotals: Sendable, Equatable {
     public var files: Int
     /// The quota in bytes (0: none).
     public var quota: Int64
+
+    public init(dir: String, path: String, total: Int64, files: Int, quota: Int64) {
+        self.dir = dir
+        self.path = path
+        self.total = total
+        self.files = files
+        self.quota = quota
+    }
 }
 
 /// A file was written and closed, or moved in.
@@ -128,6 +136,10 @@ public struct TrimReport: Sendable, Equatable {
     public var spared: SparedFiles? = nil
     /// The pass stopped at its `delete_rate` budget; another follows.
     public var paced = false
+    /// The trim waited, deleting nothing: a file larger than its target was still being finished (written, or
+    /// under a protected temporary name written in the last 2 s). It runs again when that file changes, or 2 s
+    /// later.
+    public var held = false
     /// For a `max_files` trim: the file count it aimed for, and how many files above it remained.
     public var targetFiles: Int? = nil
     public var filesShortBy: Int? = nil
@@ -247,6 +259,10 @@ public struct WardenEvent: Sendable, Equatable {
         self.time = time
         self.kind = kind
     }
+
+    /// Every `"event"` name there is.
+    public static let names: Set<String> = ["ready", "write", "evict", "trim", "status", "stop", "overflow", "rescan",
+                                            "low_disk", "clear", "dropped", "error"]
 
     /// The event's `"event"` name in JSON.
     public var name: String {

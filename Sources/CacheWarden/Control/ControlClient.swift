@@ -1,0 +1,90 @@
+import Foundation
+import Glibc
+import SystemPackage
+
+/// A client of a daemon's control socket (what `cachewarden status`, `trim`, `clear`, `reload` and `events` use):
+/// sends one JSON request per line and reads the reply lines. The typed calls (`status()`, `trim(_:to:)`, …) are
+/// in `ControlClient+Requests`.
+public final class ControlClient {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    /// The socket this client is connected to.
+    public let path: String
+    /// Seconds to wait for a reply line before giving up.
+    public var timeout: Double
+
+    /// Connects to the socket at `path`; nil when nobody answers there.
+    public init?(path: String, timeout: Double = 30) {
+        guard let fd = try? UnixSocket.make(Int32(SOCK_STREAM.rawValue)) else { return nil }
+        guard (try? UnixSocket.connect(fd, path)) != nil else { Syscall.close(fd); return nil }
+        self.fd = fd
+        self.path = path
+        self.timeout = timeout
+    }
+
+    deinit { Syscall.close(fd) }
+
+    /// Sends `request` (one JSON object) and returns the reply, parsed.
+    public func request(_ request: [String: Any]) throws -> [String: Any] {
+        try send(request)
+        guard let line = try readLine(), let reply = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
+            throw ControlClientError("the daemon closed the connection without a reply")
+        }
+        return reply
+    }
+
+    /// Sends one request line.
+    public func send(_ request: [String: Any]) throws {
+        var line = Array(try JSONSerialization.data(withJSONObject: request))
+        line.append(UInt8(ascii: "\n"))
+        try sendRaw(line)
+    }
+
+    /// Sends bytes as they are (tests use it for malformed requests).
+    public func sendRaw(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = try bytes[offset...].withUnsafeBytes { try UnixSocket.writeSome(fd, $0) }
+            guard n > 0 else { throw ControlClientError("the daemon does not read its socket") }
+            offset += n
+        }
+    }
+
+    /// The next line from the daemon (without its newline); nil when it closed the connection. Waits up to
+    /// `timeout` seconds (forever when `wait` is true, as a subscription does).
+    public func readLine(wait: Bool = false) throws -> [UInt8]? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                defer { buffer.removeSubrange(...newline) }
+                return Array(buffer[..<newline])
+            }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = try Syscall.retrying { poll(&p, 1, wait ? -1 : Int32(timeout * 1000)) }
+            guard ready > 0 else { throw ControlClientError("no reply from the daemon within \(timeout) s") }
+            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+            let n = try chunk.withUnsafeMutableBytes { try Syscall.read(fd, into: $0) }
+            if n == 0 {
+                defer { buffer.removeAll() }
+                return buffer.isEmpty ? nil : buffer
+            }
+            buffer.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// Where a daemon's socket is, when none is configured: systemd's `RuntimeDirectory` of the unit we ship.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        (environment["RUNTIME_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) } ?? "/run/cachewarden")
+            + "/cachewarden.sock"
+    }
+}
+
+/// The daemon could not be talked to, or refused the request (`refused`; its message says what to fix).
+public struct ControlClientError: Error, CustomStringConvertible {
+    public var description: String
+    /// The daemon answered `"ok": false`: the request (or the file it re-read) was wrong, not the connection.
+    public var refused: Bool
+    public init(_ description: String, refused: Bool = false) {
+        self.description = description
+        self.refused = refused
+    }
+}

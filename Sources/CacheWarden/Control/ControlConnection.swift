@@ -1,0 +1,139 @@
+import Dispatch
+import Glibc
+import SystemPackage
+
+/// One client of the control socket. Confined to the server's queue (its read and write sources fire there);
+/// requests are answered in order on a queue of the connection's own, so a long `clear` holds up only this client.
+final class ControlConnection: @unchecked Sendable {
+    /// A request line longer than this is refused and the connection closed.
+    static let maxLine = 64 * 1024
+
+    let fd: Int32
+    let id: Int
+    private let serverQueue: DispatchQueue
+    let requests: DispatchQueue
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var input: [UInt8] = []
+    private var output: [UInt8] = []
+    private(set) var closed = false
+    /// Events this client subscribed to (nil: not subscribed; empty: all).
+    var subscription: Set<String>?
+    /// Called with each complete request line (on the server queue).
+    var onLine: ((ControlConnection, [UInt8]) -> Void)?
+    var onClose: ((ControlConnection) -> Void)?
+
+    init(fd: Int32, id: Int, serverQueue: DispatchQueue) {
+        self.fd = fd
+        self.id = id
+        self.serverQueue = serverQueue
+        requests = DispatchQueue(label: "cachewarden.control.client\(id)", target: .global())
+    }
+
+    func start() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: serverQueue)
+        source.setEventHandler { [weak self] in self?.readAvailable() }
+        source.resume()
+        readSource = source
+    }
+
+    /// Bytes queued for this client and not written yet.
+    var queued: Int { output.count }
+
+    /// Queues bytes for the client and writes what the socket takes now.
+    func send(_ bytes: [UInt8]) {
+        guard !closed else { return }
+        output.append(contentsOf: bytes)
+        flush()
+    }
+
+    /// Ends a subscription that fell too far behind: the queued lines are dropped (but the one a partial write may
+    /// have started, so the client never sees half a line), `note` is queued, and the connection closes once the
+    /// client has read it — or after `grace` seconds if it reads nothing.
+    func endSubscription(note: [UInt8], grace: Double = 10) {
+        subscription = nil
+        if let newline = output.firstIndex(of: UInt8(ascii: "\n")) { output.removeSubrange((newline + 1)...) } else { output.removeAll() }
+        closeWhenDrained = true
+        send(note)
+        serverQueue.asyncAfter(deadline: .now() + grace) { [weak self] in self?.close() }
+    }
+
+    private var closeWhenDrained = false
+
+    /// Writes what the socket takes now of the queued bytes, then closes.
+    func closeAfterLastWrite() {
+        if !closed { flush() }
+        close()
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        readSource?.cancel()
+        readSource = nil
+        if let writeSource {
+            if writeSuspended { writeSource.resume() }   // a suspended source must not be released
+            writeSource.cancel()
+        }
+        writeSource = nil
+        Syscall.close(fd)
+        onClose?(self)
+        onClose = nil
+        onLine = nil
+    }
+
+    private func readAvailable() {
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        let n: Int
+        do {
+            n = try chunk.withUnsafeMutableBytes { buf in try Syscall.read(fd, into: buf) }
+        } catch {
+            close()
+            return
+        }
+        // A readable socket that reads nothing: the client closed its end.
+        guard n > 0 else { close(); return }
+        input.append(contentsOf: chunk[0..<n])
+        while let newline = input.firstIndex(of: UInt8(ascii: "\n")) {
+            let line = Array(input[..<newline])
+            input.removeSubrange(...newline)
+            if !line.isEmpty { onLine?(self, line) }
+            if closed { return }
+        }
+        if input.count > Self.maxLine {
+            send(ControlReply.error(nil, "request longer than \(Self.maxLine) bytes without a newline; send one JSON object per line"))
+            close()
+        }
+    }
+
+    private func flush() {
+        while !output.isEmpty {
+            let n: Int
+            do { n = try output.withUnsafeBytes { try UnixSocket.writeSome(fd, $0) } } catch {
+                close()
+                return
+            }
+            if n == 0 { break }
+            output.removeFirst(n)
+        }
+        if output.isEmpty {
+            if closeWhenDrained { close(); return }
+            if let writeSource, !writeSuspended { writeSource.suspend(); writeSuspended = true }
+        } else {
+            armWriteSource()
+        }
+    }
+
+    private var writeSuspended = false
+
+    private func armWriteSource() {
+        if let writeSource {
+            if writeSuspended { writeSource.resume(); writeSuspended = false }
+            return
+        }
+        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: serverQueue)
+        source.setEventHandler { [weak self] in self?.flush() }
+        source.resume()
+        writeSource = source
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// One request on the control socket: a JSON object on one line, as watchman's JSON PDUs. Parsed with Foundation's
+/// JSON reader (requests are small and rare); replies are written by the same `JSONLineBuilder` as the event lines.
+enum ControlRequest: Equatable {
+    case status
+    case version
+    case trim(dir: String, to: Int64?)
+    case clear(dirs: [String], dryRun: Bool)
+    case reload
+    case subscribe(events: Set<String>)
+
+    static let commands = ["status", "trim", "clear", "reload", "subscribe", "version"]
+
+    /// The event names a subscription may filter on.
+    static var eventNames: Set<String> { WardenEvent.names }
+
+    /// Parses one line; the error is what the reply says to fix.
+    static func parse(_ line: [UInt8]) -> Result<ControlRequest, ControlError> {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line)), let fields = object as? [String: Any] else {
+            return .failure(ControlError("the request is not a JSON object on one line; send e.g. {\"command\":\"status\"}"))
+        }
+        guard let command = fields["command"] as? String else {
+            return .failure(ControlError("the request has no \"command\"; expected one of \(commands.joined(separator: ", "))"))
+        }
+        switch command {
+        case "status": return .success(.status)
+        case "version": return .success(.version)
+        case "reload": return .success(.reload)
+        case "trim": return trim(fields)
+        case "clear": return clear(fields)
+        case "subscribe": return subscribe(fields)
+        default:
+            return .failure(ControlError("unknown command \(command.debugDescription); expected one of \(commands.joined(separator: ", "))"))
+        }
+    }
+
+    private static func trim(_ fields: [String: Any]) -> Result<ControlRequest, ControlError> {
+        guard let dir = fields["dir"] as? String else {
+            return .failure(ControlError("trim needs \"dir\": the directory's name, e.g. {\"command\":\"trim\",\"dir\":\"img\",\"to\":\"100MB\"}"))
+        }
+        guard let to = fields["to"] else { return .success(.trim(dir: dir, to: nil)) }
+        if let text = to as? String, let bytes = ValueParsers.size(text) { return .success(.trim(dir: dir, to: bytes)) }
+        if let number = to as? Int, number >= 0 { return .success(.trim(dir: dir, to: Int64(number))) }
+        return .failure(ControlError("bad \"to\" \(String(describing: to)): expected a size like \"500MB\" or a number of bytes"))
+    }
+
+    private static func clear(_ fields: [String: Any]) -> Result<ControlRequest, ControlError> {
+        let dirs = fields["dirs"] ?? [String]()
+        guard let names = dirs as? [String] else {
+            return .failure(ControlError("bad \"dirs\": expected a list of directory names (empty: all)"))
+        }
+        guard let dryRun = (fields["dry_run"] ?? false) as? Bool else {
+            return .failure(ControlError("bad \"dry_run\": expected true or false"))
+        }
+        return .success(.clear(dirs: names, dryRun: dryRun))
+    }
+
+    private static func subscribe(_ fields: [String: Any]) -> Result<ControlRequest, ControlError> {
+        let events = fields["events"] ?? [String]()
+        guard let names = events as? [String] else {
+            return .failure(ControlError("bad \"events\": expected a list of event names (empty: all)"))
+        }
+        let unknown = names.filter { !eventNames.contains($0) }
+        guard unknown.isEmpty else {
+            return .failure(ControlError("unknown event \(unknown[0]); expected some of \(eventNames.sorted().joined(separator: ", "))"))
+        }
+        return .success(.subscribe(events: Set(names)))
+    }
+}
+
+/// What a request got wrong, worded as what to do instead.
+struct ControlError: Error, Equatable {
+    var message: String
+    init(_ message: String) { self.message = message }
+}

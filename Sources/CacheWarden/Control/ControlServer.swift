@@ -1,0 +1,196 @@
+import Dispatch
+import Glibc
+import SystemPackage
+
+/// The control socket of a running watcher: a Unix stream socket answering one JSON request per line (`status`,
+/// `trim`, `clear`, `reload`, `subscribe`, `version`), the way watchman answers its JSON PDUs. It is also a sink:
+/// subscribed clients receive the live event lines they asked for. It runs on a queue of its own, so clients —
+/// slow, stuck, many at once, or sending garbage — never hold up the watcher: a subscriber more than 8 MiB behind
+/// is disconnected with a note, a malformed request gets an error reply.
+///
+/// The socket file is created with `mode` (0600 by default; with group bits it takes its folder's group). A stale
+/// socket file is replaced; one another process still answers on is an error. The file goes when the server stops.
+public final class ControlServer: EventSink, @unchecked Sendable {
+    /// Bytes a subscriber may fall behind before it is disconnected.
+    public static let maxQueuedPerSubscriber = 8 << 20
+
+    public let path: String
+    private let mode: UInt16
+    /// The bound in force (tests lower it).
+    let maxQueued: Int
+    /// Weak: the watcher holds this server among its sinks.
+    private weak var watcher: Watcher?
+    private var reload: @Sendable () -> String? = { "reload is not available" }
+    private let queue = DispatchQueue(label: "cachewarden.control")
+    private var listener: Int32 = -1
+    private var socketIno: UInt64 = 0
+    private var acceptSource: DispatchSourceRead?
+    private var connections: [Int: ControlConnection] = [:]
+    private var nextID = 0
+
+    /// A server at `path`, created with `mode`. Give it to the watcher among its sinks, then `listen` and `serve`.
+    public convenience init(path: String, mode: UInt16 = 0o600) {
+        self.init(path: path, mode: mode, maxQueued: Self.maxQueuedPerSubscriber)
+    }
+
+    init(path: String, mode: UInt16, maxQueued: Int) {
+        self.path = path
+        self.mode = mode
+        self.maxQueued = maxQueued
+    }
+
+    /// Creates the socket (before the watcher's first scan, so a second daemon fails at once). Clients that
+    /// connect before `serve` wait in the backlog and are answered once it is called.
+    /// - Throws: `WardenError` when the socket cannot be created, or another daemon answers on it.
+    public func listen() throws(WardenError) {
+        try replaceStaleSocket()
+        let fd: Int32
+        do throws(Errno) {
+            fd = try UnixSocket.make(Int32(SOCK_STREAM.rawValue), nonBlocking: true)
+            let previous = umask(0o177)   // no moment where the file is more open than 0600
+            defer { umask(previous) }
+            do throws(Errno) {
+                try UnixSocket.bind(fd, path)
+                try UnixSocket.listen(fd)
+                try applyMode()
+                socketIno = UInt64(try Syscall.lstat(path: path).st_ino)
+            } catch {
+                Syscall.close(fd)
+                throw error
+            }
+        } catch {
+            throw .system(operation: "listen on control socket", path: path, errno: error.rawValue)
+        }
+        queue.sync { listener = fd }
+    }
+
+    /// Starts answering about `watcher` (call `listen` first). `reload` re-reads the settings and applies them,
+    /// returning nil or what went wrong.
+    public func serve(watcher: Watcher, reload: @escaping @Sendable () -> String?) {
+        queue.sync {
+            guard listener >= 0, acceptSource == nil else { return }
+            self.watcher = watcher
+            self.reload = reload
+            let fd = listener
+            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [unowned self] in self.acceptAll() }
+            source.setCancelHandler { Syscall.close(fd) }
+            source.resume()
+            acceptSource = source
+        }
+    }
+
+    /// Stops answering, disconnects every client (after a last attempt to write what is queued for it) and removes
+    /// the socket file (if it is still ours). Idempotent.
+    public func stop() {
+        queue.sync {
+            if let acceptSource { acceptSource.cancel() } else if listener >= 0 { Syscall.close(listener) }
+            acceptSource = nil
+            for c in connections.values { c.closeAfterLastWrite() }
+            connections.removeAll()
+            if listener >= 0, let st = try? Syscall.lstat(path: path), UInt64(st.st_ino) == socketIno {
+                _ = try? Array(path.utf8).withCString { p throws(Errno) in try Syscall.unlink(at: AT_FDCWD, p) }
+            }
+            listener = -1
+        }
+    }
+
+    /// A socket file at the path: replaced when nobody answers on it; an error when a daemon does.
+    private func replaceStaleSocket() throws(WardenError) {
+        guard let st = try? Syscall.lstat(path: path) else { return }
+        guard (st.st_mode & S_IFMT) == S_IFSOCK else {
+            throw .system(operation: "control socket: not a socket, refusing to replace", path: path, errno: EEXIST)
+        }
+        if let probe = try? UnixSocket.make(Int32(SOCK_STREAM.rawValue)) {
+            defer { Syscall.close(probe) }
+            if (try? UnixSocket.connect(probe, path)) != nil {
+                throw .system(operation: "control socket: another daemon answers on", path: path, errno: EADDRINUSE)
+            }
+        }
+        _ = try? Array(path.utf8).withCString { p throws(Errno) in try Syscall.unlink(at: AT_FDCWD, p) }
+    }
+
+    /// The socket's mode; with group bits, its folder's group.
+    private func applyMode() throws(Errno) {
+        _ = try Syscall.retrying { chmod(path, mode_t(mode)) }
+        if mode & 0o060 != 0, let folder = try? Syscall.lstat(path: PathResolver.parent(of: path)) {
+            _ = try Syscall.retrying { chown(path, UInt32.max, folder.st_gid) }
+        }
+    }
+
+    private func acceptAll() {
+        while let fd = try? UnixSocket.accept(listener) {
+            nextID += 1
+            let c = ControlConnection(fd: fd, id: nextID, serverQueue: queue)
+            c.onLine = { [unowned self] c, line in self.handle(line, from: c) }
+            c.onClose = { [unowned self] c in self.connections[c.id] = nil }
+            connections[c.id] = c
+            c.start()
+        }
+    }
+
+    // MARK: Requests
+
+    private func handle(_ line: [UInt8], from c: ControlConnection) {
+        switch ControlRequest.parse(line) {
+        case .failure(let error): c.send(ControlReply.error(nil, error.message))
+        case .success(.subscribe(let events)):
+            c.subscription = events
+            c.send(ControlReply.ok("subscribe") { $0.add("events", events.sorted()) })
+        case .success(let request):
+            // Answered off this queue (a trim or a clear may take a while), in order per client.
+            c.requests.async { [weak self, weak c] in
+                guard let self, let client = c else { return }
+                let reply = self.answer(request)
+                self.queue.async { client.send(reply) }
+            }
+        }
+    }
+
+    private func answer(_ request: ControlRequest) -> [UInt8] {
+        guard let watcher else { return ControlReply.error(nil, "the watcher has stopped") }
+        switch request {
+        case .status: return ControlReply.status(watcher.status(), groups: watcher.groups)
+        case .version: return ControlReply.version()
+        case .trim(let dir, let to):
+            do throws(WardenError) { return ControlReply.trim(try watcher.trim(dir, to: to)) } catch {
+                return ControlReply.error("trim", error.description)
+            }
+        case .clear(let dirs, let dryRun):
+            do throws(WardenError) { return ControlReply.clear(try watcher.clear(dirs, dryRun: dryRun), dryRun: dryRun) } catch {
+                return ControlReply.error("clear", error.description)
+            }
+        case .reload:
+            if let problem = queue.sync(execute: { reload })() { return ControlReply.error("reload", problem) }
+            return ControlReply.ok("reload")
+        case .subscribe: return ControlReply.error(nil, "subscribe is answered on the server queue")
+        }
+    }
+
+    // MARK: Subscriptions (the sink)
+
+    public func receive(_ events: [WardenEvent]) {
+        queue.async { [weak self] in self?.fanOut(events) }
+    }
+
+    /// The watcher stopped: its last lines (`stop`) go out to subscribers, then the socket closes and its file goes.
+    public func finish() { stop() }
+
+    /// Each subscriber gets the lines it asked for in one write per batch (not one per line: a socket buffer
+    /// holds far more bytes in a few large writes than in many small ones).
+    private func fanOut(_ events: [WardenEvent]) {
+        let subscribers = connections.values.filter { $0.subscription != nil }
+        guard !subscribers.isEmpty else { return }
+        let lines = events.map { ($0.name, $0.jsonLineBytes()) }
+        for c in subscribers {
+            guard let wanted = c.subscription else { continue }
+            var bytes: [UInt8] = []
+            for (name, line) in lines where wanted.isEmpty || wanted.contains(name) { bytes.append(contentsOf: line) }
+            guard !bytes.isEmpty else { continue }
+            c.send(bytes)
+            if c.queued > maxQueued {
+                c.endSubscription(note: ControlReply.error("subscribe", "subscriber too slow: more than \(maxQueued) bytes queued, later lines dropped; disconnected"))
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Glibc
+import SystemPackage
+
+/// Replaces a file's contents so that readers see the old file or the new one, never a half-written one: the bytes
+/// go to a temporary file in the same folder (a dot name that does not end in `.prom`, so node_exporter's textfile
+/// collector skips it), which is then renamed over the target.
+enum AtomicFile {
+    static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o644) throws(Errno) {
+        let folder = PathResolver.parent(of: path)
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let temporary = PathResolver.absolute(".\(name).\(getpid()).tmp", relativeTo: folder)
+        let fd = try Syscall.retrying { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode) }
+        do throws(Errno) {
+            defer { Syscall.close(fd) }
+            var offset = 0
+            while offset < bytes.count {
+                let written: Result<Int, Errno> = bytes[offset...].withUnsafeBytes { b in
+                    Result { () throws(Errno) in try Syscall.retrying { write(fd, b.baseAddress, b.count) } }
+                }
+                offset += try written.get()
+            }
+            _ = try Syscall.retrying { fchmod(fd, mode) }   // not narrowed by the umask
+        } catch {
+            _ = unlink(temporary)
+            throw error
+        }
+        do throws(Errno) { _ = try Syscall.retrying { rename(temporary, path) } } catch {
+            _ = unlink(temporary)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Glibc
+import SystemPackage
+
+/// Unix-domain sockets through the one syscall helper: the control socket's listener and its clients, and the
+/// datagrams of systemd's notify protocol. A path starting with `@` names Linux's abstract namespace.
+enum UnixSocket {
+    /// An address for `path`; nil when it is too long for `sun_path`.
+    static func address(_ path: String) -> (sockaddr_un, socklen_t)? {
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(path.utf8)
+        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }   // abstract: a leading NUL, no terminator
+        let capacity = MemoryLayout.size(ofValue: addr.sun_path)
+        guard bytes.count < capacity else { return nil }
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            if bytes.first != 0 { raw[bytes.count] = 0 }
+        }
+        let length = MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1)
+        return (addr, socklen_t(length))
+    }
+
+    /// A close-on-exec socket of `type` (`SOCK_STREAM`, `SOCK_DGRAM`), non-blocking when asked.
+    static func make(_ type: Int32, nonBlocking: Bool = false) throws(Errno) -> Int32 {
+        var flags = type | Int32(SOCK_CLOEXEC.rawValue)
+        if nonBlocking { flags |= Int32(SOCK_NONBLOCK.rawValue) }
+        return try Syscall.retrying { socket(AF_UNIX, flags, 0) }
+    }
+
+    static func bind(_ fd: Int32, _ path: String) throws(Errno) {
+        guard let (address, length) = address(path) else { throw Errno.fileNameTooLong }
+        var addr = address
+        _ = try withUnsafePointer(to: &addr) { p throws(Errno) in
+            try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(Errno) in try Syscall.retrying { Glibc.bind(fd, sa, length) } }
+        }
+    }
+
+    static func connect(_ fd: Int32, _ path: String) throws(Errno) {
+        guard let (address, length) = address(path) else { throw Errno.fileNameTooLong }
+        var addr = address
+        _ = try withUnsafePointer(to: &addr) { p throws(Errno) in
+            try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(Errno) in try Syscall.retrying { Glibc.connect(fd, sa, length) } }
+        }
+    }
+
+    static func listen(_ fd: Int32, backlog: Int32 = 256) throws(Errno) {
+        _ = try Syscall.retrying { Glibc.listen(fd, backlog) }
+    }
+
+    /// Accepts a connection as a non-blocking, close-on-exec descriptor; nil when none is waiting. (`accept4` is
+    /// not in Swift's Glibc module; the flags are set right after, before anyone else sees the descriptor.)
+    static func accept(_ fd: Int32) throws(Errno) -> Int32? {
+        let client: Int32
+        do throws(Errno) { client = try Syscall.retrying { Glibc.accept(fd, nil, nil) } } catch {
+            if error == .wouldBlock || error == .resourceTemporarilyUnavailable { return nil }
+            throw error
+        }
+        _ = try? Syscall.retrying { fcntl(client, F_SETFD, FD_CLOEXEC) }
+        let flags = (try? Syscall.retrying { fcntl(client, F_GETFL) }) ?? 0
+        _ = try? Syscall.retrying { fcntl(client, F_SETFL, flags | O_NONBLOCK) }
+        return client
+    }
+
+    /// Sends one datagram to `path` from an unbound socket.
+    static func sendDatagram(_ message: [UInt8], to path: String) throws(Errno) {
+        guard let (address, length) = address(path) else { throw Errno.fileNameTooLong }
+        var addr = address
+        let fd = try make(Int32(SOCK_DGRAM.rawValue))
+        defer { Syscall.close(fd) }
+        let sent: Result<Int, Errno> = message.withUnsafeBytes { bytes in
+            withUnsafePointer(to: &addr) { p in
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                    Result { () throws(Errno) in
+                        try Syscall.retrying { sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), sa, length) }
+                    }
+                }
+            }
+        }
+        _ = try sent.get()
+    }
+
+    /// Writes as much of `bytes` as the descriptor takes now; returns how much (0 when it is full).
+    static func writeSome(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        do throws(Errno) {
+            return try Syscall.retrying { send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
+        } catch {
+            if error == .wouldBlock || error == .resourceTemporarilyUnavailable { return 0 }
+            throw error
+        }
+    }
+}

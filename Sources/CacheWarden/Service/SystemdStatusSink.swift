@@ -1,0 +1,64 @@
+import Dispatch
+import Foundation
+
+/// Keeps systemd's one-line `STATUS=` (what `systemctl status` shows) current: directories, bytes, and the last
+/// trim, sent at most once a second after changes. The totals come from the events themselves (every `ready`,
+/// `write`, `trim` and `rescan` carries its directory's total), so it never asks the watcher anything.
+public final class SystemdStatusSink: EventSink, @unchecked Sendable {
+    private let notifier: SystemdNotifier
+    private let queue = DispatchQueue(label: "cachewarden.systemd-status")
+    private var totals: [String: Int64] = [:]
+    private var lastTrim: String?
+    private var pending = false
+    private var lastSent: DispatchTime?
+    private var finished = false
+
+    public init(notifier: SystemdNotifier) {
+        self.notifier = notifier
+    }
+
+    /// The summary as it stands.
+    public var summary: String { queue.sync { line() } }
+
+    public func receive(_ events: [WardenEvent]) {
+        guard notifier.isEnabled else { return }
+        queue.async { [self] in
+            guard !finished else { return }
+            for e in events { apply(e) }
+            scheduleSoon()
+        }
+    }
+
+    public func finish() { queue.sync { finished = true } }
+
+    private func apply(_ event: WardenEvent) {
+        switch event.kind {
+        case .ready(let t), .status(let t): totals[t.dir] = t.total
+        case .write(let w): totals[w.dir] = w.total
+        case .rescan(let r): totals[r.dir] = r.total
+        case .stop(let t): totals[t.dir] = nil
+        case .trim(let t):
+            totals[t.dir] = t.total
+            let clock = DateFormatter.localizedString(from: event.time, dateStyle: .none, timeStyle: .medium)
+            lastTrim = "last trim \(t.dir) \(t.removed) files \(ByteText.iec(t.freed)) (\(t.reason.rawValue)) at \(clock)"
+        default: break
+        }
+    }
+
+    private func line() -> String {
+        let bytes = totals.values.reduce(0, +)
+        return "\(totals.count) dirs, \(ByteText.iec(bytes))" + (lastTrim.map { "; \($0)" } ?? "")
+    }
+
+    private func scheduleSoon() {
+        guard !pending else { return }
+        pending = true
+        let earliest = (lastSent ?? .now()) + 1.0
+        queue.asyncAfter(deadline: max(earliest, .now())) { [self] in
+            pending = false
+            guard !finished else { return }
+            lastSent = .now()
+            notifier.status(line())
+        }
+    }
+}
