@@ -7,13 +7,16 @@ struct CacheWardenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cachewarden",
         abstract: "Keep cache directories under their quotas in real time (inotify), reporting JSON lines on stdout.",
-        subcommands: [RunCommand.self, CheckCommand.self, StatusCommand.self, ClearCommand.self],
+        version: CacheWardenVersion.current,
+        subcommands: [RunCommand.self, CheckCommand.self, StatusCommand.self, TrimCommand.self, ClearCommand.self,
+                      ReloadCommand.self, EventsCommand.self],
         defaultSubcommand: nil
     )
 }
 
 /// Every failure of the CLI ends in one line on stderr and a non-zero exit: 2 for bad input (config, paths,
-/// flags), 1 for run-time failures. Help and version go to stdout with status 0.
+/// flags, a request the daemon refused), 1 for run-time failures (no daemon answering, a lost connection). Help
+/// and version go to stdout with status 0.
 @main
 enum Main {
     static func main() {
@@ -27,6 +30,10 @@ enum Main {
             fail(error.description, status: Self.isBadInput(error) ? 2 : 1)
         } catch let error as CLIUsageError {
             fail(error.message, status: 2)
+        } catch let error as DaemonUnavailable {
+            fail(error.message, status: 1)
+        } catch let error as ControlClientError {
+            fail(error.description, status: error.refused ? 2 : 1)
         } catch let code as ExitCode {
             exit(code.rawValue)
         } catch {

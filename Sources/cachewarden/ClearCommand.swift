@@ -8,10 +8,11 @@ struct ClearCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clear",
         abstract: "Remove the files of the named directories (all when none is named), printing progress phases.",
-        discussion: "Phases: pre_calculating, cleaning, post_calculating, done (with freed and removed). The roots and their subdirectories stay (dir.<name>.prune_dirs = true removes emptied subdirectories); protected files stay."
+        discussion: "When a daemon answers on its control socket, it clears (its totals stay exact) and one reply line is printed: {\"ok\":true,\"command\":\"clear\",\"dirs\":[…],\"removed\":N,\"freed\":BYTES}. Otherwise a one-shot clear of --config's or --dir's directories prints the phases: pre_calculating, cleaning, post_calculating, done (with freed and removed). The roots and their subdirectories stay (dir.<name>.prune_dirs = true removes emptied subdirectories); protected files stay."
     )
 
     @OptionGroup var source: SettingsOptions
+    @OptionGroup var daemon: DaemonOptions
 
     @Flag(name: .long, help: "Report what would be removed, and delete nothing.")
     var dryRun = false
@@ -20,6 +21,11 @@ struct ClearCommand: ParsableCommand {
     var names: [String] = []
 
     func run() throws {
+        if source.dir == nil, let client = try daemon.connect(config: source.config) {
+            let reply = try client.clear(names, dryRun: dryRun)
+            print(String(decoding: try JSONSerialization.data(withJSONObject: reply, options: [.sortedKeys]), as: UTF8.self))
+            return
+        }
         let settings = try source.load()
         for name in names where !settings.directories.contains(where: { $0.name == name }) {
             throw CLIUsageError(message: "no directory named \(name); known: \(settings.directories.map(\.name).joined(separator: ", "))")

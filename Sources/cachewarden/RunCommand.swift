@@ -1,8 +1,6 @@
 import ArgumentParser
 import CacheWarden
-import Dispatch
 import Foundation
-import Glibc
 import Logging
 
 /// `cachewarden run`: watch in the foreground and print one JSON line per event on stdout.
@@ -13,11 +11,15 @@ struct RunCommand: ParsableCommand {
         discussion: """
             Signals: SIGINT/SIGTERM print a `stop` line per directory and exit 0; SIGUSR1 prints a `status` line \
             per directory; SIGHUP re-reads the config file (a bad file keeps the running settings and prints an \
-            `error` line).
+            `error` line). With a control socket (control_socket, --control-socket, or systemd's \
+            RUNTIME_DIRECTORY) it answers `cachewarden status`, `trim`, `clear`, `reload` and `events`; with \
+            metrics_file it keeps a Prometheus text file for node_exporter; under systemd (NOTIFY_SOCKET) it \
+            reports READY, STATUS, RELOADING, STOPPING and feeds the watchdog.
             """
     )
 
     @OptionGroup var source: SettingsOptions
+    @OptionGroup var daemon: DaemonOptions
 
     @Flag(name: .long, help: "Report the evictions policies would do, and delete nothing.")
     var dryRun = false
@@ -31,6 +33,12 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Event lines held for a slow stdout reader before lines are dropped (and a `dropped` line says how many), e.g. 8MiB.", valueName: "size"))
     var maxBuffered: String = "8MiB"
 
+    func validate() throws {
+        guard let limit = WardenSettings.parseSize(maxBuffered), limit > 0 else {
+            throw ValidationError("bad value `\(maxBuffered)` for --max-buffered: expected a size like 8MiB or 64KB")
+        }
+    }
+
     func run() throws {
         let settings = try source.load()
         LoggingSystem.bootstrap { label in
@@ -40,48 +48,9 @@ struct RunCommand: ParsableCommand {
         }
         var logger = Logger(label: "cachewarden")
         logger.logLevel = debug ? .debug : .info
-        signal(SIGPIPE, SIG_IGN)
-        guard let limit = WardenSettings.parseSize(maxBuffered), limit > 0 else {
-            throw CLIUsageError(message: "bad value `\(maxBuffered)` for --max-buffered: expected a size like 8MiB or 64KB")
-        }
-        let exitOnEpipe = self.exitOnEpipe
-        let sink = JSONLinesSink(bufferLimit: Int(limit)) {
-            if exitOnEpipe { Glibc.exit(0) }
-            FileHandle.standardError.write(Data("cachewarden: stdout is closed (EPIPE); events are discarded from now on, quotas are still enforced\n".utf8))
-        }
-        let watcher = Watcher(settings: settings, mode: dryRun ? .dryRun : .enforce, sinks: [sink], logger: logger)
-
-        // Handlers go in before `start()`: a signal that arrives while the trees are read (or right after the
-        // `ready` lines) must not meet the default action, which for SIGHUP/SIGUSR1 is to terminate. Their
-        // blocks run on the main queue, that is once `dispatchMain()` runs.
-        let configFile = source.config
-        var sources: [DispatchSourceSignal] = []
-        func on(_ signo: Int32, _ body: @escaping @Sendable () -> Void) {
-            signal(signo, SIG_IGN)
-            let s = DispatchSource.makeSignalSource(signal: signo, queue: .main)
-            s.setEventHandler(handler: body)
-            s.resume()
-            sources.append(s)
-        }
-        let shutdown: @Sendable () -> Void = {
-            watcher.stop()   // finishes the sink: every line is written
-            Glibc.exit(0)
-        }
-        on(SIGINT, shutdown)
-        on(SIGTERM, shutdown)
-        on(SIGUSR1) { watcher.requestStatus() }
-        on(SIGHUP) {
-            guard let configFile else {
-                sink.send(WardenEvent(.error(WardenIssue(message: "SIGHUP ignored: no config file to re-read (quick mode)", kind: "reload"))))
-                return
-            }
-            do {
-                try watcher.reload(try WardenSettings.load(configFile: configFile))
-            } catch {
-                sink.send(WardenEvent(.error(WardenIssue(message: "reload failed, keeping the running settings: \(error)", kind: "reload"))))
-            }
-        }
-        try watcher.start()
-        withExtendedLifetime(sources) { dispatchMain() }
+        let service = RunService(settings: settings, configFile: source.config, socketPath: daemon.daemonPath(settings),
+                                 mode: dryRun ? .dryRun : .enforce, logger: logger,
+                                 bufferLimit: Int(WardenSettings.parseSize(maxBuffered) ?? 8 << 20), exitOnEpipe: exitOnEpipe)
+        try service.run()
     }
 }

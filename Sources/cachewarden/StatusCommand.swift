@@ -3,14 +3,21 @@ import CacheWarden
 import Foundation
 import Glibc
 
-/// `cachewarden status`: one row per directory (total, files, quota, use, oldest file, free space).
+/// `cachewarden status`: one row per directory (total, files, quota, use, oldest file, free space), from the
+/// running daemon's memory when one answers, else from a one-shot scan in observe mode.
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Print a size report per directory: a table (with usage bars on a terminal) or JSON lines."
+        abstract: "Print a size report per directory: a table (with usage bars on a terminal) or JSON lines.",
+        discussion: """
+            Asks the running daemon (its control socket) first: the answer comes from memory, without a rescan. \
+            When no daemon answers, the directories of --config or --dir are scanned once in observe mode (nothing \
+            can be deleted) and one line on stderr says so. --scan always scans.
+            """
     )
 
     @OptionGroup var source: SettingsOptions
+    @OptionGroup var daemon: DaemonOptions
 
     @Flag(name: .long, help: "One JSON object per directory instead of a table.")
     var json = false
@@ -21,20 +28,60 @@ struct StatusCommand: ParsableCommand {
     @Flag(name: .long, help: "Units of 1024 (KiB, MiB, GiB).")
     var iec = false
 
+    @Flag(name: .long, help: "Scan the directories even when a daemon answers.")
+    var scan = false
+
+    func validate() throws {
+        guard !(si && iec) else { throw ValidationError("give --si or --iec, not both") }
+    }
+
     func run() throws {
-        guard !(si && iec) else { throw CLIUsageError(message: "give --si or --iec, not both") }
-        let settings = try source.load()
-        // A report is a scan in observe mode: nothing is watched, and nothing can be deleted.
-        let reports = try Watcher.report(settings)
+        let (dirs, groups) = try report()
         let binary = iec || (!si && Self.configUsesBinaryUnits(source.config))
         let now = Date()
         if json {
-            for r in reports { print(r.jsonLine(now: now), terminator: "") }
+            for r in dirs { print(r.jsonLine(now: now), terminator: "") }
             return
         }
+        printTable(dirs, binary: binary, now: now)
+        for g in groups {
+            let use = String(format: "%.0f%%", Double(g.total) * 100 / Double(max(1, g.quota)))
+            print("group \(g.name): \(Self.size(g.total, binary)) of \(Self.size(g.quota, binary)) (\(use)) shared by \(g.members.joined(separator: ", "))")
+        }
+    }
+
+    /// From the daemon when it answers (not with --dir or --scan); else a scan, announced on stderr.
+    private func report() throws -> ([DirectoryStatus], [GroupStatus]) {
+        var noDaemonAt: String?
+        if source.dir == nil && !scan {
+            let path = try daemon.clientPath(config: source.config)
+            if let client = ControlClient(path: path) {
+                let status = try client.status()
+                return (status.dirs, status.groups)
+            }
+            noDaemonAt = path
+            guard source.config != nil else {
+                throw DaemonUnavailable(message: "no daemon answers on \(path); give --config FILE or --dir PATH to scan instead")
+            }
+        }
+        let settings = try source.load()
+        if let noDaemonAt {
+            FileHandle.standardError.write(Data("cachewarden: no daemon answers on \(noDaemonAt); scanning the directories instead (observe mode)\n".utf8))
+        }
+        // A report is a scan in observe mode: nothing is watched, and nothing can be deleted.
+        let dirs = try Watcher.report(settings)
+        let groups = settings.groups.map { g in
+            let members = dirs.filter { $0.group == g.name }
+            return GroupStatus(name: g.name, total: members.reduce(Int64(0)) { $0 + $1.totals.total }, quota: g.quota,
+                               members: members.map(\.totals.dir))
+        }
+        return (dirs, groups)
+    }
+
+    private func printTable(_ dirs: [DirectoryStatus], binary: Bool, now: Date) {
         let tty = isatty(1) == 1
         var rows = [["NAME", "PATH", "TOTAL", "FILES", "QUOTA", "USE", "PROTECTED", "OLDEST", "FS FREE"]]
-        for r in reports {
+        for r in dirs {
             let use = r.totals.quota > 0 ? String(format: "%.0f%%", Self.percent(r)) + (tty ? " " + Self.bar(Self.percent(r)) : "") : "-"
             rows.append([
                 r.totals.dir, r.totals.path, Self.size(r.totals.total, binary), String(r.totals.files),
@@ -48,12 +95,6 @@ struct StatusCommand: ParsableCommand {
         for row in rows {
             print(row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
         }
-        for group in settings.groups {
-            let members = reports.filter { $0.group == group.name }
-            let sum = members.reduce(Int64(0)) { $0 + $1.totals.total }
-            let use = String(format: "%.0f%%", Double(sum) * 100 / Double(max(1, group.quota)))
-            print("group \(group.name): \(Self.size(sum, binary)) of \(Self.size(group.quota, binary)) (\(use)) shared by \(members.map(\.totals.dir).joined(separator: ", "))")
-        }
     }
 
     static func percent(_ r: DirectoryStatus) -> Double { r.usePercent ?? 0 }
@@ -63,14 +104,7 @@ struct StatusCommand: ParsableCommand {
         return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 10 - filled) + "]"
     }
 
-    static func size(_ bytes: Int64, _ binary: Bool) -> String {
-        let base: Double = binary ? 1024 : 1000
-        let units = binary ? ["B", "KiB", "MiB", "GiB", "TiB"] : ["B", "kB", "MB", "GB", "TB"]
-        var v = Double(bytes)
-        var i = 0
-        while v >= base && i < units.count - 1 { v /= base; i += 1 }
-        return i == 0 ? "\(bytes)B" : String(format: "%.1f%@", v, units[i])
-    }
+    static func size(_ bytes: Int64, _ binary: Bool) -> String { ByteText.format(bytes, binary: binary) }
 
     static func age(_ seconds: Double) -> String {
         let s = Int(max(0, seconds))

@@ -71,9 +71,15 @@ final class RunningCLI: @unchecked Sendable {
     private var collected = Data()
     private var collectedErr = Data()
 
-    init(_ args: [String], executable: String = cachewardenBinary()) throws {
+    /// Starts `executable` with `args`; `environment` entries are added to the test's own (nil removes one).
+    init(_ args: [String], executable: String = cachewardenBinary(), environment: [String: String?] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = args
+        if !environment.isEmpty {
+            var env = ProcessInfo.processInfo.environment
+            for (k, v) in environment { env[k] = v }
+            process.environment = env
+        }
         process.standardOutput = output
         process.standardError = errors
         output.fileHandleForReading.readabilityHandler = { [weak self] h in

@@ -1,0 +1,48 @@
+import ArgumentParser
+import CacheWarden
+import Foundation
+import Glibc
+
+/// `cachewarden events [--filter trim,evict]`: print the running daemon's live event lines, a second consumer of
+/// the stream without a second watcher.
+struct EventsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events",
+        abstract: "Print the running daemon's live event lines (JSON lines), optionally only some events.",
+        discussion: "Ends with status 0 when the daemon stops; 1 when the daemon disconnected it for reading too slowly (more than 8 MiB behind)."
+    )
+
+    @OptionGroup var client: ClientOptions
+
+    @Option(name: .long, help: ArgumentHelp("Only these events, comma-separated (e.g. trim,evict); default all.", valueName: "names"))
+    var filter: String?
+
+    var events: [String] {
+        filter.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+    }
+
+    func validate() throws {
+        let unknown = events.filter { !WardenEvent.names.contains($0) }
+        if let first = unknown.first {
+            throw ValidationError("unknown event `\(first)` in --filter; expected some of \(WardenEvent.names.sorted().joined(separator: ", "))")
+        }
+    }
+
+    func run() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let client = try client.require(for: "events")
+        try client.subscribe(events)
+        while let line = try client.readLine(wait: true) {
+            // Event lines start with `{"event":`; only the daemon's note on ending a subscription starts with "ok".
+            if line.starts(with: Array(#"{"ok":false"#.utf8)),
+               let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] {
+                throw ControlClientError("the daemon ended the subscription: \(object["error"] as? String ?? "no reason given")")
+            }
+            var out = line
+            out.append(UInt8(ascii: "\n"))
+            guard (try? FileHandle.standardOutput.write(contentsOf: Data(out))) != nil else {
+                return   // our reader went away (a closed pipe): nothing more to print
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import CacheWarden
+import Dispatch
+import Foundation
+import Glibc
+import Logging
+
+/// What `cachewarden run` wires around the watcher: the stdout sink, the control socket, the metrics file and
+/// systemd's notify protocol, and the signals. The pipeline itself is wired in the library (`Engine`).
+final class RunService: @unchecked Sendable {
+    private let settings: WardenSettings
+    private let configFile: String?
+    private let notifier = SystemdNotifier()
+    private let stdout: JSONLinesSink
+    private let server: ControlServer?
+    private let metrics: MetricsFileSink?
+    private let systemdStatus: SystemdStatusSink
+    private let watcher: Watcher
+    private var signalSources: [DispatchSourceSignal] = []
+
+    init(settings: WardenSettings, configFile: String?, socketPath: String?, mode: WatcherMode, logger: Logger,
+         bufferLimit: Int, exitOnEpipe: Bool) {
+        self.settings = settings
+        self.configFile = configFile
+        stdout = JSONLinesSink(bufferLimit: bufferLimit) {
+            if exitOnEpipe { Glibc.exit(0) }
+            FileHandle.standardError.write(Data("cachewarden: stdout is closed (EPIPE); events are discarded from now on, quotas are still enforced\n".utf8))
+        }
+        server = socketPath.map { ControlServer(path: $0, mode: settings.controlSocketMode) }
+        metrics = settings.metricsFile.map { MetricsFileSink(path: $0, interval: Double(settings.metricsInterval), logger: logger) }
+        systemdStatus = SystemdStatusSink(notifier: notifier)
+        let sinks: [(any EventSink)?] = [stdout, server, metrics, systemdStatus]
+        watcher = Watcher(settings: settings, mode: mode, sinks: sinks.compactMap { $0 }, logger: logger)
+    }
+
+    /// Starts everything and serves until a signal ends the process.
+    func run() throws -> Never {
+        signal(SIGPIPE, SIG_IGN)
+        installSignalHandlers()
+        // The socket exists before the first scan: a second daemon on the same socket fails at once, and clients
+        // that connect during the scan are answered as soon as the totals are ready.
+        try server?.listen()
+        do throws(WardenError) {
+            try watcher.start()
+            try metrics?.start(watcher: watcher)
+        } catch {
+            server?.stop()
+            throw error
+        }
+        server?.serve(watcher: watcher) { [unowned self] in self.reload() }
+        stdout.flush(timeout: 1)   // the `ready` lines are out before systemd hears READY=1
+        notifier.ready(status: systemdStatus.summary)
+        if let interval = notifier.watchdogInterval {
+            // From the watcher's own queue: when that queue is stuck, the pings stop and systemd restarts us.
+            watcher.startHeartbeat(every: interval) { [notifier] in notifier.watchdog() }
+        }
+        withExtendedLifetime(signalSources) { dispatchMain() }
+    }
+
+    /// Re-reads the config file and applies it (SIGHUP, `cachewarden reload`); returns nil or what went wrong,
+    /// which is also an `error` event of kind `reload`. `control_socket` and `metrics_file` take effect at the
+    /// next start.
+    func reload() -> String? {
+        guard let configFile else { return failed("no config file to re-read (started with --dir)") }
+        notifier.reloading()
+        defer { notifier.ready(status: systemdStatus.summary) }
+        do {
+            try watcher.reload(try WardenSettings.load(configFile: configFile))
+            return nil
+        } catch {
+            return failed("reload failed, keeping the running settings: \(error)")
+        }
+    }
+
+    private func failed(_ problem: String) -> String {
+        watcher.reportIssue(WardenIssue(message: problem, kind: "reload"))
+        return problem
+    }
+
+    /// Handlers go in before `start()`: a signal that arrives while the trees are read (or right after the
+    /// `ready` lines) must not meet the default action, which for SIGHUP/SIGUSR1 is to terminate. Their blocks
+    /// run on the main queue, that is once `dispatchMain()` runs.
+    private func installSignalHandlers() {
+        let shutdown: @Sendable () -> Void = { [unowned self] in
+            notifier.stopping()
+            watcher.stop()   // finishes every sink: stdout written, socket removed, last metrics written
+            Glibc.exit(0)
+        }
+        on(SIGINT, shutdown)
+        on(SIGTERM, shutdown)
+        on(SIGUSR1) { [unowned self] in watcher.requestStatus() }
+        on(SIGHUP) { [unowned self] in _ = reload() }
+    }
+
+    private func on(_ signo: Int32, _ body: @escaping @Sendable () -> Void) {
+        signal(signo, SIG_IGN)
+        let s = DispatchSource.makeSignalSource(signal: signo, queue: .main)
+        s.setEventHandler(handler: body)
+        s.resume()
+        signalSources.append(s)
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+@testable import CacheWarden
+
+/// The control socket with real Unix sockets: a watcher on a real folder, its `ControlServer`, and clients that
+/// connect, send lines and read replies parsed by Foundation's JSON reader.
+/// A started watcher on one tree with a control server on a socket inside the tree.
+final class SocketDaemon: Sendable {
+    let tree: TemporaryTree
+    let watcher: Watcher
+    let server: ControlServer
+    let log = EventLog()
+    let reloads = SharedCount()
+
+    init(_ tree: TemporaryTree, quota: Int64 = 0, maxQueued: Int = ControlServer.maxQueuedPerSubscriber,
+         reloadResult: String? = nil) throws {
+        self.tree = tree
+        tree.mkdir("cache")
+        server = ControlServer(path: tree.url("cw.sock"), mode: 0o600, maxQueued: maxQueued)
+        let dir = DirectorySettings(name: "cache", path: tree.url("cache"), quota: quota)
+        let log = self.log
+        watcher = Watcher(settings: WardenSettings(directories: [dir]), sinks: [server]) { log.append($0) }
+        try server.listen()
+        try watcher.start()
+        let reloads = self.reloads
+        server.serve(watcher: watcher) {
+            reloads.add()
+            return reloadResult
+        }
+    }
+
+    deinit { watcher.stop() }
+
+    func client() throws -> ControlClient { try #require(ControlClient(path: server.path, timeout: 10)) }
+}
+
+/// A count several threads add to.
+final class SharedCount: Sendable {
+    private let value = Mutex(0)
+    func add() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
+}
+
+@Suite struct ControlSocketTests {
+    @Test func statusReplyIsTheLedgerFromMemoryWithEveryField() throws {
+        let tree = TemporaryTree()
+        for i in 0..<20 { tree.write("cache/d\(i % 3)/f\(i)", size: 5000 + i) }
+        let daemon = try SocketDaemon(tree, quota: 10_000_000)
+        let status = try daemon.client().status()
+        let disk = diskTotals(tree.url("cache"))
+        let dir = try #require(status.dirs.first)
+        #expect(status.version == CacheWardenVersion.current)
+        #expect(dir.totals.total == disk.total && dir.totals.files == disk.files)
+        #expect(dir.totals.quota == 10_000_000 && dir.trimTarget == 5_000_000)
+        #expect(dir.watches == 4, "the root and d0, d1, d2")
+        #expect(dir.oldest != nil && dir.filesystemFree != nil)
+        // The same report as the library's (ages travel in whole seconds; free space moves on its own).
+        var local = try #require(daemon.watcher.status().first)
+        local.oldest = dir.oldest
+        local.filesystemFree = dir.filesystemFree
+        #expect(dir == local)
+    }
+
+    @Test func everyRequestIsAnsweredWithOkOrAnErrorSayingWhatToFix() throws {
+        let tree = TemporaryTree()
+        for i in 0..<10 { tree.write("cache/f\(i)", size: 10_000, mtime: 1_700_000_000 + Double(i)) }
+        let daemon = try SocketDaemon(tree, reloadResult: "reload failed: cachewarden.conf:3: unknown key")
+        let c = try daemon.client()
+        let version = try c.request(["command": "version"])
+        #expect(version["ok"] as? Bool == true && version["version"] as? String == CacheWardenVersion.current)
+        #expect((version["commands"] as? [String])?.contains("subscribe") == true)
+
+        let noTarget = try c.request(["command": "trim", "dir": "cache"])
+        #expect(noTarget["ok"] as? Bool == false && (noTarget["error"] as? String ?? "").contains("no quota"))
+        let unknown = try c.request(["command": "trim", "dir": "nope", "to": "1MB"])
+        #expect(unknown["ok"] as? Bool == false && (unknown["error"] as? String ?? "").contains("nope"))
+
+        let dry = try c.clear(["cache"], dryRun: true)
+        #expect(dry["removed"] as? Int == 10 && dry["dry_run"] as? Bool == true)
+        #expect(diskTotals(tree.url("cache")).files == 10, "a dry run deleted files")
+
+        let perFile = diskTotals(tree.url("cache")).total / 10
+        let trim = try c.trim("cache", to: "\(perFile * 5)")
+        #expect(trim["removed"] as? Int == 5 && trim["reason"] as? String == "manual")
+        #expect(!tree.exists("cache/f0") && tree.exists("cache/f9"), "oldest first")
+
+        let reload = try c.request(["command": "reload"])
+        #expect(reload["ok"] as? Bool == false && (reload["error"] as? String ?? "").contains("cachewarden.conf:3"))
+        #expect(daemon.reloads.count == 1)
+
+        let cleared = try c.clear([], dryRun: false)
+        #expect(cleared["removed"] as? Int == 5)
+        #expect(diskTotals(tree.url("cache")).files == 0)
+        #expect(try c.status().dirs.first?.totals.total == diskTotals(tree.url("cache")).total)
+    }
+
+    @Test func malformedRequestsGetErrorRepliesAndTheServerKeepsServing() throws {
+        let tree = TemporaryTree()
+        tree.write("cache/a", size: 4096)
+        let daemon = try SocketDaemon(tree)
+        let c = try daemon.client()
+        let bad: [(String, String)] = [
+            ("not json at all", "not a JSON object"), ("[1,2,3]", "not a JSON object"), ("{}", "no \"command\""),
+            (#"{"command":"explode"}"#, "unknown command"), (#"{"command":"trim"}"#, "needs \"dir\""),
+            (#"{"command":"trim","dir":"cache","to":"lots"}"#, "bad \"to\""),
+            (#"{"command":"clear","dirs":"cache"}"#, "bad \"dirs\""),
+            (#"{"command":"clear","dry_run":"yes"}"#, "bad \"dry_run\""),
+            (#"{"command":"subscribe","events":["trim","boom"]}"#, "unknown event boom"),
+            ("\u{1}\u{2}\u{ff}", "not a JSON object"),
+        ]
+        for (line, complaint) in bad {
+            try c.sendRaw(Array((line + "\n").utf8))
+            let reply = try #require(try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
+            #expect(reply["ok"] as? Bool == false, "\(line)")
+            #expect((reply["error"] as? String ?? "").contains(complaint), "\(line): \(reply)")
+        }
+        // A line that never ends is refused and its connection closed; others are unaffected.
+        let flood = try daemon.client()
+        try flood.sendRaw([UInt8](repeating: UInt8(ascii: "x"), count: ControlConnection.maxLine + 10))
+        let refusal = try #require(try flood.readLine())
+        #expect(String(decoding: refusal, as: UTF8.self).contains("longer than"))
+        #expect(try flood.readLine() == nil, "the connection stays open")
+        #expect(try c.status().dirs.first?.totals.files == 1)
+        #expect(daemon.log.all.allSatisfy { $0.name != "evict" })
+    }
+
+    @Test func aSubscriberReceivesTheLiveLinesItAskedFor() throws {
+        let tree = TemporaryTree()
+        let daemon = try SocketDaemon(tree, quota: 400_000)
+        let c = try daemon.client()
+        try c.subscribe(["trim", "evict"])
+        for i in 0..<12 { tree.write("cache/f\(i)", size: 50_000) }
+        var names: [String] = []
+        while !names.contains("trim"), let line = try c.readLine() {
+            let event = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+            names.append(event["event"] as? String ?? "?")
+        }
+        #expect(names.contains("evict") && names.allSatisfy { $0 == "evict" || $0 == "trim" }, "\(names)")
+        // The same evictions the watcher's own handler got (which runs on a queue of its own, maybe later).
+        #expect(eventually { names.filter { $0 == "evict" }.count == daemon.log.evictions.count })
+    }
+
+    @Test func aSubscriberThatStopsReadingIsCutOffWithANoteWhileTheWatcherGoesOn() throws {
+        let tree = TemporaryTree()
+        let daemon = try SocketDaemon(tree, maxQueued: 64 * 1024)
+        let slow = try daemon.client()
+        try slow.subscribe([])
+        // Far more lines than the bound plus the kernel's socket buffers.
+        for i in 0..<6000 { tree.write("cache/d\(i % 10)/file-with-a-long-name-\(i)", size: 1) }
+        #expect(eventually { Set(daemon.log.writes.map(\.file)).count == 6000 })
+        #expect(try daemon.client().status().dirs.first?.totals.files == 6000, "the watcher kept counting")
+        var lines = 0
+        var note: [String: Any]?
+        while let line = try slow.readLine() {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "a broken line")
+            if object["ok"] as? Bool == false { note = object } else { lines += 1 }
+        }
+        let message = note.flatMap { $0["error"] as? String } ?? ""
+        #expect(message.contains("too slow"), "no note: \(lines) lines")
+        #expect(lines < 6000)
+    }
+
+    @Test func aHundredClientsComingAndGoingDoNotDisturbTrimming() async throws {
+        let tree = TemporaryTree()
+        let daemon = try SocketDaemon(tree, quota: 1_000_000)
+        let path = daemon.server.path
+        let writer = Task.detached {
+            for i in 0..<400 { tree.write("cache/w\(i)", size: 40_000) }
+        }
+        let answered = await withTaskGroup(of: Bool.self) { group in
+            for i in 0..<100 {
+                group.addTask {
+                    guard let c = ControlClient(path: path, timeout: 20) else { return false }
+                    if i % 4 == 3 { return true }   // connects and leaves without a word
+                    return (try? c.status().dirs.count) == 1
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        await writer.value
+        #expect(answered == 100)
+        #expect(eventually { diskTotals(tree.url("cache")).total <= 1_000_000 })
+        #expect(!daemon.log.trims.isEmpty && daemon.log.trims.allSatisfy { $0.total <= $0.target }, "\(daemon.log.trims)")
+        #expect(eventually { daemon.watcher.totals().first?.total == diskTotals(tree.url("cache")).total })
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+@testable import CacheWarden
+
+/// A datagram socket standing in for systemd's `NOTIFY_SOCKET` (a path, or `@name` in the abstract namespace):
+/// it collects every message with the time it arrived.
+final class NotifyListener: Sendable {
+    /// The messages, shared with the receiving thread.
+    final class Messages: Sendable {
+        private let list = Mutex<[(at: Date, fields: [String])]>([])
+        func append(_ fields: [String]) { list.withLock { $0.append((Date(), fields)) } }
+        var all: [(at: Date, fields: [String])] { list.withLock { $0 } }
+    }
+
+    let address: String
+    private let fd: Int32
+    private let messages = Messages()
+
+    init(address: String) throws {
+        self.address = address
+        fd = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
+        try UnixSocket.bind(fd, address)
+        let fd = self.fd
+        Thread.detachNewThread { [messages] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if n <= 0 { return }
+                let text = String(decoding: buffer[0..<n], as: UTF8.self)
+                messages.append(text.split(separator: "\n").map(String.init))
+            }
+        }
+    }
+
+    deinit {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+        if !address.hasPrefix("@") { unlink(address) }
+    }
+
+    var all: [(at: Date, fields: [String])] { messages.all }
+
+    /// Every message that carries `field` (e.g. `READY=1`), in order.
+    func with(_ field: String) -> [(at: Date, fields: [String])] { all.filter { $0.fields.contains(field) } }
+}
+
+@Suite struct SystemdNotifyTests {
+    private func daemon(_ tree: TemporaryTree, notify: String, watchdogUsec: Int? = nil) throws -> RunningCLI {
+        tree.mkdir("cache")
+        for i in 0..<50 { tree.write("cache/d\(i % 5)/f\(i)", size: 3000) }
+        let config = tree.url("cw.conf")
+        try "dir.cache.path = cache\ndir.cache.quota = 10MB\n".write(toFile: config, atomically: true, encoding: .utf8)
+        var env: [String: String?] = ["NOTIFY_SOCKET": notify, "WATCHDOG_USEC": nil, "WATCHDOG_PID": nil]
+        if let watchdogUsec { env["WATCHDOG_USEC"] = String(watchdogUsec) }
+        return try RunningCLI(["run", "-c", config], environment: env)
+    }
+
+    @Test func readyAfterEveryReadyLineThenStatusReloadingAndStopping() throws {
+        let tree = TemporaryTree()
+        let listener = try NotifyListener(address: tree.url("notify.sock"))
+        let cli = try daemon(tree, notify: listener.address)
+        #expect(eventually { !listener.with("READY=1").isEmpty }, "no READY=1: \(cli.stderr)")
+        let ready = try #require(listener.with("READY=1").first)
+        #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"ready\"") } })
+        let readyLine = try #require(cli.lines.first { $0.contains("\"event\":\"ready\"") })
+        let readyTime = try #require((try JSONSerialization.jsonObject(with: Data(readyLine.utf8)) as? [String: Any])?["time"] as? String)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        #expect(try #require(formatter.date(from: readyTime)) <= ready.at, "READY=1 came before the ready line")
+        #expect(ready.fields.contains { $0.hasPrefix("STATUS=1 dirs, ") }, "\(ready.fields)")
+
+        // Changes bring STATUS= updates, at most one a second.
+        for i in 0..<200 { tree.write("cache/new\(i)", size: 1000) }
+        #expect(eventually { listener.all.count >= 2 })
+        let statuses = listener.all.filter { $0.fields.count == 1 && $0.fields[0].hasPrefix("STATUS=") }
+        for (a, b) in zip(statuses, statuses.dropFirst()) { #expect(b.at.timeIntervalSince(a.at) > 0.9) }
+
+        cli.signal(SIGHUP)
+        #expect(eventually { listener.with("READY=1").count == 2 }, "\(listener.all.map(\.fields))")
+        let reloading = try #require(listener.with("RELOADING=1").first)
+        let usec = reloading.fields.first { $0.hasPrefix("MONOTONIC_USEC=") }.flatMap { Int64($0.dropFirst(15)) }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowUsec = Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+        #expect(usec.map { nowUsec - $0 >= 0 && nowUsec - $0 < 30_000_000 } == true, "\(reloading.fields)")
+        #expect(listener.all.firstIndex { $0.fields.contains("RELOADING=1") }! < listener.all.lastIndex { $0.fields.contains("READY=1") }!)
+
+        #expect(cli.interrupt() == 0)
+        #expect(listener.all.last?.fields.contains("STOPPING=1") == true, "\(listener.all.last?.fields ?? [])")
+    }
+
+    @Test func theAbstractNamespaceWorksToo() throws {
+        let tree = TemporaryTree()
+        let listener = try NotifyListener(address: "@cachewarden-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let cli = try daemon(tree, notify: listener.address)
+        #expect(eventually { !listener.with("READY=1").isEmpty }, "no READY=1 on \(listener.address): \(cli.stderr)")
+        #expect(cli.interrupt() == 0)
+    }
+
+    @Test func watchdogPingsComeAtHalfTheIntervalFromTheCLI() throws {
+        let tree = TemporaryTree()
+        let listener = try NotifyListener(address: tree.url("notify.sock"))
+        let cli = try daemon(tree, notify: listener.address, watchdogUsec: 200_000)   // pings every 100 ms
+        #expect(eventually { listener.with("WATCHDOG=1").count >= 10 }, "\(listener.all.count) messages")
+        let pings = listener.with("WATCHDOG=1").map(\.at)
+        let gaps = zip(pings, pings.dropFirst()).map { $1.timeIntervalSince($0) }
+        #expect(gaps.allSatisfy { $0 < 0.2 }, "a gap beyond the watchdog interval: \(gaps)")
+        #expect(cli.interrupt() == 0)
+    }
+
+    /// The pings come from the watcher's own queue: while it is stuck (here in a veto hook that waits), they stop,
+    /// and systemd would restart the service; once it is free again they resume.
+    @Test func aStuckWatcherQueueStopsThePings() throws {
+        let tree = TemporaryTree()
+        tree.mkdir("cache")
+        let listener = try NotifyListener(address: tree.url("notify.sock"))
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "100000"])
+        let release = DispatchSemaphore(value: 0)
+        var dir = DirectorySettings(name: "cache", path: tree.url("cache"), quota: 10_000)
+        dir.shouldEvict = { _ in release.wait(); return true }
+        let watcher = Watcher(settings: WardenSettings(directories: [dir]))
+        try watcher.start()
+        defer { watcher.stop() }
+        watcher.startHeartbeat(every: try #require(notifier.watchdogInterval)) { notifier.watchdog() }
+        #expect(eventually { listener.with("WATCHDOG=1").count >= 3 })
+        tree.write("cache/big", size: 20_000)   // crosses the quota: the trim blocks the queue in the hook
+        #expect(eventually { watcher.totalsIfIdle == nil })
+        let stuckAt = listener.with("WATCHDOG=1").count
+        let waitUntil = Date().addingTimeInterval(0.5)
+        while Date() < waitUntil { usleep(10_000) }   // the observation window itself (nothing to poll for)
+        #expect(listener.with("WATCHDOG=1").count <= stuckAt + 1, "pings went on while the queue was stuck")
+        release.signal()
+        #expect(eventually { listener.with("WATCHDOG=1").count >= stuckAt + 3 }, "pings did not resume")
+    }
+}
+
+extension Watcher {
+    /// The totals when the watcher's queue answers within 50 ms, nil while it is busy (or stuck).
+    var totalsIfIdle: [DirectoryTotals]? {
+        let answer = Mutex<[DirectoryTotals]?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let t = self.totals()
+            answer.withLock { $0 = t }
+            done.signal()
+        }
+        return done.wait(timeout: .now() + 0.05) == .success ? answer.withLock { $0 } : nil
+    }
+}
