@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Installs what CacheWarden needs on a Debian machine that has the Swift toolchain:
-# libinotifytools0-dev (linked by the C shim), and for tests and the benchmark inotify-tools, jq and python3.
+#  - libinotifytools0-dev (linked by the C shim);
+#  - for tests and the benchmark: inotify-tools (an independent witness and a peer), jq and python3 (JSON checked by
+#    real parsers), strace (a report makes no inotify or unlink call), and the real cache clients the profiles are
+#    tested against: ccache, golang-go, nginx, python3-pip;
+#  - prometheus (promtool) and prometheus-node-exporter, for the metrics tests;
+#  - make (`make install`, tested) and systemd (`systemd-analyze verify` of the unit file).
 # Runs `apt-get update` only when something is missing (a fresh machine has no package lists).
 set -euo pipefail
 need=()
-for pkg in libinotifytools0-dev inotify-tools jq python3; do
+for pkg in libinotifytools0-dev inotify-tools jq python3 python3-pip strace ccache golang-go nginx prometheus \
+           prometheus-node-exporter make systemd; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -12,5 +18,9 @@ if [ ${#need[@]} -gt 0 ]; then
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     echo "installing: ${need[*]}" >&2
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >&2
+    # Packaged services (nginx, prometheus, the exporter) must not start: the tests run their own on loopback.
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+    $sudo chmod +x /usr/sbin/policy-rc.d
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+    $sudo rm -f /usr/sbin/policy-rc.d
 fi
