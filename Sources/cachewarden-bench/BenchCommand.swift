@@ -80,28 +80,27 @@ struct BenchCommand: ParsableCommand {
         let sizes = files + [writes, trims, filesPerTrim, halfTrimFiles, hardLinkFiles, sinkLines].compactMap { $0 }
         guard sizes.allSatisfy({ $0 > 0 }), runs > 0 else { throw ValidationError("sizes and --runs must be positive") }
         if let only {
-            let known: Set<String> = ["index", "links", "throughput", "trim", "sink"]
-            for s in only.split(separator: ",") where !known.contains(String(s)) {
-                throw ValidationError("unknown section \(s): use index, links, throughput, trim, sink")
+            for s in only.split(separator: ",") where !BenchRunner.allSections.contains(String(s)) {
+                throw ValidationError("unknown section \(s): use \(BenchRunner.allSections.joined(separator: ", "))")
             }
         }
     }
 
+    /// The sizes the options ask for, with the defaults of a quick or a full run filled in.
+    var sizes: BenchSizes {
+        BenchSizes(index: files.isEmpty ? (quick ? [10_000] : [100_000, 1_000_000]) : files,
+                   writes: writes ?? (quick ? 20_000 : 200_000), trims: trims ?? (quick ? 5 : 20),
+                   perTrim: filesPerTrim ?? (quick ? 100 : 1000), halfTrim: halfTrimFiles ?? (quick ? 10_000 : 100_000),
+                   sinkLines: sinkLines ?? (quick ? 100_000 : 1_000_000), hardLinks: hardLinkFiles ?? (quick ? 10_000 : 100_000),
+                   fill: fill, runs: runs)
+    }
+
     func run() throws {
         let wallStart = Clock.nanos()
-        func log(_ message: String) {
+        let log: (String) -> Void = { message in
             if Cleanup.shared.isStopping { return }
             FileHandle.standardError.write(Data("[\(Format.decimal(Clock.seconds(since: wallStart), 1)) s] \(message)\n".utf8))
         }
-        let sections = Set((only ?? "index,links,throughput,trim,sink").split(separator: ",").map(String.init))
-        let indexSizes = files.isEmpty ? (quick ? [10_000] : [100_000, 1_000_000]) : files
-        let writeCount = writes ?? (quick ? 20_000 : 200_000)
-        let trimCount = trims ?? (quick ? 5 : 20)
-        let perTrim = filesPerTrim ?? (quick ? 100 : 1000)
-        let halfFiles = halfTrimFiles ?? (quick ? 10_000 : 100_000)
-        let lines = sinkLines ?? (quick ? 100_000 : 1_000_000)
-        let linkFiles = hardLinkFiles ?? (quick ? 10_000 : 100_000)
-
         Cleanup.shared.installSignalHandlers()
         let work = try Files.makeWorkDirectory(under: dir)
         Cleanup.shared.setWorkDirectory(keep ? nil : work)
@@ -115,52 +114,16 @@ struct BenchCommand: ParsableCommand {
         }
         let env = Environment.detect(workDirectory: work, cli: cli)
         for line in env.summaryLines { log(line) }
+        var runner = BenchRunner(sizes: sizes, env: env, work: work, log: log,
+                                 report: Report(env: env, mode: quick ? "quick" : "full", workDirectory: work, runs: runs))
+        let sections = Set((only ?? BenchRunner.allSections.joined(separator: ",")).split(separator: ",").map(String.init))
+        runner.runSections(sections)
+        runner.report.wallSeconds = Clock.seconds(since: wallStart)
+        try Self.printReport(runner.report, json: json, log: log)
+        if !runner.report.failures.isEmpty { throw ExitCode(1) }
+    }
 
-        var report = Report(env: env, mode: quick ? "quick" : "full", workDirectory: work, runs: runs)
-        func section(_ name: String, _ body: () throws -> Void) {
-            guard sections.contains(name) else { return }
-            do { try body() } catch {
-                log("\(name) failed: \(error)")
-                report.failures.append("\(name): \(error)")
-            }
-        }
-
-        section("index") {
-            var results: [IndexResult] = []
-            defer { report.sections.append(IndexSection(results: results, runs: runs)) }
-            for n in indexSizes {
-                let spec = TreeSpec(files: n, sparse: false)
-                let sparse: Bool
-                switch fill {
-                case .real: sparse = false
-                case .sparse: sparse = true
-                case .auto: sparse = spec.estimatedBytes > min(4 << 30, freeBytes(work) / 2)
-                }
-                results.append(try IndexBenchmark.run(files: n, sparse: sparse, runs: runs, env: env, work: work, log: log))
-            }
-        }
-        section("links") {
-            report.sections.append(try HardLinkBenchmark.run(files: linkFiles, runs: runs, env: env, work: work, log: log))
-        }
-        var spares: [SpareTree] = []
-        section("throughput") {
-            let result = try ThroughputBenchmark.run(files: writeCount, env: env, work: work, spares: &spares, log: log)
-            report.watcherProgram = result.watcherProgram
-            report.sections.append(result)
-        }
-        section("trim") {
-            var trim = TrimSection()
-            defer { report.sections.append(trim) }
-            trim.latency = try TrimBenchmark.latency(trims: trimCount, filesPerTrim: perTrim, work: work, log: log)
-            trim.half = try TrimBenchmark.halfTrim(files: halfFiles, env: env, work: work, spares: spares, log: log)
-            spares = []
-        }
-        for spare in spares { Files.discard(spare.path) }
-        section("sink") {
-            report.sections.append(try SinkBenchmark.run(lines: lines, work: work, log: log))
-        }
-        report.wallSeconds = Clock.seconds(since: wallStart)
-
+    private static func printReport(_ report: Report, json: String?, log: (String) -> Void) throws {
         print(report.table())
         let summary = report.json().rendered()
         print("")
@@ -172,13 +135,5 @@ struct BenchCommand: ParsableCommand {
             }
             log("JSON summary written to \(json)")
         }
-        if !report.failures.isEmpty { throw ExitCode(1) }
-    }
-
-    /// Free bytes for an unprivileged user on the filesystem of `path`.
-    private func freeBytes(_ path: String) -> Int64 {
-        var vfs = statvfs()
-        guard statvfs(path, &vfs) == 0 else { return 0 }
-        return Int64(vfs.f_bavail) * Int64(vfs.f_frsize)
     }
 }

@@ -28,8 +28,9 @@ struct IndexResult: Sendable {
 /// 1 (index) and 2 (memory): time from `Watcher.start()` to its return on a warm tree of N files, beside `du -s`
 /// and `inotifywait -r`, and the peak-RSS growth per file. Every CacheWarden run is a fresh `index-child` process.
 enum IndexBenchmark {
+    /// `whileBuilt` runs on the tree before it is removed (the status rows use it).
     static func run(files: Int, sparse: Bool, runs: Int, env: Environment, work: String,
-                    log: (String) -> Void) throws -> IndexResult {
+                    log: (String) -> Void, whileBuilt: ((String) throws -> Void)? = nil) throws -> IndexResult {
         let root = "\(work)/index-\(files)"
         let spec = TreeSpec(files: files, sparse: sparse)
         log("index: building \(files) files (\(sparse ? "sparse" : "real data, ~\(Format.bytes(spec.estimatedBytes))"))…")
@@ -93,6 +94,7 @@ enum IndexBenchmark {
         if result.countedFiles != files {
             log("index: warning: cachewarden counted \(result.countedFiles) files, the tree has \(files)")
         }
+        try whileBuilt?(root)
         return result
     }
 

@@ -59,11 +59,23 @@ enum SinkBenchmark {
 
         // The peer: a dictionary per event through JSONSerialization, same batching.
         let peerLines = min(lines, 200_000)
+        let peerSeconds = try peer(lines: peerLines, events: events, fd: fd)
+
+        let result = SinkResult(lines: lines, bytes: bytes, writes: writes, seconds: seconds, samples: samples.count,
+                                peerLines: peerLines, peerSeconds: peerSeconds, note: note)
+        log("sink: \(Format.rate(result.linesPerSecond)) lines/s (\(Format.decimal(Double(bytes) / Double(max(1, lines)), 0)) B/line), "
+            + "JSONSerialization \(Format.rate(result.peerLinesPerSecond)) lines/s")
+        return result
+    }
+
+    /// The same lines through `JSONSerialization` and `ISO8601DateFormatter`, batched the same way; seconds taken.
+    private static func peer(lines: Int, events: [WardenEvent], fd: Int32) throws -> Double {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        buffer.removeAll(keepingCapacity: true)
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(64 * 1024)
         let peerStart = Clock.nanos()
-        for i in 0..<peerLines {
+        for i in 0..<lines {
             let e = events[i % events.count]
             var object: [String: Any] = ["event": e.name, "time": formatter.string(from: e.time)]
             if case .write(let w) = e.kind {
@@ -83,13 +95,7 @@ enum SinkBenchmark {
             buffer.append(10)
         }
         buffer.withUnsafeBytes { _ = Files.writeAll(fd, $0) }
-        let peerSeconds = Clock.seconds(since: peerStart)
-
-        let result = SinkResult(lines: lines, bytes: bytes, writes: writes, seconds: seconds, samples: samples.count,
-                                peerLines: peerLines, peerSeconds: peerSeconds, note: note)
-        log("sink: \(Format.rate(result.linesPerSecond)) lines/s (\(Format.decimal(Double(bytes) / Double(max(1, lines)), 0)) B/line), "
-            + "JSONSerialization \(Format.rate(result.peerLinesPerSecond)) lines/s")
-        return result
+        return Clock.seconds(since: peerStart)
     }
 
     /// Writes `count` files into a watched folder and returns the `write` events the watcher reported.
