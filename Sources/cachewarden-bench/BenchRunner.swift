@@ -11,12 +11,13 @@ struct BenchSizes {
     var hardLinks: Int
     var fill: Fill
     var runs: Int
+    var overshootRuns: Int
 }
 
 /// Runs the sections the command asked for, in order, into one report; a section that fails is recorded and the
 /// others still run.
 struct BenchRunner {
-    static let allSections = ["index", "links", "throughput", "trim", "sink"]
+    static let allSections = ["index", "links", "throughput", "trim", "overshoot", "sink"]
 
     let sizes: BenchSizes
     let env: Environment
@@ -43,6 +44,8 @@ struct BenchRunner {
                     report.sections.append(try HardLinkBenchmark.run(files: sizes.hardLinks, runs: sizes.runs, env: env, work: work, log: log))
                 case "throughput": try throughput()
                 case "trim": try trim()
+                case "overshoot":
+                    report.sections.append(OvershootSection(result: try OvershootBenchmark.run(runs: sizes.overshootRuns, env: env, work: work, log: log)))
                 default: report.sections.append(try SinkBenchmark.run(lines: sizes.sinkLines, work: work, log: log))
                 }
             } catch {

@@ -17,7 +17,15 @@ struct TrimLatencyResult: Sendable {
     /// Trims whose event arrived before the crossing file was closed (the watcher saw its size on `IN_MODIFY`);
     /// counted as 0 ms.
     var early: Int
+    /// Microseconds per file of a plain watched `unlinkat` loop over as many files of the same size, measured
+    /// between the trims (`UnlinkFloor`).
+    var floorMicroseconds: [Double] = []
     var note: String?
+
+    /// Microseconds per removed file of each trim (its report's duration ÷ files removed).
+    var trimMicroseconds: [Double] {
+        zip(trimDurationsMs, removed).compactMap { $1 > 0 ? $0 * 1000 / Double($1) : nil }
+    }
 }
 
 /// One manual trim of half a tree beside `xargs -0 rm` of as many files (benchmark 4, second half).
@@ -91,9 +99,14 @@ enum TrimBenchmark {
             result.latenciesMs.append(Clock.seconds(from: closedAt, to: arrived) * 1000)
             result.trimDurationsMs.append(report.durationMilliseconds)
             result.removed.append(report.removed)
+            if round % max(1, trims / 3) == 0,
+               let floor = UnlinkFloor.microsecondsPerFile(count: filesPerTrim, size: size, work: work) {
+                result.floorMicroseconds.append(floor)
+            }
         }
         log("trim: latency p50 \(Format.ms(Stats.percentile(result.latenciesMs, 50))), "
-            + "p99 \(Format.ms(Stats.percentile(result.latenciesMs, 99))) over \(result.latenciesMs.count) trims of ~\(filesPerTrim) files")
+            + "p99 \(Format.ms(Stats.percentile(result.latenciesMs, 99))) over \(result.latenciesMs.count) trims of ~\(filesPerTrim) files, "
+            + "\(Format.decimal(Stats.median(result.trimMicroseconds), 1)) µs/file vs unlink floor \(Format.decimal(Stats.median(result.floorMicroseconds), 1)) µs/file")
         return result
     }
 

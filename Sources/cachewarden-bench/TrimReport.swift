@@ -15,6 +15,11 @@ struct TrimSection: BenchSection {
             rows.append(Report.Row(metric: "quota trim duration p50 (report)",
                                    cachewarden: Format.ms(Stats.percentile(l.trimDurationsMs, 50)),
                                    peer: "removed p50: \(Int(Stats.percentile(l.removed.map(Double.init), 50))) files", ratio: ""))
+            let cost = Stats.median(l.trimMicroseconds), floor = Stats.median(l.floorMicroseconds)
+            rows.append(Report.Row(metric: "quota trim cost per file vs watched unlink floor (medians)",
+                                   cachewarden: Format.decimal(cost, 1) + " µs",
+                                   peer: "unlink loop " + Format.decimal(floor, 1) + " µs",
+                                   ratio: Format.ratio(cost, floor > 0 ? floor : nil)))
         }
         if let h = half {
             rows.append(Report.Row(metric: "trim half of \(Format.shortCount(h.files)) files (\(Format.count(h.removed)) removed)",
@@ -44,6 +49,8 @@ struct TrimSection: BenchSection {
                 ("trim_duration_p50_ms", .number(Stats.percentile(l.trimDurationsMs, 50))),
                 ("removed", .array(l.removed.map { .integer($0) })),
                 ("early", .integer(l.early)),
+                ("trim_us_per_file", .number(Stats.median(l.trimMicroseconds))),
+                ("unlink_floor_us_per_file", .array(l.floorMicroseconds.map { .number($0) })),
                 ("note", .text(l.note)),
             ])))
         }
