@@ -43,8 +43,12 @@ import Testing
         #expect(h.log.trims.isEmpty)
         for i in 0..<4 { tree.write("b\(i)", size: 10_000) }    // 160 kB: over 150 %
         #expect(eventually { !h.log.trims.isEmpty })
-        #expect((h.log.trims.first?.deferredSeconds ?? 0) < 5, "it waited only until the hard quota was crossed")
-        #expect(eventually { h.total <= 50_000 })
+        let trim = try #require(h.log.trims.first)
+        #expect(trim.deferredSeconds ?? 0 < 5, "it waited only until the hard quota was crossed")
+        // 12 × 10 kB + 1 B + 3 × 10 kB is already past 150 kB: the trim may run before b3 is written, and b3 then
+        // lands on top of the trimmed total. The trim itself went down to half the quota.
+        #expect(trim.total <= 50_000, "\(trim.total)")
+        #expect(eventually { h.total <= 60_000 && h.totalsMatchDisk(basis: .apparent) })
     }
 
     @Test func anOpenReaderAndAYoungFileSurviveWhileOlderClosedFilesGo() throws {
