@@ -5,6 +5,9 @@
 //    so records are decoded here, one at a time, into a fixed-size view (`cinotify_next_event`).
 //  * Composite mask macros (`IN_ALL_EVENTS`, `IN_CLOSE`, `IN_MOVE`) and the `IN_NONBLOCK`/`IN_CLOEXEC` flags
 //    are not imported as Swift constants; they are re-exported below as typed constants.
+//  * `<sys/epoll.h>` is not part of Swift's Glibc module, and `struct epoll_event` is packed on x86_64: the
+//    one-shot readiness set the backend keeps its inotify descriptors in (`InotifyReadiness`) goes through the
+//    four small functions below instead.
 //  * libinotifytools (Debian's libinotifytools0-dev) is linked for the helpers that are safe to share:
 //    readable mask names for debug output and the kernel's inotify limits for error messages.
 //
@@ -22,6 +25,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/epoll.h>
 
 // ---- Mask and flag constants (the macros Swift does not import) ----
 static const uint32_t CINOTIFY_IN_ACCESS = IN_ACCESS;
@@ -73,6 +77,25 @@ static inline long cinotify_next_event(const uint8_t *buf, long len, long offset
     out->name = buf + offset + CINOTIFY_EVENT_HEADER_SIZE;
     out->name_len = header.len ? (uint32_t)strnlen((const char *)out->name, header.len) : 0;
     return next;
+}
+
+// ---- The one-shot readiness set (see InotifyReadiness.swift for why) ----
+
+/// A close-on-exec epoll descriptor, or -1 with errno set.
+static inline int cinotify_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+/// `EPOLL_CTL_ADD` (`op` 0), `EPOLL_CTL_MOD` (1) or `EPOLL_CTL_DEL` (2) of `fd` in `epfd`; armed means
+/// `EPOLLIN | EPOLLONESHOT`, disarmed means no events. Returns 0, or -1 with errno set.
+static inline int cinotify_epoll_control(int epfd, int op, int fd, int armed) {
+    struct epoll_event event = { .events = armed ? (EPOLLIN | EPOLLONESHOT) : 0, .data = { .fd = fd } };
+    int ops[3] = { EPOLL_CTL_ADD, EPOLL_CTL_MOD, EPOLL_CTL_DEL };
+    return epoll_ctl(epfd, ops[op < 0 || op > 2 ? 1 : op], fd, &event);
+}
+
+/// Takes the set's ready descriptors without waiting (a one-shot one is disarmed by it). Returns how many, or -1.
+static inline int cinotify_epoll_consume(int epfd) {
+    struct epoll_event events[4];
+    return epoll_wait(epfd, events, 4, 0);
 }
 
 /// Comma-separated names of the bits in `mask` ("CREATE,ISDIR"), from libinotifytools, for debug output.

@@ -3,8 +3,9 @@ import Glibc
 import Logging
 import SystemPackage
 
-/// The inotify backend: one inotify instance read by a `DispatchSourceRead` on the engine's queue, and a second
-/// one for opens and closes where a root tracks them (`InotifyOpens`: why they are kept apart is said there).
+/// The inotify backend: one inotify instance, and a second one for opens and closes where a root tracks them
+/// (`InotifyOpens`: why they are kept apart is said there), both held one-shot in an `InotifyReadiness` set that a
+/// `DispatchSourceRead` on the engine's queue watches (why one-shot is said there).
 ///
 /// It owns everything about inotify: the watch descriptor ↔ node maps, rename pairing by cookie (a
 /// `IN_MOVED_FROM` whose `IN_MOVED_TO` never came, once the queue is drained, is a move out of the trees),
@@ -21,6 +22,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     private let queue: DispatchQueue
     private let logger: Logger
     private let inotify: InotifyDescriptor
+    private var readiness: InotifyReadiness
     /// A seam for tests: decides the outcome of watching a directory (by its path) instead of the kernel.
     private let addWatchOverride: (@Sendable (String) -> Errno?)?
     private var source: DispatchSourceRead?
@@ -45,18 +47,28 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
             throw .inotifyUnavailable(error == .tooManyOpenFiles
                 ? "EMFILE: fs.inotify.max_user_instances = \(InotifyDescriptor.maxUserInstances) reached" : "\(error)")
         }
+        do throws(Errno) {
+            readiness = try InotifyReadiness()
+            try readiness.add(inotify.fd)
+        } catch {
+            inotify.close()
+            throw .inotifyUnavailable("epoll: \(error)")
+        }
         // 64 KiB holds ~1,300 records; NAME_MAX + 1 + header is the minimum the kernel needs for one.
         readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
         fallback = InotifyFallback(queue: queue)
     }
 
-    /// Whether the read source owns the descriptor (it closes it when its cancellation has completed).
+    /// Whether the read source owns the descriptors (it closes them when its cancellation has completed).
     private var sourceOwnsDescriptor = false
 
     deinit {
         stop()
         readBuffer.deallocate()
-        if !sourceOwnsDescriptor { inotify.close() }
+        if !sourceOwnsDescriptor {
+            inotify.close()
+            readiness.close()
+        }
     }
 
     /// The inotify descriptor (for tests that count the kernel's watches in `/proc/self/fdinfo`).
@@ -83,12 +95,17 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     /// the kernel refuses another instance (opens are then not tracked; the totals are unaffected).
     private func opensInstance() -> InotifyOpens? {
         if let opens { return opens }
-        do throws(Errno) { opens = try InotifyOpens(queue: queue, logger: logger) } catch {
+        let made: InotifyOpens
+        do throws(Errno) {
+            made = try InotifyOpens(logger: logger)
+            do throws(Errno) { try readiness.add(made.inotify.fd) } catch { made.stop(); throw error }
+        } catch {
             logger.error("cannot track open files (a second inotify instance: \(error)); spare_open and order = opened see no opens")
             return nil
         }
-        if deliver != nil { startOpens() }
-        return opens
+        if suspensions > 0 { readiness.disarm() }
+        opens = made
+        return made
     }
 
     func bind(_ handle: WatchHandle, to node: NodeID) -> NodeID? {
@@ -131,42 +148,40 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
 
     func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError) {
         self.deliver = deliver
-        let source = DispatchSource.makeReadSource(fileDescriptor: inotify.fd, queue: queue)
+        let source = DispatchSource.makeReadSource(fileDescriptor: readiness.fd, queue: queue)
         source.setEventHandler { @Sendable [unowned self] in self.readBatch() }
-        // The descriptor is closed only once the source is done with it: closed earlier, its number could be
+        // The descriptors are closed only once the source is done with them: closed earlier, a number could be
         // reused by another descriptor while the cancellation is still pending.
-        let inotify = self.inotify
-        source.setCancelHandler { inotify.close() }
+        let (inotify, readiness) = (self.inotify, self.readiness)
+        source.setCancelHandler {
+            inotify.close()
+            readiness.close()
+        }
         sourceOwnsDescriptor = true
         source.resume()
         self.source = source
-        startOpens()
     }
 
-    private func startOpens() {
-        opens?.start(wake: { [unowned self] in if self.suspensions == 0 { self.readBatch() } })
-    }
-
+    /// Holds delivery: the descriptors are disarmed, so records queue without waking anyone.
     func suspend() {
         suspensions += 1
-        if suspensions == 1 { source?.suspend(); opens?.suspend() }
+        if suspensions == 1 { readiness.disarm() }
     }
 
     func resume() {
         guard suspensions > 0 else { return }
         suspensions -= 1
-        if suspensions == 0 { source?.resume(); opens?.resume() }
+        if suspensions == 0 { readiness.arm() }
     }
 
     func stop() {
         fallback.cancel()
-        opens?.stop()
-        if let source {
-            // A suspended source must not be released: balance the suspensions, then cancel.
-            if suspensions > 0 { source.resume() }
-            suspensions = 0
-            source.cancel()
+        if let opens {
+            readiness.remove(opens.inotify.fd)
+            opens.stop()
         }
+        suspensions = 0
+        source?.cancel()
         source = nil
         deliver = nil
         for wd in wdToNode.keys { inotify.removeWatch(wd) }
@@ -179,7 +194,8 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
 
     /// The read source's handler: up to `maxReadsPerBatch` reads, translated and delivered as one batch.
     private func readBatch() {
-        guard let deliver else { return }
+        readiness.consume()
+        guard let deliver, suspensions == 0 else { return }   // resume() arms again
         batch.removeAll()
         var drained = false
         for _ in 0..<Self.maxReadsPerBatch {
@@ -203,7 +219,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         // matched when it arrives (`LedgerUpdater`, deferred closes).
         opens?.read(into: &batch)
         let hadRecords = !batch.isEmpty
-        if deliver(&batch) == .rest && hadRecords { rest() }
+        if deliver(&batch) == .rest && hadRecords { rest() } else if suspensions == 0 { readiness.arm() }
     }
 
     private func translate(_ r: InotifyRecords.Record) {

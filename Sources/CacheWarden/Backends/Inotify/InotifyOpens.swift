@@ -1,5 +1,4 @@
 import CInotify
-import Dispatch
 import Logging
 import SystemPackage
 
@@ -11,23 +10,19 @@ import SystemPackage
 /// queue (`max_queued_events`, 16,384) on a tree of ~10k directories, so the watcher's own rescan after the
 /// overflow overflowed it again, for ever. Here an overflow costs only what this instance knows: which files are
 /// open right now (the ledger forgets its open counts, `Change.Kind.opensLost`); the totals stay exact and nothing
-/// is re-read. Confined to the engine's queue, except `addWatch`, which walkers call from their threads.
+/// is re-read. It has no reader of its own: its descriptor is in the backend's `InotifyReadiness`, and the backend
+/// reads it after its own. Confined to the engine's queue, except `addWatch`, which walkers call from their threads.
 final class InotifyOpens: @unchecked Sendable {
     /// The events this instance reports. Directories' own opens (`IN_ISDIR`) are dropped as they are read.
     static let mask: UInt32 = CINOTIFY_IN_OPEN | CINOTIFY_IN_CLOSE_WRITE | CINOTIFY_IN_CLOSE_NOWRITE
 
-    private let queue: DispatchQueue
     private let logger: Logger
     let inotify: InotifyDescriptor
-    private var source: DispatchSourceRead?
-    private var suspended = false
-    private var wake: (() -> Void)?
     private var wdToNode: [Int32: NodeID] = [:]
     private var nodeToWd: [NodeID: Int32] = [:]
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
 
-    init(queue: DispatchQueue, logger: Logger) throws(Errno) {
-        self.queue = queue
+    init(logger: Logger) throws(Errno) {
         self.logger = logger
         inotify = try InotifyDescriptor()
     }
@@ -56,33 +51,9 @@ final class InotifyOpens: @unchecked Sendable {
         inotify.removeWatch(wd)
     }
 
-    /// Starts watching the descriptor: when records are queued, `wake` has the backend read both instances.
-    func start(wake: @escaping () -> Void) {
-        guard source == nil, !stopped else { return }
-        self.wake = wake
-        let s = DispatchSource.makeReadSource(fileDescriptor: inotify.fd, queue: queue)
-        s.setEventHandler { @Sendable [unowned self] in self.wake?() }
-        let inotify = self.inotify
-        s.setCancelHandler { inotify.close() }
-        s.resume()
-        source = s
-    }
+    private(set) var stopped = false
 
-    func suspend() {
-        guard let source, !suspended else { return }
-        source.suspend()
-        suspended = true
-    }
-
-    func resume() {
-        guard let source, suspended else { return }
-        source.resume()
-        suspended = false
-    }
-
-    private var stopped = false
-
-    /// Stops reading and drops every watch; the descriptor closes once the read source is done with it.
+    /// Drops every watch and closes the descriptor (the backend has taken it out of its readiness set).
     /// Idempotent.
     func stop() {
         guard !stopped else { return }
@@ -90,22 +61,14 @@ final class InotifyOpens: @unchecked Sendable {
         for wd in wdToNode.keys { inotify.removeWatch(wd) }
         wdToNode.removeAll()
         nodeToWd.removeAll()
-        if let source {
-            if suspended { source.resume() }
-            source.cancel()
-        } else {
-            inotify.close()
-        }
-        source = nil
-        wake = nil
-        suspended = false
+        inotify.close()
     }
 
     /// Appends what this instance has queued (up to `InotifyBackend.maxReadsPerBatch` reads) to `batch`: the
     /// backend calls it after reading its own instance, so the opens and closes go in the same batch, after the
     /// creates and renames.
     func read(into batch: inout ChangeBatch) {
-        guard source != nil else { return }
+        guard !stopped else { return }
         for _ in 0..<InotifyBackend.maxReadsPerBatch {
             guard let n = try? inotify.read(into: buffer), n > 0 else { break }
             InotifyRecords.forEach(in: UnsafeRawBufferPointer(rebasing: buffer[0..<n])) { translate($0, &batch) }

@@ -1,0 +1,83 @@
+import Glibc
+import Testing
+@testable import CacheWarden
+
+/// The one-shot readiness set the inotify backend reads through: it becomes readable for queued records only while
+/// armed, so a trim's own deletions (made while it is disarmed) wake nobody, and arming again never loses a record.
+@Suite struct InotifyReadinessTests {
+    /// Whether the set's descriptor is readable right now. inotify queues a record inside the syscall that made the
+    /// change, and the epoll callback runs there too, so a poll right after the change needs no waiting.
+    private func readable(_ set: InotifyReadiness) -> Bool {
+        var p = pollfd(fd: set.fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) == 1 && p.revents & Int16(POLLIN) != 0
+    }
+
+    private func watched(_ tree: TemporaryTree) throws -> (InotifyDescriptor, InotifyReadiness) {
+        let inotify = try InotifyDescriptor()
+        let dir = try Syscall.openDirectory(path: tree.path)
+        defer { Syscall.close(dir) }
+        _ = try inotify.addWatch(directory: dir)
+        var set = try InotifyReadiness()
+        try set.add(inotify.fd)
+        return (inotify, set)
+    }
+
+    private func drain(_ inotify: InotifyDescriptor) throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+        defer { buffer.deallocate() }
+        while try inotify.read(into: buffer) > 0 {}
+    }
+
+    @Test func aRecordMakesTheArmedSetReadableAndConsumingDisarmsIt() throws {
+        let tree = TemporaryTree()
+        let (inotify, set) = try watched(tree)
+        defer { inotify.close(); set.close() }
+        #expect(!readable(set))
+        _ = tree.write("a", size: 10)
+        #expect(readable(set))
+        set.consume()
+        #expect(!readable(set))
+        // Disarmed by the consume: more records queue, the set stays quiet.
+        for i in 0..<50 { _ = tree.write("b\(i)", size: 10) }
+        #expect(!readable(set))
+    }
+
+    @Test func armingWithRecordsQueuedMakesTheSetReadableAtOnce() throws {
+        let tree = TemporaryTree()
+        let (inotify, set) = try watched(tree)
+        defer { inotify.close(); set.close() }
+        _ = tree.write("a", size: 10)
+        set.consume()
+        _ = tree.write("b", size: 10)   // queued while disarmed
+        #expect(!readable(set))
+        set.arm()
+        #expect(readable(set))
+        set.consume()
+        try drain(inotify)
+        set.arm()
+        #expect(!readable(set), "nothing queued after the drain")
+    }
+
+    @Test func deletionsWhileDisarmedWakeNobodyAndAreReadAfterArming() throws {
+        let tree = TemporaryTree()
+        for i in 0..<100 { _ = tree.write("f\(i)", size: 10) }
+        let (inotify, set) = try watched(tree)
+        defer { inotify.close(); set.close() }
+        set.disarm()
+        for i in 0..<100 { tree.remove("f\(i)") }
+        #expect(!readable(set))
+        set.arm()
+        #expect(readable(set))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+        defer { buffer.deallocate() }
+        var deletions = 0
+        while true {
+            let n = try inotify.read(into: buffer)
+            guard n > 0 else { break }
+            InotifyRecords.forEach(in: UnsafeRawBufferPointer(rebasing: buffer[0..<n])) { r in
+                if InotifyRecords.kind(of: r) == .deleted { deletions += 1 }
+            }
+        }
+        #expect(deletions == 100)
+    }
+}
