@@ -72,7 +72,7 @@ final class Engine: @unchecked Sendable {
         updater.touched.removeAll(keepingCapacity: true)
         if !touched.isEmpty { enforce(.changes, roots: touched.sorted()) }
         deliver()
-        return .rest
+        return nearQuota() ? .keepReading : .rest
     }
 
     /// Asks the policies what to evict and hands their goals to the evictor (none exists in observe mode).
