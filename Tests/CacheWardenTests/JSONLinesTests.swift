@@ -52,6 +52,18 @@ import Testing
         #expect(line.contains("\"time\":\"2023-11-14T22:13:20.123Z\""))
     }
 
+    @Test func timeMatchesFoundationsISO8601FormatterOverRandomInstants() {
+        let reference = ISO8601DateFormatter()
+        reference.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        reference.timeZone = TimeZone(identifier: "UTC")
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            // Whole milliseconds plus 0.4 ms: truncating (ours) and rounding (Foundation's) then agree.
+            let t = Double(Int64.random(in: 0..<4_102_444_800_000, using: &rng)) / 1000 + 0.0004
+            #expect(RFC3339.format(secondsSince1970: t) == reference.string(from: Date(timeIntervalSince1970: t)))
+        }
+    }
+
     @Test func jqAcceptsTheLines() throws {
         guard let jq = which("jq") else { return }
         let text = Self.hostileNames.map {

@@ -60,6 +60,14 @@ struct JSONLineBuilder {
         Self.appendQuoted(value, to: &bytes)
     }
 
+    /// Adds a time as an RFC 3339 string (see `RFC3339`).
+    mutating func addTime(_ name: StaticString, secondsSince1970 t: Double) {
+        key(name)
+        bytes.append(UInt8(ascii: "\""))
+        RFC3339.append(secondsSince1970: t, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     mutating func add(_ name: StaticString, _ value: String?) {
         if let value { add(name, value) }
     }
@@ -167,16 +175,36 @@ struct JSONLineBuilder {
 /// (Foundation's `ISO8601DateFormatter` is far slower and not needed for a fixed format).
 enum RFC3339 {
     static func format(secondsSince1970 t: Double) -> String {
+        var bytes: [UInt8] = []
+        append(secondsSince1970: t, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC, milliseconds truncated). Digits are written into the buffer
+    /// directly: every event line carries one, and building it from padded `String`s was a quarter of the JSON
+    /// sink's time under a fast writer. Tested against Foundation's `ISO8601DateFormatter`.
+    static func append(secondsSince1970 t: Double, to bytes: inout [UInt8]) {
         var seconds = time_t(t.rounded(.down))
         var millis = Int(((t - Double(seconds)) * 1000).rounded(.down))
         if millis >= 1000 { seconds += 1; millis -= 1000 }
         var tm = tm()
         gmtime_r(&seconds, &tm)
-        func pad(_ v: Int32, _ width: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
+        func digits(_ v: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var v = v
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(v / divisor % 10))
+                v %= divisor
+                divisor /= 10
+            }
         }
-        return "\(pad(tm.tm_year + 1900, 4))-\(pad(tm.tm_mon + 1, 2))-\(pad(tm.tm_mday, 2))T"
-            + "\(pad(tm.tm_hour, 2)):\(pad(tm.tm_min, 2)):\(pad(tm.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+        digits(Int(tm.tm_year) + 1900, 4); bytes.append(UInt8(ascii: "-"))
+        digits(Int(tm.tm_mon) + 1, 2); bytes.append(UInt8(ascii: "-"))
+        digits(Int(tm.tm_mday), 2); bytes.append(UInt8(ascii: "T"))
+        digits(Int(tm.tm_hour), 2); bytes.append(UInt8(ascii: ":"))
+        digits(Int(tm.tm_min), 2); bytes.append(UInt8(ascii: ":"))
+        digits(Int(tm.tm_sec), 2); bytes.append(UInt8(ascii: "."))
+        digits(millis, 3); bytes.append(UInt8(ascii: "Z"))
     }
 }

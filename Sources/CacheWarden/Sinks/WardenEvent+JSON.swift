@@ -10,7 +10,7 @@ extension WardenEvent {
     public func jsonLineBytes() -> [UInt8] {
         var j = JSONLineBuilder()
         j.add("event", name)
-        j.add("time", RFC3339.format(secondsSince1970: time.timeIntervalSince1970))
+        j.addTime("time", secondsSince1970: time.timeIntervalSince1970)
         switch kind {
         case .ready(let t): j.add(t, path: true)
         case .status(let t), .stop(let t): j.add(t, path: false)
