@@ -23,6 +23,8 @@ struct OvershootResult: Sendable {
     var size: Int
     var quota: Int64
     var mount: String
+    /// The writer's pace in bytes per second; nil: as fast as it can.
+    var rate: Double?
     var runs: [OvershootRun] = []
     var note: String?
 
@@ -43,8 +45,8 @@ struct OvershootResult: Sendable {
 /// with `quota`, watched by the `cachewarden run` child, while a sampler thread reads the mount's used bytes every
 /// 200 µs. Runs alternate: writer alone, writer watched.
 enum OvershootBenchmark {
-    static func run(files: Int = 8000, size: Int = 64 << 10, quota: Int64 = 64_000_000, runs: Int, env: Environment,
-                    work: String, log: (String) -> Void) throws -> OvershootResult {
+    static func run(files: Int = 8000, size: Int = 64 << 10, quota: Int64 = 64_000_000, rate: Double? = nil, runs: Int,
+                    env: Environment, work: String, log: (String) -> Void) throws -> OvershootResult {
         guard let cli = env.cli else { throw BenchError("the cachewarden CLI was not found (--cli)") }
         let mount = "\(work)/overshoot-fs"
         try Files.makeDirectory(mount)
@@ -53,15 +55,18 @@ enum OvershootBenchmark {
             if own { umount2(mount, Int32(MNT_DETACH)) }
             Files.discard(mount)
         }
-        var result = OvershootResult(files: files, size: size, quota: quota, mount: own ? "tmpfs (own)" : Environment.mountEntry(for: mount).type)
+        var result = OvershootResult(files: files, size: size, quota: quota, mount: own ? "tmpfs (own)" : Environment.mountEntry(for: mount).type, rate: rate)
+        let burst = { (watched: Bool, root: String) throws -> OvershootRun in
+            try Self.burst(watched: watched, root: root, files: files, size: size, quota: quota, rate: rate, cli: cli, mount: mount, work: work)
+        }
         if !own && result.mount != "tmpfs" { result.note = "not root and \(mount) is not on tmpfs: used bytes include other writers" }
         // A first burst that is not counted: tmpfs's first pages and the writer's warm-up made it 2–3× slower.
-        _ = try burst(watched: false, root: "\(mount)/warmup", files: files, size: size, quota: quota, cli: cli, mount: mount)
+        _ = try burst(false, "\(mount)/warmup")
         for i in 0..<runs {
-            result.runs.append(try burst(watched: false, root: "\(mount)/alone\(i)", files: files, size: size, quota: quota, cli: cli, mount: mount))
-            let w = try burst(watched: true, root: "\(mount)/cache\(i)", files: files, size: size, quota: quota, cli: cli, mount: mount)
+            result.runs.append(try burst(false, "\(mount)/alone\(i)"))
+            let w = try burst(true, "\(mount)/cache\(i)")
             result.runs.append(w)
-            log("overshoot: run \(i + 1): peak \(Format.decimal(Double(w.peakOverBytes ?? 0) / Double(quota) * 100, 1)) % over "
+            log("overshoot\(rate.map { " at " + Format.bytes(Int64($0)) + "/s" } ?? ""): run \(i + 1): peak \(Format.decimal(Double(w.peakOverBytes ?? 0) / Double(quota) * 100, 1)) % over "
                 + "\(Format.bytes(quota)), writer \(Format.bytes(Int64(w.writerRate)))/s (alone \(Format.bytes(Int64(result.runs[result.runs.count - 2].writerRate)))/s), "
                 + "\(w.trims) trims, exact \(w.exact == true ? "yes" : "NO"), under quota \(w.underQuota == true ? "yes" : "NO")")
         }
@@ -77,13 +82,14 @@ enum OvershootBenchmark {
         return true
     }
 
-    private static func burst(watched: Bool, root: String, files: Int, size: Int, quota: Int64, cli: String,
-                              mount: String) throws -> OvershootRun {
+    private static func burst(watched: Bool, root: String, files: Int, size: Int, quota: Int64, rate: Double?,
+                              cli: String, mount: String, work: String) throws -> OvershootRun {
         try Files.makeDirectory(root)
         defer { Files.discard(root) }
         var child: Child?
         var tail: EventTail?
-        let output = root + ".jsonl"
+        // The event lines go outside the measured mount: on it they would count as overshoot.
+        let output = "\(work)/overshoot-\((root as NSString).lastPathComponent).jsonl"
         defer { child?.stop(); Files.discard(output) }
         if watched {
             let c = try Child(cli, ["run", "--dir", root, "--quota", "\(quota)", "--size-basis", "apparent"], stdout: .file(output))
@@ -101,7 +107,13 @@ enum OvershootBenchmark {
         if watched { sampler.start() }
         let stream = FileStream(root: root, size: size)
         let start = Clock.nanos()
-        for _ in 0..<files { stream.writeOne() }
+        for k in 0..<files {
+            stream.writeOne()
+            // A paced writer sleeps until file k + 1 is due (the average rate holds; each sleep is coarse).
+            if let rate, case let due = start + UInt64(Double((k + 1) * size) / rate * 1e9), case let now = Clock.nanos(), due > now {
+                Clock.sleep(Double(due - now) / 1e9)
+            }
+        }
         let seconds = Clock.seconds(since: start)
         var run = OvershootRun(watched: watched, writerSeconds: seconds, writerBytes: Int64((stream.written - stream.errors) * size))
         guard let c = child, let t = tail else { return run }
