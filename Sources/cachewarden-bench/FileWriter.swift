@@ -12,8 +12,9 @@ final class FileStream {
     let prefix: String
     /// Files written so far (also the index of the next one).
     private(set) var written = 0
-    /// Writes that failed (the file is then skipped).
+    /// Writes that failed (the file is then skipped), and the errno of the last one.
     private(set) var errors = 0
+    private(set) var lastError: Int32 = 0
     private var dirFD: Int32 = -1
     private var name = [CChar](repeating: 0, count: 32)
     private let payload: [UInt8]
@@ -48,10 +49,10 @@ final class FileStream {
         formatName(written)
         written += 1
         let fd = openat(dirFD, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { errors += 1; return false }
+        guard fd >= 0 else { errors += 1; lastError = errno; return false }
         let ok = payload.withUnsafeBytes { Files.writeAll(fd, $0) }
+        if !ok { errors += 1; lastError = errno }
         close(fd)
-        if !ok { errors += 1 }
         return ok
     }
 
@@ -110,6 +111,10 @@ enum BurstWriter {
 /// A finished `FileStream` tree (`files` files of `size` bytes, prefix "w", 100 per folder) kept by one benchmark
 /// for the next, which is cheaper than writing an identical one again.
 struct SpareTree: Sendable {
+    /// How many the throughput runs keep: the half-tree trim uses two (its tree and `xargs rm`'s). Keeping all
+    /// four 200k-file trees filled a 3 GiB tmpfs, so the last writer and the trim-latency writer made empty files.
+    static let kept = 2
+
     var path: String
     var files: Int
     var size: Int

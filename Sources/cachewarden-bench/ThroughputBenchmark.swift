@@ -110,7 +110,7 @@ enum ThroughputBenchmark {
                                   log: (String) -> Void) throws -> WatchedRun {
         try Files.makeDirectory(root)
         let burst = BurstWriter.run(root: root, count: files, size: size)
-        if burst.errors == 0 {
+        if burst.errors == 0 && spares.count < SpareTree.kept {
             spares.append(SpareTree(path: root, files: files, size: size))
         } else {
             Files.discard(root)
@@ -220,7 +220,7 @@ enum ThroughputBenchmark {
             if cpu != last { last = cpu; lastMove = Clock.nanos(); still = 0 } else { still += 1 }
         }
         child.stop(signal: SIGKILL, grace: 0)
-        if burst.errors == 0 {
+        if burst.errors == 0 && spares.count < SpareTree.kept {
             spares.append(SpareTree(path: root, files: files, size: size))
             spare = true
         }

@@ -89,6 +89,10 @@ enum TrimBenchmark {
             for _ in 0..<max(0, needed - 1) { stream.writeOne() }
             stream.writeOne()
             let closedAt = Clock.nanos()
+            guard stream.errors == 0 else {
+                result.note = "\(stream.errors) writes failed (round \(round)): \(String(cString: strerror(stream.lastError)))"
+                break
+            }
             guard let (arrived, report) = probe.next(timeout: 10) else {
                 result.note = "no trim event within 10 s after crossing the quota (round \(round))"
                 break
