@@ -47,7 +47,7 @@ enum Files {
     static func discard(_ path: String) {
         guard let trash = trashDirectory.value else { removeTree(path); return }
         var vfs = statvfs()
-        if statvfs(trash.isEmpty ? path : (trash as NSString).deletingLastPathComponent, &vfs) == 0,
+        if statvfs((trash as NSString).deletingLastPathComponent, &vfs) == 0,
            vfs.f_bavail < vfs.f_blocks / 3 {
             removeTree(trash)
             removeTree(path)

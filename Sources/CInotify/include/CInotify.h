@@ -7,7 +7,7 @@
 //    are not imported as Swift constants; they are re-exported below as typed constants.
 //  * `<sys/epoll.h>` is not part of Swift's Glibc module, and `struct epoll_event` is packed on x86_64: the
 //    one-shot readiness set the backend keeps its inotify descriptors in (`InotifyReadiness`) goes through the
-//    four small functions below instead.
+//    small functions and constants below instead.
 //  * libinotifytools (Debian's libinotifytools0-dev) is linked for the helpers that are safe to share:
 //    readable mask names for debug output and the kernel's inotify limits for error messages.
 //
@@ -84,12 +84,15 @@ static inline long cinotify_next_event(const uint8_t *buf, long len, long offset
 /// A close-on-exec epoll descriptor, or -1 with errno set.
 static inline int cinotify_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
-/// `EPOLL_CTL_ADD` (`op` 0), `EPOLL_CTL_MOD` (1) or `EPOLL_CTL_DEL` (2) of `fd` in `epfd`; armed means
+static const int CINOTIFY_EPOLL_CTL_ADD = EPOLL_CTL_ADD;
+static const int CINOTIFY_EPOLL_CTL_MOD = EPOLL_CTL_MOD;
+static const int CINOTIFY_EPOLL_CTL_DEL = EPOLL_CTL_DEL;
+
+/// `epoll_ctl(epfd, op, fd, …)` with the packed `struct epoll_event` built here: armed means
 /// `EPOLLIN | EPOLLONESHOT`, disarmed means no events. Returns 0, or -1 with errno set.
 static inline int cinotify_epoll_control(int epfd, int op, int fd, int armed) {
     struct epoll_event event = { .events = armed ? (EPOLLIN | EPOLLONESHOT) : 0, .data = { .fd = fd } };
-    int ops[3] = { EPOLL_CTL_ADD, EPOLL_CTL_MOD, EPOLL_CTL_DEL };
-    return epoll_ctl(epfd, ops[op < 0 || op > 2 ? 1 : op], fd, &event);
+    return epoll_ctl(epfd, op, fd, &event);
 }
 
 /// Takes the set's ready descriptors without waiting (a one-shot one is disarmed by it). Returns how many, or -1.

@@ -51,7 +51,7 @@ final class InotifyOpens: @unchecked Sendable {
         inotify.removeWatch(wd)
     }
 
-    private(set) var stopped = false
+    private var stopped = false
 
     /// Drops every watch and closes the descriptor (the backend has taken it out of its readiness set).
     /// Idempotent.

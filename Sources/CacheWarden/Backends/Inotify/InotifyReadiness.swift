@@ -24,7 +24,7 @@ struct InotifyReadiness: Sendable {
 
     /// Adds `descriptor`, armed.
     mutating func add(_ descriptor: Int32) throws(Errno) {
-        _ = try Syscall.retrying { cinotify_epoll_control(fd, Op.add, descriptor, 1) }
+        _ = try Syscall.retrying { cinotify_epoll_control(fd, CINOTIFY_EPOLL_CTL_ADD, descriptor, 1) }
         members.append(descriptor)
     }
 
@@ -32,7 +32,7 @@ struct InotifyReadiness: Sendable {
     mutating func remove(_ descriptor: Int32) {
         guard let i = members.firstIndex(of: descriptor) else { return }
         members.remove(at: i)
-        _ = try? Syscall.retrying { cinotify_epoll_control(fd, Op.remove, descriptor, 0) }
+        _ = try? Syscall.retrying { cinotify_epoll_control(fd, CINOTIFY_EPOLL_CTL_DEL, descriptor, 0) }
     }
 
     /// Arms every descriptor again: a descriptor with records queued makes the set readable at once.
@@ -46,13 +46,9 @@ struct InotifyReadiness: Sendable {
 
     func close() { Syscall.close(fd) }
 
-    private enum Op {
-        static let add: Int32 = 0, modify: Int32 = 1, remove: Int32 = 2
-    }
-
     private func control(armed: Bool) {
         for descriptor in members {
-            _ = try? Syscall.retrying { cinotify_epoll_control(fd, Op.modify, descriptor, armed ? 1 : 0) }
+            _ = try? Syscall.retrying { cinotify_epoll_control(fd, CINOTIFY_EPOLL_CTL_MOD, descriptor, armed ? 1 : 0) }
         }
     }
 }
