@@ -44,14 +44,20 @@ import Testing
         #expect(waitUntilWatching(witness.process.processIdentifier))
         let h = try WatcherHarness(tree, quota: 400_000, basis: .apparent)
         // A pip-like client: write a temporary file, then rename it into place; and now and then rename an
-        // entry away (as a client moving an entry aside), racing the trims.
+        // entry away (as a client moving an entry aside), racing the trims. Every 100 files (≈ 550 kB, over the
+        // quota) the client waits until the watcher has seen its last entry and trimmed: the watcher reads its
+        // queue in batches of up to 1 MiB, so a client that ran ahead of a starved watcher would otherwise meet
+        // a single trim instead of the many races this test is about.
         var g = ModelBasedTotalsTests.Generator(state: 99)
         for i in 0..<2000 {
             tree.write(".tmp\(i)", size: 1000 + g.below(9000))
             tree.rename(".tmp\(i)", "entry\(i)")
             if i % 7 == 0, i > 10, tree.exists("entry\(i - 10)") { _ = Glibc.rename(tree.url("entry\(i - 10)"), tree.url("aside\(i)")) }
+            if i % 100 == 99 {
+                #expect(eventually { h.log.writes.contains { $0.file == "entry\(i)" } && (0...400_000).contains(h.total) })
+            }
         }
-        #expect(eventually { h.log.trims.count > 5 })
+        #expect(h.log.trims.count >= 20)
         #expect(h.totalsMatchDisk(basis: .apparent))
         let evicted = h.log.evictions.map(\.file)
         #expect(eventually { Set(evicted).isSubset(of: Set(witness.lines)) })
