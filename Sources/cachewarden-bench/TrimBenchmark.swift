@@ -18,7 +18,7 @@ struct TrimLatencyResult: Sendable {
     /// counted as 0 ms.
     var early: Int
     /// Microseconds per file of a plain watched `unlinkat` loop over as many files of the same size, measured
-    /// between the trims (`UnlinkFloor`).
+    /// after each trim (`UnlinkFloor`).
     var floorMicroseconds: [Double] = []
     var note: String?
 
@@ -103,8 +103,9 @@ enum TrimBenchmark {
             result.latenciesMs.append(Clock.seconds(from: closedAt, to: arrived) * 1000)
             result.trimDurationsMs.append(report.durationMilliseconds)
             result.removed.append(report.removed)
-            if round % max(1, trims / 3) == 0,
-               let floor = UnlinkFloor.microsecondsPerFile(count: filesPerTrim, size: size, work: work) {
+            // After every trim: on a shared machine the floor drifts by ±15 % from one moment to the next, and a
+            // median over as many samples as the trims has keeps the ratio steady.
+            if let floor = UnlinkFloor.microsecondsPerFile(count: filesPerTrim, size: size, work: work) {
                 result.floorMicroseconds.append(floor)
             }
         }

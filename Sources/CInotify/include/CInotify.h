@@ -84,22 +84,15 @@ static inline long cinotify_next_event(const uint8_t *buf, long len, long offset
 /// A close-on-exec epoll descriptor, or -1 with errno set.
 static inline int cinotify_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
-static const int CINOTIFY_EPOLL_CTL_ADD = EPOLL_CTL_ADD;
-static const int CINOTIFY_EPOLL_CTL_MOD = EPOLL_CTL_MOD;
-static const int CINOTIFY_EPOLL_CTL_DEL = EPOLL_CTL_DEL;
-
-/// `epoll_ctl(epfd, op, fd, …)` with the packed `struct epoll_event` built here: armed means
-/// `EPOLLIN | EPOLLONESHOT`, disarmed means no events. Returns 0, or -1 with errno set.
-static inline int cinotify_epoll_control(int epfd, int op, int fd, int armed) {
-    struct epoll_event event = { .events = armed ? (EPOLLIN | EPOLLONESHOT) : 0, .data = { .fd = fd } };
-    return epoll_ctl(epfd, op, fd, &event);
+/// Adds `fd` to the set armed: `EPOLLIN | EPOLLONESHOT` (the packed `struct epoll_event` is built here). Returns 0,
+/// or -1 with errno set.
+static inline int cinotify_epoll_add(int epfd, int fd) {
+    struct epoll_event event = { .events = EPOLLIN | EPOLLONESHOT, .data = { .fd = fd } };
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
 }
 
-/// Takes the set's ready descriptors without waiting (a one-shot one is disarmed by it). Returns how many, or -1.
-static inline int cinotify_epoll_consume(int epfd) {
-    struct epoll_event events[4];
-    return epoll_wait(epfd, events, 4, 0);
-}
+/// Takes `fd` out of the set. Returns 0, or -1 with errno set.
+static inline int cinotify_epoll_remove(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
 
 /// Comma-separated names of the bits in `mask` ("CREATE,ISDIR"), from libinotifytools, for debug output.
 /// Returns a static buffer overwritten by the next call: call it from one thread (the watcher's queue) only.

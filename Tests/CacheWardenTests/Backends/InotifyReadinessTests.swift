@@ -28,31 +28,31 @@ import Testing
         while try inotify.read(into: buffer) > 0 {}
     }
 
-    @Test func aRecordMakesTheArmedSetReadableAndConsumingDisarmsIt() throws {
+    @Test func aRecordMakesTheArmedSetReadableAndDisarmingQuietsIt() throws {
         let tree = TemporaryTree()
-        let (inotify, set) = try watched(tree)
+        var (inotify, set) = try watched(tree)
         defer { inotify.close(); set.close() }
         #expect(!readable(set))
         _ = tree.write("a", size: 10)
         #expect(readable(set))
-        set.consume()
+        set.disarm()
         #expect(!readable(set))
-        // Disarmed by the consume: more records queue, the set stays quiet.
+        // Disarmed: more records queue, the set stays quiet.
         for i in 0..<50 { _ = tree.write("b\(i)", size: 10) }
         #expect(!readable(set))
     }
 
     @Test func armingWithRecordsQueuedMakesTheSetReadableAtOnce() throws {
         let tree = TemporaryTree()
-        let (inotify, set) = try watched(tree)
+        var (inotify, set) = try watched(tree)
         defer { inotify.close(); set.close() }
         _ = tree.write("a", size: 10)
-        set.consume()
+        set.disarm()
         _ = tree.write("b", size: 10)   // queued while disarmed
         #expect(!readable(set))
         set.arm()
         #expect(readable(set))
-        set.consume()
+        set.disarm()
         try drain(inotify)
         set.arm()
         #expect(!readable(set), "nothing queued after the drain")
@@ -61,7 +61,7 @@ import Testing
     @Test func deletionsWhileDisarmedWakeNobodyAndAreReadAfterArming() throws {
         let tree = TemporaryTree()
         for i in 0..<100 { _ = tree.write("f\(i)", size: 10) }
-        let (inotify, set) = try watched(tree)
+        var (inotify, set) = try watched(tree)
         defer { inotify.close(); set.close() }
         set.disarm()
         for i in 0..<100 { tree.remove("f\(i)") }
@@ -79,5 +79,31 @@ import Testing
             }
         }
         #expect(deletions == 100)
+    }
+
+    /// The descriptors the kernel lists as registered in epoll set `fd` (`tfd:` lines of its fdinfo).
+    private func registered(_ set: InotifyReadiness) -> [Int32] {
+        guard let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(set.fd)", encoding: .utf8) else { return [] }
+        return info.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("tfd:") else { return nil }
+            return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int32($0) }
+        }
+    }
+
+    @Test func aDisarmedDescriptorIsOutOfTheSetSoItsRecordsRunNoCallback() throws {
+        let tree = TemporaryTree()
+        var (inotify, set) = try watched(tree)
+        defer { inotify.close(); set.close() }
+        #expect(registered(set) == [inotify.fd])
+        // Registered with no events would still hang on the queue's wait list and run epoll's callback for every
+        // record; disarmed, the kernel lists nothing in the set.
+        set.disarm()
+        #expect(registered(set).isEmpty)
+        #expect(!set.isArmed(inotify.fd))
+        set.disarm()   // twice is harmless
+        set.arm()
+        #expect(registered(set) == [inotify.fd])
+        set.remove(inotify.fd)
+        #expect(registered(set).isEmpty)
     }
 }

@@ -194,7 +194,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
 
     /// The read source's handler: up to `maxReadsPerBatch` reads, translated and delivered as one batch.
     private func readBatch() {
-        readiness.consume()
+        readiness.disarm()
         guard let deliver, suspensions == 0 else { return }   // resume() arms again
         batch.removeAll()
         var drained = false

@@ -10,13 +10,19 @@ import SystemPackage
 /// watched `unlinkat` of a 4 KiB file cost 5.8 µs with the queue unread and 8–9.8 µs with a thread waiting in
 /// `epoll_wait` on it; that wake-up was 30 % of a trim's `unlinkat` time in `perf`, and a writer under the watcher
 /// pays the same on each of its own records. Here each descriptor is registered `EPOLLONESHOT`: the first record
-/// after arming wakes the dispatch source (which watches this set's descriptor), `consume()` disarms it, and
+/// after arming wakes the dispatch source (which watches this set's descriptor), the backend disarms it, and
 /// nothing is woken again until the backend has read and processed its batch and calls `arm()` — while a trim
 /// deletes, its `IN_DELETE` records only queue. Re-arming polls the descriptor again, so a record queued in
 /// between is never missed.
+///
+/// Disarmed means out of the set (`EPOLL_CTL_DEL`), not registered with no events: a registered entry stays on the
+/// inotify queue's wait list, and every record still runs epoll's callback (a lock taken with interrupts off, in
+/// the deleting thread) only to find it disarmed — 5 % of a trim's `unlinkat` time in `perf`. Arming adds it back
+/// (`EPOLL_CTL_ADD` polls it at once, as a re-arm does).
 struct InotifyReadiness: Sendable {
     let fd: Int32
-    private var members: [Int32] = []
+    /// Each descriptor, and whether it is in the set (armed, or fired and not yet disarmed).
+    private var members: [(descriptor: Int32, inSet: Bool)] = []
 
     init() throws(Errno) {
         fd = try Syscall.retrying { cinotify_epoll_create() }
@@ -24,31 +30,40 @@ struct InotifyReadiness: Sendable {
 
     /// Adds `descriptor`, armed.
     mutating func add(_ descriptor: Int32) throws(Errno) {
-        _ = try Syscall.retrying { cinotify_epoll_control(fd, CINOTIFY_EPOLL_CTL_ADD, descriptor, 1) }
-        members.append(descriptor)
+        _ = try Syscall.retrying { cinotify_epoll_add(fd, descriptor) }
+        members.append((descriptor, true))
     }
 
     /// Takes `descriptor` out (before it is closed).
     mutating func remove(_ descriptor: Int32) {
-        guard let i = members.firstIndex(of: descriptor) else { return }
+        guard let i = members.firstIndex(where: { $0.descriptor == descriptor }) else { return }
+        if members[i].inSet { unregister(descriptor) }
         members.remove(at: i)
-        _ = try? Syscall.retrying { cinotify_epoll_control(fd, CINOTIFY_EPOLL_CTL_DEL, descriptor, 0) }
     }
 
     /// Arms every descriptor again: a descriptor with records queued makes the set readable at once.
-    func arm() { control(armed: true) }
+    mutating func arm() {
+        for i in members.indices where !members[i].inSet {
+            // Fails only for a bad descriptor or without memory; the descriptor then stays unread until the next
+            // arm, as before the set existed a failed registration would have left it.
+            members[i].inSet = (try? Syscall.retrying { cinotify_epoll_add(fd, members[i].descriptor) }) != nil
+        }
+    }
 
-    /// Disarms every descriptor: its records queue without waking anyone until `arm()`.
-    func disarm() { control(armed: false) }
+    /// Disarms every descriptor: its records queue without waking anyone (or running any callback) until `arm()`.
+    mutating func disarm() {
+        for i in members.indices where members[i].inSet {
+            unregister(members[i].descriptor)
+            members[i].inSet = false
+        }
+    }
 
-    /// Takes the set's readiness (disarming what was ready), so the dispatch source does not fire again for it.
-    func consume() { _ = cinotify_epoll_consume(fd) }
+    /// Whether `descriptor` is in the set now (for tests).
+    func isArmed(_ descriptor: Int32) -> Bool { members.contains { $0.descriptor == descriptor && $0.inSet } }
 
     func close() { Syscall.close(fd) }
 
-    private func control(armed: Bool) {
-        for descriptor in members {
-            _ = try? Syscall.retrying { cinotify_epoll_control(fd, CINOTIFY_EPOLL_CTL_MOD, descriptor, armed ? 1 : 0) }
-        }
+    private func unregister(_ descriptor: Int32) {
+        _ = try? Syscall.retrying { cinotify_epoll_remove(fd, descriptor) }
     }
 }
