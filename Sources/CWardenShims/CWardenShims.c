@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds) {
     struct statx sx;
@@ -14,3 +15,10 @@ int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds) {
 }
 
 int cwsys_release_free_memory(void) { return malloc_trim(0); }
+
+int cwsys_filesystem_magic(const char *path, uint32_t *magic) {
+    struct statfs fs;
+    if (statfs(path, &fs) != 0) return -1;
+    *magic = (uint32_t)fs.f_type;
+    return 0;
+}

@@ -36,6 +36,37 @@ import Testing
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
+    @Test func aVictimReplacedByItsClientJustBeforeItsDeletionStays() throws {
+        let tree = TemporaryTree()
+        for i in 0..<10 { tree.write("f\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) }
+        // The client renames a fresh entry over the fourth-oldest file right as the trim chose it (pip and ccache
+        // store entries so). The three deletions before it ran without a re-check, the queue holding only their
+        // own records; this one must see the rename and leave the new file.
+        let replaced = Atomic<Bool>(false)
+        let path = tree.path
+        let h = try WatcherHarness(tree, quota: 60_000, basis: .apparent) { dir in
+            dir.shouldEvict = { candidate in
+                if candidate.file == "f3", !replaced.exchange(true, ordering: .relaxed) {
+                    let staging = path + "/.incoming"
+                    let fd = open(staging, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                    _ = [UInt8](repeating: 1, count: 12_345).withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+                    close(fd)
+                    _ = Glibc.rename(staging, path + "/f3")
+                }
+                return true
+            }
+        }
+        #expect(eventually { !h.log.trims.isEmpty })
+        let clientReplacedIt = replaced.load(ordering: .relaxed)
+        #expect(clientReplacedIt)
+        var st = stat()
+        #expect(lstat(tree.url("f3"), &st) == 0 && st.st_size == 12_345, "the client's new entry is still there")
+        #expect(!h.log.evictions.contains { $0.file == "f3" })
+        #expect(Array(h.log.evictions.map(\.file).prefix(3)) == ["f0", "f1", "f2"])
+        for e in h.log.evictions { #expect(!tree.exists(e.file), "\(e.file) has an evict line but exists") }
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
     @Test(.enabled(if: which("inotifywait") != nil, "needs inotifywait as an independent witness"))
     func underAWriteThenRenameClientEveryEvictLineIsADeletion() throws {
         let tree = TemporaryTree()

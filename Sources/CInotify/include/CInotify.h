@@ -7,7 +7,9 @@
 //    are not imported as Swift constants; they are re-exported below as typed constants.
 //  * `<sys/epoll.h>` is not part of Swift's Glibc module, and `struct epoll_event` is packed on x86_64: the
 //    one-shot readiness set the backend keeps its inotify descriptors in (`InotifyReadiness`) goes through the
-//    small functions and constants below instead.
+//    small functions below instead.
+//  * `ioctl` is variadic, which Swift does not import: `cinotify_pending_bytes` asks an inotify descriptor how
+//    many bytes of records it has queued (`FIONREAD`), for the deletion witness (`InotifyDeletionWitness`).
 //  * libinotifytools (Debian's libinotifytools0-dev) is linked for the helpers that are safe to share:
 //    readable mask names for debug output and the kernel's inotify limits for error messages.
 //
@@ -26,6 +28,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 
 // ---- Mask and flag constants (the macros Swift does not import) ----
 static const uint32_t CINOTIFY_IN_ACCESS = IN_ACCESS;
@@ -77,6 +80,13 @@ static inline long cinotify_next_event(const uint8_t *buf, long len, long offset
     out->name = buf + offset + CINOTIFY_EVENT_HEADER_SIZE;
     out->name_len = header.len ? (uint32_t)strnlen((const char *)out->name, header.len) : 0;
     return next;
+}
+
+/// Bytes of records queued on inotify descriptor `fd` (`FIONREAD`), or -1 with errno set. A shim because `ioctl`
+/// is variadic, which Swift does not import.
+static inline int cinotify_pending_bytes(int fd) {
+    int bytes = 0;
+    return ioctl(fd, FIONREAD, &bytes) == 0 ? bytes : -1;
 }
 
 // ---- The one-shot readiness set (see InotifyReadiness.swift for why) ----

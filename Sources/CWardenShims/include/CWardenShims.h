@@ -4,6 +4,8 @@
 //  * `statx(2)`: Swift's Glibc module cannot name `struct statx` (the type's name clashes with the function's),
 //    so the birth time, which only statx reports, is read here (`cwsys_birth_time`).
 //  * `malloc_trim(3)`: <malloc.h> is not part of Swift's Glibc module (`cwsys_release_free_memory`).
+//  * `statfs(2)`: <sys/vfs.h> is not part of it either, and `statvfs` has no filesystem type
+//    (`cwsys_filesystem_magic`).
 //
 // Every symbol here is prefixed `cwsys_`.
 #ifndef CWARDENSHIMS_H
@@ -17,5 +19,9 @@ int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds);
 
 /// Returns the allocator's free pages to the kernel (`malloc_trim(0)`); 1 when memory was released.
 int cwsys_release_free_memory(void);
+
+/// The `f_type` magic of the filesystem holding `path` (32 bits, as in <linux/magic.h>). Returns 0 on success,
+/// -1 with `errno` set on failure.
+int cwsys_filesystem_magic(const char *path, uint32_t *magic);
 
 #endif

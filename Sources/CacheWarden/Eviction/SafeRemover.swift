@@ -8,13 +8,19 @@ import SystemPackage
 /// victim is re-checked with `fstatat(…, AT_SYMLINK_NOFOLLOW)` (a regular file with the inode the ledger counted)
 /// right before `unlinkat`. A directory swapped for a symlink, another mount, or a file replaced since it was
 /// counted is refused, not deleted. Directory descriptors are cached for one trim (`finish()` releases them).
+///
+/// The re-check is skipped while the backend's `DeletionWitness` vouches that no name changed since the ledger's
+/// last batch: then the ledger's inode for the name is the one on disk, and the witness's check (one `ioctl`)
+/// sits exactly where the `fstatat` did. It was a sixth of a trim's time; the witness costs a tenth of it.
 struct SafeRemover: FileDeleter {
     private var directories: VerifiedDirectories
+    private var witness: (any DeletionWitness)?
     /// The victim's name with its NUL, reused for every file of the trim (no allocation per file).
     private var scratch: [CChar] = []
 
-    init(root: RootID, in ledger: SizeLedger) {
+    init(root: RootID, in ledger: SizeLedger, witness: (any DeletionWitness)? = nil) {
         directories = VerifiedDirectories(root: root, in: ledger)
+        self.witness = witness
     }
 
     mutating func delete(_ r: RecordID, in ledger: SizeLedger) -> DeletionOutcome {
@@ -24,7 +30,12 @@ struct SafeRemover: FileDeleter {
             scratch.removeAll(keepingCapacity: true)
             ledger.names.withName(rec.name) { for byte in $0 { scratch.append(CChar(bitPattern: byte)) } }
             scratch.append(0)
-            return scratch.withUnsafeBufferPointer { buffer in Self.unlink(buffer.baseAddress!, in: dirfd, ino: rec.ino) }
+            let vouched = witness?.nothingElseChanged(in: rec.dir) == true
+            let outcome = scratch.withUnsafeBufferPointer { buffer in
+                Self.unlink(buffer.baseAddress!, in: dirfd, ino: rec.ino, recheck: !vouched)
+            }
+            if vouched, outcome == .removed { witness?.deleted(nameLength: scratch.count - 1) }
+            return outcome
         } catch {
             switch error {
             // A directory on the way is gone, renamed, replaced or a symlink: the ledger is behind the disk (its
@@ -35,13 +46,15 @@ struct SafeRemover: FileDeleter {
         }
     }
 
-    /// The re-check and the unlink of one name in a verified directory.
-    private static func unlink(_ name: UnsafePointer<CChar>, in dirfd: Int32, ino: UInt64) -> DeletionOutcome {
-        let st: stat
-        do throws(Errno) { st = try Syscall.lstat(at: dirfd, name) } catch {
-            return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
+    /// The re-check (unless the witness vouched) and the unlink of one name in a verified directory.
+    private static func unlink(_ name: UnsafePointer<CChar>, in dirfd: Int32, ino: UInt64, recheck: Bool) -> DeletionOutcome {
+        if recheck {
+            let st: stat
+            do throws(Errno) { st = try Syscall.lstat(at: dirfd, name) } catch {
+                return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
+            }
+            guard st.isRegularFile, UInt64(st.st_ino) == ino else { return .changed }
         }
-        guard st.isRegularFile, UInt64(st.st_ino) == ino else { return .changed }
         do throws(Errno) { try Syscall.unlink(at: dirfd, name) } catch {
             return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
         }
@@ -54,6 +67,7 @@ struct SafeRemover: FileDeleter {
         return ledger.name(of: n).withCString { name in
             guard let st = try? Syscall.lstat(at: parentFD, name), st.isDirectory, UInt64(st.st_ino) == ino else { return false }
             directories.forget(n)
+            witness?.withdraw()   // a directory's removal queues records the ledger must read
             return (try? Syscall.unlink(at: parentFD, name, directory: true)) != nil
         }
     }

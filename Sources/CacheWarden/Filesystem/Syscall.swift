@@ -1,3 +1,4 @@
+import CWardenShims
 import Glibc
 import SystemPackage
 
@@ -78,6 +79,13 @@ enum Syscall {
         var vfs = statvfs()
         _ = try retrying { statvfs(path, &vfs) }
         return vfs
+    }
+
+    /// The `f_type` magic of the filesystem holding `path` (`statfs(2)`; `statvfs` does not have it).
+    static func fileSystemMagic(_ path: String) throws(Errno) -> UInt32 {
+        var magic: UInt32 = 0
+        _ = try retrying { cwsys_filesystem_magic(path, &magic) }
+        return magic
     }
 
     /// `realpath(3)`: the canonical absolute path (symlinks in every component resolved).

@@ -30,6 +30,8 @@ final class Engine: @unchecked Sendable {
     var policies: PolicySet
     /// The stage that deletes; `nil` in observe mode.
     let evictor: Evictor?
+    /// How the evictor's deleters reach the backend's deletion witness.
+    let witnesses = WitnessSource()
     var timers: [DispatchSourceTimer] = []
     var rearmTimer: DispatchSourceTimer?
     var audits = AuditSchedule()
@@ -48,7 +50,9 @@ final class Engine: @unchecked Sendable {
         updater = LedgerUpdater(scanner: TreeScanner(backend: nil))
         policies = PolicySet(mode == .observe ? WardenSettings() : settings)
         switch mode {
-        case .enforce: evictor = Evictor(makeDeleter: { SafeRemover(root: $0, in: $1) }, dryRun: false)
+        case .enforce:
+            let witnesses = witnesses
+            evictor = Evictor(makeDeleter: { SafeRemover(root: $0, in: $1, witness: witnesses.witness(for: $0, in: $1)) }, dryRun: false)
         case .dryRun: evictor = Evictor(makeDeleter: { _, _ in DryRunDeleter() }, dryRun: true)
         case .observe: evictor = nil
         }
@@ -146,6 +150,7 @@ final class Engine: @unchecked Sendable {
         do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
         let backend = try InotifyBackend(queue: queue, logger: logger, addWatchOverride: addWatchOverride)
         self.backend = backend
+        witnesses.backend = backend
         updater = LedgerUpdater(scanner: TreeScanner(backend: backend))
         do throws(WardenError) {
             for dir in state.settings.directories { try addRoot(dir) }

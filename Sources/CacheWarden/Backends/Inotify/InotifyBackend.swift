@@ -38,6 +38,8 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     private let fallback: InotifyFallback
     /// Created the first time a root wants opens.
     private var opens: InotifyOpens?
+    /// A deletion witness read records that were not its own: the next batch starts with an overflow (a rescan).
+    private var lostOwnRecords = false
 
     init(queue: DispatchQueue, logger: Logger, addWatchOverride: (@Sendable (String) -> Errno?)? = nil) throws(WardenError) {
         self.queue = queue
@@ -171,7 +173,30 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     func resume() {
         guard suspensions > 0 else { return }
         suspensions -= 1
-        if suspensions == 0 { readiness.arm() }
+        guard suspensions == 0 else { return }
+        readiness.arm()
+        if lostOwnRecords { queue.async { @Sendable [weak self] in self?.readBatch() } }
+    }
+
+    /// A witness for one trim of the root at `path`, on filesystems whose every change passes through this kernel
+    /// (see `InotifyDeletionWitness`); nil elsewhere.
+    func deletionWitness(forRootAt path: String) -> (any DeletionWitness)? {
+        guard let magic = try? Syscall.fileSystemMagic(path), Self.localFileSystems.contains(magic) else { return nil }
+        return InotifyDeletionWitness(inotify: inotify, isWatched: { [unowned self] in self.isWatched($0) },
+                                      recordsLost: { [unowned self] in self.ownRecordsLost() })
+    }
+
+    /// `statfs` magics of filesystems only this kernel changes: tmpfs, ext2/3/4, XFS, Btrfs, F2FS, ramfs, ZFS,
+    /// bcachefs. Not NFS, SMB, FUSE (virtiofs, sshfs), 9p, Ceph or overlayfs (whose lower and upper directories can
+    /// be changed beside it): there a rename can happen without a record.
+    static let localFileSystems: Set<UInt32> = [
+        0x0102_1994, 0xEF53, 0x5846_5342, 0x9123_683E, 0xF2F5_2010, 0x8584_58F6, 0x2FC1_2FC1, 0xCA45_1A4E,
+    ]
+
+    /// Called by a witness that read records other than its trim's own deletions.
+    func ownRecordsLost() {
+        logger.error("a deletion witness read records that were not its own; rescanning")
+        lostOwnRecords = true
     }
 
     func stop() {
@@ -197,6 +222,11 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         readiness.disarm()
         guard let deliver, suspensions == 0 else { return }   // resume() arms again
         batch.removeAll()
+        if lostOwnRecords {
+            lostOwnRecords = false
+            pendingCookies.removeAll()
+            batch.append(.overflow, node: .none)
+        }
         var drained = false
         for _ in 0..<Self.maxReadsPerBatch {
             let n: Int

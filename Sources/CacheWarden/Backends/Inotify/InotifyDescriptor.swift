@@ -42,6 +42,13 @@ struct InotifyDescriptor: Sendable {
         try Syscall.read(fd, into: buffer)
     }
 
+    /// Bytes of records queued now (`FIONREAD`); nil if the kernel would not say. The kernel walks its queue to
+    /// answer, so this is cheap only while the queue is short.
+    func pendingBytes() -> Int? {
+        let bytes = cinotify_pending_bytes(fd)
+        return bytes >= 0 ? Int(bytes) : nil
+    }
+
     func close() { Syscall.close(fd) }
 
     /// The kernel's watch limit, for messages.
