@@ -7,24 +7,30 @@ import Testing
 /// Events are facts: an `evict` line means CacheWarden deleted that file, and a file that appears by any means
 /// gets its `write` line.
 @Suite struct EvictionFactsTests {
-    @Test func aVictimRenamedByItsClientIsNoEvictLineAndTheTrimGoesOn() throws {
-        let tree = TemporaryTree()
+    /// Ten files of 10 kB, f0 oldest, in a 60 kB quota: the startup trim takes f0, f1, … until 30 kB are left. The
+    /// client acts on `victim` once, right as the trim chose it (the veto hook runs right before the deletion);
+    /// returns the harness and whether the client acted.
+    private func trimRacing(_ tree: TemporaryTree, client victim: String,
+                            _ act: @escaping @Sendable (_ path: String) -> Void) throws -> (WatcherHarness, Bool) {
         for i in 0..<10 { tree.write("f\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) }
-        // The client wins the race for the oldest file: it renames it just as the trim chose it (the veto hook
-        // runs right before the deletion).
-        let renamed = Atomic<Bool>(false)
+        let acted = Atomic<Bool>(false)
         let path = tree.path
-        // 100 kB in a 60 kB quota: the startup trim takes f0 first, f1, … until 30 kB are left.
         let h = try WatcherHarness(tree, quota: 60_000, basis: .apparent) { dir in
             dir.shouldEvict = { candidate in
-                if candidate.file == "f0", !renamed.exchange(true, ordering: .relaxed) {
-                    _ = Glibc.rename(path + "/f0", path + "/kept-by-client")
-                }
+                if candidate.file == victim, !acted.exchange(true, ordering: .relaxed) { act(path) }
                 return true
             }
         }
-        #expect(eventually { !h.log.trims.isEmpty })
-        let clientWon = renamed.load(ordering: .relaxed)
+        let trimmed = eventually { !h.log.trims.isEmpty }
+        return (h, trimmed && acted.load(ordering: .relaxed))
+    }
+
+    @Test func aVictimRenamedByItsClientIsNoEvictLineAndTheTrimGoesOn() throws {
+        let tree = TemporaryTree()
+        // The client wins the race for the oldest file: it renames it away just as the trim chose it.
+        let (h, clientWon) = try trimRacing(tree, client: "f0") { path in
+            _ = Glibc.rename(path + "/f0", path + "/kept-by-client")
+        }
         #expect(clientWon)
         // No evict line for the file the client took; every evict line names a file that is gone.
         #expect(!h.log.evictions.contains { $0.file == "f0" || $0.file == "kept-by-client" })
@@ -38,26 +44,15 @@ import Testing
 
     @Test func aVictimReplacedByItsClientJustBeforeItsDeletionStays() throws {
         let tree = TemporaryTree()
-        for i in 0..<10 { tree.write("f\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) }
         // The client renames a fresh entry over the fourth-oldest file right as the trim chose it (pip and ccache
         // store entries so). The three deletions before it ran without a re-check, the queue holding only their
         // own records; this one must see the rename and leave the new file.
-        let replaced = Atomic<Bool>(false)
-        let path = tree.path
-        let h = try WatcherHarness(tree, quota: 60_000, basis: .apparent) { dir in
-            dir.shouldEvict = { candidate in
-                if candidate.file == "f3", !replaced.exchange(true, ordering: .relaxed) {
-                    let staging = path + "/.incoming"
-                    let fd = open(staging, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-                    _ = [UInt8](repeating: 1, count: 12_345).withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
-                    close(fd)
-                    _ = Glibc.rename(staging, path + "/f3")
-                }
-                return true
-            }
+        let (h, clientReplacedIt) = try trimRacing(tree, client: "f3") { path in
+            let fd = open(path + "/.incoming", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            _ = [UInt8](repeating: 1, count: 12_345).withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+            close(fd)
+            _ = Glibc.rename(path + "/.incoming", path + "/f3")
         }
-        #expect(eventually { !h.log.trims.isEmpty })
-        let clientReplacedIt = replaced.load(ordering: .relaxed)
         #expect(clientReplacedIt)
         var st = stat()
         #expect(lstat(tree.url("f3"), &st) == 0 && st.st_size == 12_345, "the client's new entry is still there")
