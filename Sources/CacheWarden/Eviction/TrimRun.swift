@@ -36,6 +36,8 @@ struct TrimRun {
     var held = false
     /// Victims' directory paths, built once per trim (victims cluster in few directories).
     private var directoryPaths: [NodeID: [UInt8]] = [:]
+    /// The last of them (victims come in runs from one directory).
+    private var lastDirectory: (node: NodeID, path: [UInt8])?
     /// A dry run's deletions of hard-linked names, per inode: the bytes would be freed with the last name.
     private var simulatedNames: [UInt64: Int] = [:]
 
@@ -207,8 +209,13 @@ struct TrimRun {
 
     mutating func relativePath(_ r: RecordID, _ ledger: SizeLedger) -> [UInt8] {
         let rec = ledger.record(r)
-        if directoryPaths[rec.dir] == nil { directoryPaths[rec.dir] = ledger.relativePath(of: rec.dir) }
-        var path = directoryPaths[rec.dir] ?? []
+        if lastDirectory?.node != rec.dir {
+            let path = directoryPaths[rec.dir] ?? ledger.relativePath(of: rec.dir)
+            directoryPaths[rec.dir] = path
+            lastDirectory = (rec.dir, path)
+        }
+        var path = lastDirectory?.path ?? []
+        path.reserveCapacity(path.count + 1 + Int(rec.name.length))
         if !path.isEmpty { path.append(PathBytes.separator) }
         ledger.names.append(rec.name, to: &path)
         return path

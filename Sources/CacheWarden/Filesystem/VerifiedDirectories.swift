@@ -12,6 +12,9 @@ struct VerifiedDirectories {
     private let rootPath: String
     private let dev: UInt64
     private var fds: [NodeID: Int32] = [:]
+    /// The last directory asked for: a trim's victims come in runs from one directory, and this spares the
+    /// dictionary's hashing for each.
+    private var last: (node: NodeID, fd: Int32)?
     private static let maxCached = 256
 
     /// Directories of `root`, which the ledger must know.
@@ -25,6 +28,13 @@ struct VerifiedDirectories {
 
     /// A verified descriptor of directory `n` (owned by this cache: do not close it).
     mutating func open(_ n: NodeID, in ledger: SizeLedger) throws(Errno) -> Int32 {
+        if let last, last.node == n { return last.fd }
+        let fd = try lookUp(n, in: ledger)
+        last = (n, fd)
+        return fd
+    }
+
+    private mutating func lookUp(_ n: NodeID, in ledger: SizeLedger) throws(Errno) -> Int32 {
         if let fd = fds[n] { return fd }
         if fds.count >= Self.maxCached { close() }
         var chain = ledger.chain(of: n)
@@ -59,10 +69,12 @@ struct VerifiedDirectories {
 
     /// Drops the cached descriptor of node `n` (after the directory was removed).
     mutating func forget(_ n: NodeID) {
+        last = nil
         if let fd = fds.removeValue(forKey: n) { Syscall.close(fd) }
     }
 
     mutating func close() {
+        last = nil
         for fd in fds.values { Syscall.close(fd) }
         fds.removeAll()
     }

@@ -53,12 +53,33 @@ extension SizeLedger {
             heapRemove(i, 0)
             group.append((top, age))
         }
-        if group.count > 1 {
-            // Coarse timestamps make large groups common (files written in the same jiffy): each path built once.
-            group = group.map { (path: relativePath(ofRecord: $0.record), entry: $0) }
-                .sorted { $0.path.lexicographicallyPrecedes($1.path) }.map(\.entry)
+        return group.count > 1 ? sortedByPath(group) : group
+    }
+
+    /// Coarse timestamps make large groups common (files written in the same jiffy): their paths are laid end to
+    /// end in one buffer (each directory's path built once) and the group sorted by slices of it, with no
+    /// allocation per file.
+    private func sortedByPath(_ group: [(record: RecordID, age: Int64)]) -> [(record: RecordID, age: Int64)] {
+        var directoryPaths: [NodeID: [UInt8]] = [:]
+        var bytes: [UInt8] = []
+        var spans: [(start: Int, end: Int, entry: Int)] = []
+        spans.reserveCapacity(group.count)
+        for (k, entry) in group.enumerated() {
+            let rec = records[entry.record.index]
+            let start = bytes.count
+            let directory = directoryPaths[rec.dir] ?? relativePath(of: rec.dir)
+            directoryPaths[rec.dir] = directory
+            if !directory.isEmpty {
+                bytes.append(contentsOf: directory)
+                bytes.append(PathBytes.separator)
+            }
+            names.append(rec.name, to: &bytes)
+            spans.append((start, bytes.count, k))
         }
-        return group
+        bytes.withUnsafeBufferPointer { b in
+            spans.sort { b[$0.start..<$0.end].lexicographicallyPrecedes(b[$1.start..<$1.end]) }
+        }
+        return spans.map { group[$0.entry] }
     }
 
     /// The oldest age key in `root` (from the heap when ordered, else by a pass over the root).
@@ -96,8 +117,12 @@ extension SizeLedger {
     }
 
     private func before(_ a: RecordID, _ b: RecordID) -> Bool {
-        let (x, y) = (victimAge(a), victimAge(b))
-        return x != y ? x < y : a.raw < b.raw
+        Self.precedes(victimAge(a), a, victimAge(b), b)
+    }
+
+    /// The heap order: older first, ties by record ID.
+    private static func precedes(_ x: Int64, _ a: RecordID, _ y: Int64, _ b: RecordID) -> Bool {
+        x != y ? x < y : a.raw < b.raw
     }
 
     private mutating func ensurePositions(_ count: Int) {
@@ -132,32 +157,52 @@ extension SizeLedger {
         if k > 0 && before(heaps[i][k], heaps[i][(k - 1) / 2]) { siftUp(i, k) } else { siftDown(i, k) }
     }
 
+    // The sifts take the root's heap out of `heaps` while they work (so each write is to a uniquely held array,
+    // not a nested one), and compute the moving record's age once, not at every level.
+
     private mutating func siftUp(_ i: Int, _ start: Int) {
+        var heap = heaps[i]
+        heaps[i] = []
+        defer { heaps[i] = heap }
         var k = start
-        let r = heaps[i][k]
+        let r = heap[k]
+        let age = victimAge(r)
         while k > 0 {
             let parent = (k - 1) / 2
-            let p = heaps[i][parent]
-            guard before(r, p) else { break }
-            place(i, k, p)
+            let p = heap[parent]
+            guard Self.precedes(age, r, victimAge(p), p) else { break }
+            heap[k] = p
+            heapPositions[p.index] = UInt32(k)
             k = parent
         }
-        place(i, k, r)
+        heap[k] = r
+        heapPositions[r.index] = UInt32(k)
     }
 
     private mutating func siftDown(_ i: Int, _ start: Int) {
+        var heap = heaps[i]
+        heaps[i] = []
+        defer { heaps[i] = heap }
         var k = start
-        let r = heaps[i][k]
-        let count = heaps[i].count
+        let r = heap[k]
+        let age = victimAge(r)
+        let count = heap.count
         while true {
             var child = 2 * k + 1
             guard child < count else { break }
-            if child + 1 < count && before(heaps[i][child + 1], heaps[i][child]) { child += 1 }
-            let c = heaps[i][child]
-            guard before(c, r) else { break }
-            place(i, k, c)
+            var c = heap[child]
+            var childAge = victimAge(c)
+            if child + 1 < count {
+                let d = heap[child + 1]
+                let dAge = victimAge(d)
+                if Self.precedes(dAge, d, childAge, c) { (child, c, childAge) = (child + 1, d, dAge) }
+            }
+            guard Self.precedes(childAge, c, age, r) else { break }
+            heap[k] = c
+            heapPositions[c.index] = UInt32(k)
             k = child
         }
-        place(i, k, r)
+        heap[k] = r
+        heapPositions[r.index] = UInt32(k)
     }
 }
