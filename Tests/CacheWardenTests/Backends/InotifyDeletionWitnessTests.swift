@@ -21,13 +21,29 @@ import Testing
         return (tree, inotify)
     }
 
-    /// Counts the witness's calls to say the queue lost records.
-    private final class Losses: Sendable {
-        let count = Atomic<Int>(0)
+    /// What the witness hands to the backend for its next batch.
+    private final class Kept: Sendable {
+        let bytes = Mutex<[UInt8]>([])
+        /// The names of the kept records that are plain `IN_DELETE`s, in order, and how many records there were.
+        var deletions: (names: [String], records: Int) {
+            bytes.withLock { bytes in
+                var names: [String] = []
+                var records = 0
+                bytes.withUnsafeBytes { raw in
+                    InotifyRecords.forEach(in: raw) { r in
+                        records += 1
+                        if r.mask == CINOTIFY_IN_DELETE { names.append(String(decoding: r.name, as: UTF8.self)) }
+                    }
+                }
+                return (names, records)
+            }
+        }
     }
 
-    private func witness(_ inotify: InotifyDescriptor, watched: Bool = true, lost: Losses = Losses()) -> InotifyDeletionWitness {
-        InotifyDeletionWitness(inotify: inotify, isWatched: { _ in watched }, recordsLost: { lost.count.add(1, ordering: .relaxed) })
+    private func witness(_ inotify: InotifyDescriptor, watched: Bool = true, kept: Kept = Kept()) -> InotifyDeletionWitness {
+        InotifyDeletionWitness(inotify: inotify, isWatched: { _ in watched }, keep: { records in
+            kept.bytes.withLock { $0.append(contentsOf: records) }
+        })
     }
 
     /// What a trim does per victim: ask, unlink, announce.
@@ -55,19 +71,22 @@ import Testing
         }
     }
 
-    @Test func itVouchesWhileOnlyItsOwnDeletionsAreQueuedAndReadsThemOut() throws {
+    @Test func itVouchesWhileOnlyItsOwnDeletionsAreQueuedAndHandsWhatItReadsToTheBackend() throws {
         let (tree, inotify) = try watched(200)
         defer { inotify.close() }
-        let lost = Losses()
-        var w = witness(inotify, lost: lost)
+        let kept = Kept()
+        var w = witness(inotify, kept: kept)
         for i in 0..<200 {
             let vouched = delete("f\(i)", in: tree, &w)
             #expect(vouched, "f\(i)")
         }
-        // Its own records were read out every `drainEvery` deletions: fewer than that are left for the batch.
+        // Its own records were read out every `drainEvery` deletions, all handed over in order, none lost: the
+        // rest is still queued for the batch.
+        let (names, records) = kept.deletions
+        #expect(records == names.count && records % InotifyDeletionWitness.drainEvery == 0 && records >= 160)
+        #expect(names == (0..<records).map { "f\($0)" })
         let left = try #require(inotify.pendingBytes())
-        #expect(left > 0 && left <= InotifyDeletionWitness.drainEvery * InotifyDeletionWitness.recordSize(nameLength: 4))
-        #expect(lost.count.load(ordering: .relaxed) == 0)
+        #expect(left == (records..<200).reduce(0) { $0 + InotifyDeletionWitness.recordSize(nameLength: "f\($1)".utf8.count) })
     }
 
     @Test func anyOtherChangeEndsTheVouchingForTheRestOfTheTrim() throws {

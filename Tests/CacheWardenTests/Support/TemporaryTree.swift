@@ -2,12 +2,12 @@ import Foundation
 import Glibc
 @testable import CacheWarden
 
-/// A fresh folder under /tmp for one test, removed when the test drops it.
+/// A fresh folder under /tmp (or `base`) for one test, removed when the test drops it.
 final class TemporaryTree: Sendable {
     let path: String
 
-    init(_ label: String = "cw") {
-        var template = Array("/tmp/\(label)-XXXXXX".utf8CString)
+    init(_ label: String = "cw", under base: String = "/tmp") {
+        var template = Array("\(base)/\(label)-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(made != nil, "mkdtemp failed")
         path = String(cString: made!)

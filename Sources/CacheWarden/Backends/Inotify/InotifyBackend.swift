@@ -38,8 +38,9 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     private let fallback: InotifyFallback
     /// Created the first time a root wants opens.
     private var opens: InotifyOpens?
-    /// A deletion witness read records that were not its own: the next batch starts with an overflow (a rescan).
-    private var lostOwnRecords = false
+    /// Records a deletion witness read out of the queue during a trim: the next batch starts with them, so the
+    /// trim's own deletions reach the ledger like anyone's.
+    private var kept: [UInt8] = []
 
     init(queue: DispatchQueue, logger: Logger, addWatchOverride: (@Sendable (String) -> Errno?)? = nil) throws(WardenError) {
         self.queue = queue
@@ -175,7 +176,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         suspensions -= 1
         guard suspensions == 0 else { return }
         readiness.arm()
-        if lostOwnRecords { queue.async { @Sendable [weak self] in self?.readBatch() } }
+        if !kept.isEmpty { queue.async { @Sendable [weak self] in self?.readBatch() } }
     }
 
     /// A witness for one trim of the root at `path`, on filesystems whose every change passes through this kernel
@@ -183,7 +184,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     func deletionWitness(forRootAt path: String) -> (any DeletionWitness)? {
         guard let magic = try? Syscall.fileSystemMagic(path), Self.localFileSystems.contains(magic) else { return nil }
         return InotifyDeletionWitness(inotify: inotify, isWatched: { [unowned self] in self.isWatched($0) },
-                                      recordsLost: { [unowned self] in self.ownRecordsLost() })
+                                      keep: { [unowned self] in self.kept.append(contentsOf: $0) })
     }
 
     /// `statfs` magics of filesystems only this kernel changes: tmpfs, ext2/3/4, XFS, Btrfs, F2FS, ramfs, ZFS,
@@ -193,11 +194,6 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         0x0102_1994, 0xEF53, 0x5846_5342, 0x9123_683E, 0xF2F5_2010, 0x8584_58F6, 0x2FC1_2FC1, 0xCA45_1A4E,
     ]
 
-    /// Called by a witness that read records other than its trim's own deletions.
-    func ownRecordsLost() {
-        logger.error("a deletion witness read records that were not its own; rescanning")
-        lostOwnRecords = true
-    }
 
     func stop() {
         fallback.cancel()
@@ -222,10 +218,9 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         readiness.disarm()
         guard let deliver, suspensions == 0 else { return }   // resume() arms again
         batch.removeAll()
-        if lostOwnRecords {
-            lostOwnRecords = false
-            pendingCookies.removeAll()
-            batch.append(.overflow, node: .none)
+        if !kept.isEmpty {
+            kept.withUnsafeBytes { InotifyRecords.forEach(in: $0) { translate($0) } }
+            kept.removeAll(keepingCapacity: true)
         }
         var drained = false
         for _ in 0..<Self.maxReadsPerBatch {

@@ -8,9 +8,10 @@ import Glibc
 ///
 /// The kernel walks its queue to count, so every `drainEvery` deletions the witness reads its own records out:
 /// exactly as many bytes as they take, which are the head of the queue (the count said nothing else was there, and
-/// records only join at the tail), so a record that arrives meanwhile stays queued for the next batch. They are
-/// checked as they are read; anything unexpected (it cannot happen by the kernel's rules) is treated like a
-/// queue overflow: the backend's next batch starts with one and the trees are rescanned.
+/// records only join at the tail), so a record that arrives meanwhile stays queued. What it reads goes to the
+/// backend (`keep`), whose next batch starts with it: the ledger sees the trim's own deletions as it would have
+/// without the witness (a counted folder is re-statted for them). Were they not exactly the trim's own records
+/// (the kernel's rules say they are), nothing is lost either; the witness only stops vouching.
 ///
 /// Only made for filesystems whose every change passes through this kernel (`InotifyBackend.deletionWitness`):
 /// on NFS, SMB or FUSE another machine's rename queues nothing here.
@@ -20,17 +21,18 @@ struct InotifyDeletionWitness: DeletionWitness {
     private let inotify: InotifyDescriptor
     /// Whether the backend watches a directory (changes in one it does not watch queue nothing).
     private let isWatched: (NodeID) -> Bool
-    /// Tells the backend its queue lost records (it rescans).
-    private let recordsLost: () -> Void
+    /// Hands records read out of the queue to the backend, for its next batch.
+    private let keep: (UnsafeRawBufferPointer) -> Void
     /// Bytes and records of this trim's own deletions still queued.
     private var ownBytes = 0
     private var ownRecords = 0
     private var vouching = true
 
-    init(inotify: InotifyDescriptor, isWatched: @escaping (NodeID) -> Bool, recordsLost: @escaping () -> Void) {
+    init(inotify: InotifyDescriptor, isWatched: @escaping (NodeID) -> Bool,
+         keep: @escaping (UnsafeRawBufferPointer) -> Void) {
         self.inotify = inotify
         self.isWatched = isWatched
-        self.recordsLost = recordsLost
+        self.keep = keep
     }
 
     mutating func nothingElseChanged(in dir: NodeID) -> Bool {
@@ -56,21 +58,16 @@ struct InotifyDeletionWitness: DeletionWitness {
         return header + (nameLength + 1 + header - 1) / header * header
     }
 
-    /// Reads exactly this trim's own records; false (and the backend told to rescan) if they were not.
+    /// Reads this trim's own records out and hands them to the backend; false if they were not exactly those.
     private mutating func drainOwnRecords() -> Bool {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ownBytes, alignment: 8)
         defer { buffer.deallocate() }
-        let read = (try? inotify.read(into: buffer)) ?? -1
+        guard let read = try? inotify.read(into: buffer), read > 0 else { return false }
+        let records = UnsafeRawBufferPointer(rebasing: buffer[0..<read])
+        keep(records)
         var deletions = 0
-        if read > 0 {
-            InotifyRecords.forEach(in: UnsafeRawBufferPointer(rebasing: buffer[0..<read])) { r in
-                if r.mask == CINOTIFY_IN_DELETE { deletions += 1 }
-            }
-        }
-        guard read == ownBytes, deletions == ownRecords else {
-            recordsLost()
-            return false
-        }
+        InotifyRecords.forEach(in: records) { if $0.mask == CINOTIFY_IN_DELETE { deletions += 1 } }
+        guard read == ownBytes, deletions == ownRecords else { return false }
         ownBytes = 0
         ownRecords = 0
         return true
