@@ -9,6 +9,4 @@ const char *cinotify_mask_names(uint32_t mask) {
 
 int cinotify_max_user_watches(void) { return inotifytools_get_max_user_watches(); }
 
-int cinotify_max_queued_events(void) { return inotifytools_get_max_queued_events(); }
-
 int cinotify_max_user_instances(void) { return inotifytools_get_max_user_instances(); }

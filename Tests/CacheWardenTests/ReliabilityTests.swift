@@ -18,7 +18,7 @@ import Testing
         #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"ready\"") } })
         cli.signal(SIGSTOP)
         // Far more records than fs.inotify.max_queued_events (16,384 by default): each file is create+modify+close.
-        let limit = Int(cinotifyMaxQueued()) > 0 ? Int(cinotifyMaxQueued()) : 16_384
+        let limit = InotifyDescriptor.maxQueuedEvents ?? 16_384
         for i in 0..<(limit / 2 + 2000) { tree.write("f\(i)", size: 1 + i % 300) }
         cli.signal(SIGCONT)
         #expect(eventually(timeout: 60) { cli.lines.contains { $0.contains("\"event\":\"overflow\"") } })
@@ -237,9 +237,6 @@ import Testing
         return text.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.count
     }
 }
-
-import CInotify
-func cinotifyMaxQueued() -> Int32 { cinotify_max_queued_events() }
 
 /// Deletion safety under attack, the watch-limit fallback, and a config-parser fuzz.
 @Suite struct HostileTreeTests {

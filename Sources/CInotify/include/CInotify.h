@@ -111,9 +111,6 @@ const char *cinotify_mask_names(uint32_t mask);
 /// The kernel's `fs.inotify.max_user_watches`, read by libinotifytools (-1 when unreadable).
 int cinotify_max_user_watches(void);
 
-/// The kernel's `fs.inotify.max_queued_events`, read by libinotifytools (-1 when unreadable).
-int cinotify_max_queued_events(void);
-
 /// The kernel's `fs.inotify.max_user_instances`, read by libinotifytools (-1 when unreadable).
 int cinotify_max_user_instances(void);
 

@@ -54,5 +54,16 @@ struct InotifyDescriptor: Sendable {
     /// The kernel's watch limit, for messages.
     static var maxUserWatches: Int { Int(cinotify_max_user_watches()) }
     static var maxUserInstances: Int { Int(cinotify_max_user_instances()) }
-    static var maxQueuedEvents: Int { Int(cinotify_max_queued_events()) }
+
+    /// The kernel's `fs.inotify.max_queued_events` (records one instance may queue); nil when unreadable. Read here,
+    /// not through libinotifytools: its `inotifytools_get_max_queued_events` reads `max_queued_watches`, a file
+    /// that does not exist, and answers -1 (inotify-tools/inotify-tools#240, Debian's 3.22.6).
+    static var maxQueuedEvents: Int? {
+        guard let fd = try? FileDescriptor.open("/proc/sys/fs/inotify/max_queued_events", .readOnly,
+                                                options: .closeOnExec) else { return nil }
+        defer { try? fd.close() }
+        var bytes = [UInt8](repeating: 0, count: 24)
+        guard let n = try? bytes.withUnsafeMutableBytes({ try fd.read(into: $0) }) else { return nil }
+        return Int(String(decoding: bytes[..<n].prefix { (0x30...0x39).contains($0) }, as: UTF8.self))
+    }
 }
