@@ -1,24 +1,35 @@
 import CInotify
 import Dispatch
+import Foundation
 import Glibc
 import Synchronization
 import Testing
 @testable import CacheWarden
 
-/// The deletion witness, on a real inotify instance: it vouches exactly while the queue holds nothing but the
-/// trim's own deletions, and from the first other change on it never vouches again in that trim.
+/// The deletion witness, on real inotify instances: it vouches while no name in the victim's directory was created
+/// or renamed over since the ledger's last batch, and from the first such change on it never vouches again in that
+/// trim. Everything it reads out of the backend's queue reaches the backend, in order.
 @Suite struct InotifyDeletionWitnessTests {
     private let dir = NodeID(7)
 
-    /// A tree of `count` files and an inotify instance watching it with the backend's mask.
-    private func watched(_ count: Int) throws -> (TemporaryTree, InotifyDescriptor) {
+    /// A watched tree of `count` files: the backend's instance (with its mask) and the directory's descriptor.
+    private final class Watched {
         let tree = TemporaryTree()
-        for i in 0..<count { tree.write("f\(i)", size: 100) }
-        let inotify = try InotifyDescriptor()
-        let fd = try Syscall.openDirectory(path: tree.path)
-        defer { Syscall.close(fd) }
-        _ = try inotify.addWatch(directory: fd)
-        return (tree, inotify)
+        let inotify: InotifyDescriptor
+        let wd: Int32
+        let fd: Int32
+
+        init(_ count: Int) throws {
+            for i in 0..<count { tree.write("f\(i)", size: 100) }
+            inotify = try InotifyDescriptor()
+            fd = try Syscall.openDirectory(path: tree.path)
+            wd = try inotify.addWatch(directory: fd)
+        }
+
+        deinit {
+            Syscall.close(fd)
+            inotify.close()
+        }
     }
 
     /// What the witness hands to the backend for its next batch.
@@ -40,18 +51,38 @@ import Testing
         }
     }
 
-    private func witness(_ inotify: InotifyDescriptor, watched: Bool = true, kept: Kept = Kept()) -> InotifyDeletionWitness {
-        InotifyDeletionWitness(inotify: inotify, isWatched: { _ in watched }, keep: { records in
-            kept.bytes.withLock { $0.append(contentsOf: records) }
-        })
+    private func witness(_ w: Watched, watched: Bool = true, kept: Kept = Kept(), drainEvery: Int = 32,
+                         unread: [UInt8] = []) -> InotifyDeletionWitness {
+        let wd = w.wd
+        return unread.withUnsafeBytes { unread in
+            InotifyDeletionWitness(inotify: w.inotify, watchDescriptor: { _ in watched ? wd : nil }, keep: { records in
+                kept.bytes.withLock { $0.append(contentsOf: records) }
+            }, unread: unread, drainEvery: drainEvery)
+        }
     }
 
     /// What a trim does per victim: ask, unlink, announce.
-    private func delete(_ name: String, in tree: TemporaryTree, _ w: inout InotifyDeletionWitness) -> Bool {
-        let vouched = w.nothingElseChanged(in: dir)
-        precondition(unlink(tree.url(name)) == 0)
-        if vouched { w.deleted(nameLength: name.utf8.count) }
+    private func delete(_ name: String, in w: Watched, _ witness: inout InotifyDeletionWitness) -> Bool {
+        let vouched = witness.nothingElseChanged(in: dir, fd: w.fd)
+        precondition(unlink(w.tree.url(name)) == 0)
+        witness.deleted(nameLength: name.utf8.count, in: dir)
         return vouched
+    }
+
+    /// Everything queued on `inotify` now.
+    private func drain(_ inotify: InotifyDescriptor) throws -> [UInt8] {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+        defer { buffer.deallocate() }
+        var out: [UInt8] = []
+        while case let n = try inotify.read(into: buffer), n > 0 { out.append(contentsOf: buffer[0..<n]) }
+        return out
+    }
+
+    @Test func theQueueLimitIsTheKernelsSetting() throws {
+        // Read by the library itself: libinotifytools answers -1 (it reads a file that does not exist).
+        let text = try String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8)
+        let expected = try #require(Int(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(InotifyDescriptor.maxQueuedEvents == expected)
     }
 
     @Test func theRecordSizeIsWhatTheKernelQueuesForEachNameLength() throws {
@@ -72,69 +103,99 @@ import Testing
     }
 
     @Test func itVouchesWhileOnlyItsOwnDeletionsAreQueuedAndHandsWhatItReadsToTheBackend() throws {
-        let (tree, inotify) = try watched(200)
-        defer { inotify.close() }
+        let w = try Watched(200)
         let kept = Kept()
-        var w = witness(inotify, kept: kept)
+        var witness = witness(w, kept: kept)
         for i in 0..<200 {
-            let vouched = delete("f\(i)", in: tree, &w)
+            let vouched = delete("f\(i)", in: w, &witness)
             #expect(vouched, "f\(i)")
         }
         // Its own records were read out every `drainEvery` deletions, all handed over in order, none lost: the
         // rest is still queued for the batch.
         let (names, records) = kept.deletions
-        #expect(records == names.count && records % InotifyDeletionWitness.drainEvery == 0 && records >= 160)
+        #expect(records == names.count && records % 32 == 0 && records >= 160)
         #expect(names == (0..<records).map { "f\($0)" })
-        let left = try #require(inotify.pendingBytes())
+        let left = try #require(w.inotify.pendingBytes())
         #expect(left == (records..<200).reduce(0) { $0 + InotifyDeletionWitness.recordSize(nameLength: "f\($1)".utf8.count) })
     }
 
-    @Test func anyOtherChangeEndsTheVouchingForTheRestOfTheTrim() throws {
-        let (tree, inotify) = try watched(20)
-        defer { inotify.close() }
-        var w = witness(inotify)
+    @Test func aNewNameInTheDirectoryEndsTheVouchingForTheRestOfTheTrim() throws {
+        let w = try Watched(20)
+        var witness = witness(w)
         for i in 0..<5 {
-            let vouched = delete("f\(i)", in: tree, &w)
+            let vouched = delete("f\(i)", in: w, &witness)
             #expect(vouched)
         }
-        tree.write("new-by-client", size: 10)
-        let afterTheClient = delete("f5", in: tree, &w)
+        w.tree.write("new-by-client", size: 10)
+        let afterTheClient = delete("f5", in: w, &witness)
         #expect(!afterTheClient)
-        // Even once the queue is read empty, it does not vouch again in this trim.
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
-        defer { buffer.deallocate() }
-        while try inotify.read(into: buffer) > 0 {}
-        let again = w.nothingElseChanged(in: dir)
+        // Even once both queues are read empty, it does not vouch again in this trim.
+        _ = try drain(w.inotify)
+        let again = witness.nothingElseChanged(in: dir, fd: w.fd)
         #expect(!again)
     }
 
     @Test func aRenameOverTheNextVictimIsSeenBeforeItsDeletion() throws {
-        let (tree, inotify) = try watched(10)
-        defer { inotify.close() }
-        var w = witness(inotify)
-        let first = delete("f0", in: tree, &w)
+        let w = try Watched(10)
+        var witness = witness(w)
+        let first = delete("f0", in: w, &witness)
         #expect(first)
-        tree.write("incoming.tmp", size: 10)   // pip and ccache write a temporary file and rename it into place
-        tree.rename("incoming.tmp", "f1")
-        let next = w.nothingElseChanged(in: dir)
+        w.tree.write("incoming.tmp", size: 10)   // pip and ccache write a temporary file and rename it into place
+        w.tree.rename("incoming.tmp", "f1")
+        let next = witness.nothingElseChanged(in: dir, fd: w.fd)
         #expect(!next)
     }
 
-    @Test func recordsQueuedBeforeTheTrimMeanNoVouching() throws {
-        let (tree, inotify) = try watched(10)
-        defer { inotify.close() }
-        tree.append("f3", size: 10)   // an IN_MODIFY the ledger has not read yet
-        var w = witness(inotify)
-        let vouched = w.nothingElseChanged(in: dir)
+    @Test func sizeChangesQueuedBeforeTheTrimDoNotStopItAndReachTheBackend() throws {
+        let w = try Watched(10)
+        w.tree.append("f3", size: 10)   // IN_MODIFY and IN_CLOSE_WRITE the ledger has not read yet
+        let kept = Kept()
+        var witness = witness(w, kept: kept)
+        let vouched = delete("f0", in: w, &witness)
+        #expect(vouched)
+        // The witness read them to look at them: they are the backend's, first in its next batch.
+        let (names, records) = kept.deletions
+        #expect(records >= 2 && names.isEmpty)
+    }
+
+    @Test func aRenameOverQueuedBeforeTheTrimMeansNoVouchingThere() throws {
+        let w = try Watched(10)
+        w.tree.write("incoming.tmp", size: 10)
+        w.tree.rename("incoming.tmp", "f2")   // queued, unread: the ledger still has f2's old inode
+        var witness = witness(w)
+        let vouched = delete("f0", in: w, &witness)
+        #expect(!vouched)
+        let later = delete("f1", in: w, &witness)
+        #expect(!later)
+    }
+
+    @Test func aNewNameTheBackendHoldsUnreadMeansNoVouchingThere() throws {
+        let w = try Watched(10)
+        w.tree.write("new-by-client", size: 10)
+        let unread = try drain(w.inotify)   // what an earlier trim's witness handed over, not yet translated
+        var witness = witness(w, unread: unread)
+        let vouched = delete("f0", in: w, &witness)
         #expect(!vouched)
     }
 
     @Test func aDirectoryTheBackendDoesNotWatchIsNeverVouchedFor() throws {
-        let (tree, inotify) = try watched(3)
-        defer { inotify.close() }
-        var w = witness(inotify, watched: false)
-        let vouched = delete("f0", in: tree, &w)
+        let w = try Watched(3)
+        var witness = witness(w, watched: false)
+        let vouched = delete("f0", in: w, &witness)
         #expect(!vouched)
+    }
+
+    @Test func itsOwnInstanceGoesWithTheTrim() throws {
+        let w = try Watched(3)
+        weak var sentry: InotifySentry?
+        do {
+            var witness = witness(w)
+            let vouched = delete("f0", in: w, &witness)
+            #expect(vouched)
+            sentry = witness.sentry
+            #expect(sentry != nil)
+        }
+        #expect(sentry == nil)   // its deinit closes the instance
     }
 
     @Test func theBackendOffersAWitnessOnlyOnFilesystemsOnlyThisKernelChanges() throws {

@@ -183,8 +183,10 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     /// (see `InotifyDeletionWitness`); nil elsewhere.
     func deletionWitness(forRootAt path: String) -> (any DeletionWitness)? {
         guard let magic = try? Syscall.fileSystemMagic(path), Self.localFileSystems.contains(magic) else { return nil }
-        return InotifyDeletionWitness(inotify: inotify, isWatched: { [unowned self] in self.isWatched($0) },
-                                      keep: { [unowned self] in self.kept.append(contentsOf: $0) })
+        return kept.withUnsafeBytes { unread in
+            InotifyDeletionWitness(inotify: inotify, watchDescriptor: { [unowned self] in self.nodeToWd[$0] },
+                                   keep: { [unowned self] in self.kept.append(contentsOf: $0) }, unread: unread)
+        }
     }
 
     /// `statfs` magics of filesystems only this kernel changes: tmpfs, ext2/3/4, XFS, Btrfs, F2FS, ramfs, ZFS,

@@ -1,52 +1,77 @@
 import CInotify
 import Glibc
 
-/// The inotify backend's `DeletionWitness`: right before each deletion it asks the main instance how many bytes
-/// of records are queued (`FIONREAD`, one cheap syscall instead of a path lookup) and vouches when that is exactly
-/// the trim's own `IN_DELETE` records. Every change to a name in a watched directory queues a record there, in the
-/// syscall that made it, so an equal count means no name changed since the ledger's last batch.
+/// The inotify backend's `DeletionWitness`.
 ///
-/// The kernel walks its queue to count, so every `drainEvery` deletions the witness reads its own records out:
-/// exactly as many bytes as they take, which are the head of the queue (the count said nothing else was there, and
-/// records only join at the tail), so a record that arrives meanwhile stays queued. What it reads goes to the
-/// backend (`keep`), whose next batch starts with it: the ledger sees the trim's own deletions as it would have
-/// without the witness (a counted folder is re-statted for them). Were they not exactly the trim's own records
-/// (the kernel's rules say they are), nothing is lost either; the witness only stops vouching.
+/// The first time a trim deletes in a directory, the witness puts a watch on it in an instance of its own, the
+/// `InotifySentry` (`IN_CREATE`, `IN_MOVED_TO`), and then makes sure the ledger knew every name there at that
+/// moment: the backend's queue holds nothing but the trim's own `IN_DELETE` records (one `FIONREAD`), or, if it
+/// holds more, the witness reads all of it and finds no `IN_CREATE` or `IN_MOVED_TO` for that directory — the only
+/// two changes that make a name stand for another file (a size change or a removal does not: the ledger's inode for
+/// the name stays the one on disk, or the name is gone and `unlinkat` says so). From the watch on, the sentry sees
+/// every such change. Right before each deletion the witness asks the sentry (one `FIONREAD` on a queue that stays
+/// empty while nothing happens) and vouches while it is empty. The backend's queue is looked at once per directory,
+/// not per file: the kernel walks it to count, and it grows by one record per deletion.
+///
+/// What it reads out of the backend's queue — at a new directory, and every `drainEvery` deletions so that a long
+/// trim never fills the kernel's queue — goes to the backend (`keep`), whose next batch starts with it: the ledger
+/// sees every record, in order, as it would have without the witness.
 ///
 /// Only made for filesystems whose every change passes through this kernel (`InotifyBackend.deletionWitness`):
 /// on NFS, SMB or FUSE another machine's rename queues nothing here.
 struct InotifyDeletionWitness: DeletionWitness {
-    static let drainEvery = 32
-
     private let inotify: InotifyDescriptor
-    /// Whether the backend watches a directory (changes in one it does not watch queue nothing).
-    private let isWatched: (NodeID) -> Bool
-    /// Hands records read out of the queue to the backend, for its next batch.
+    /// The backend's watch descriptor of a directory; nil if it does not watch it (changes there queue nothing).
+    private let watchDescriptor: (NodeID) -> Int32?
+    /// Hands records read out of the backend's queue to the backend, for its next batch.
     private let keep: (UnsafeRawBufferPointer) -> Void
-    /// Bytes and records of this trim's own deletions still queued.
+    /// The own records that may queue before they are read out (a quarter of the kernel's queue at most).
+    let drainEvery: Int
+    /// Made at the first directory (a trim that deletes nothing makes no instance).
+    private(set) var sentry: InotifySentry?
+    /// The directory of the last victim vouched for (victims come in runs from one directory).
+    private var lastGuarded: NodeID?
+    /// Bytes and records of this trim's own deletions queued at the backend since the witness last read it.
     private var ownBytes = 0
     private var ownRecords = 0
+    /// Directories vouched for so far, and those that cannot be in this trim.
+    private var guarded: Set<NodeID> = []
+    private var refused: Set<NodeID> = []
+    /// Watches whose directory had a name created or renamed over in what the witness read: never vouched for.
+    private var changedWatches: Set<Int32> = []
     private var vouching = true
 
-    init(inotify: InotifyDescriptor, isWatched: @escaping (NodeID) -> Bool,
-         keep: @escaping (UnsafeRawBufferPointer) -> Void) {
+    /// `unread` is what the backend holds from earlier reads and has not translated yet (the ledger does not know
+    /// it either).
+    init(inotify: InotifyDescriptor, watchDescriptor: @escaping (NodeID) -> Int32?,
+         keep: @escaping (UnsafeRawBufferPointer) -> Void, unread: UnsafeRawBufferPointer = .init(start: nil, count: 0),
+         drainEvery: Int = min(2048, max(16, (InotifyDescriptor.maxQueuedEvents ?? 16_384) / 4))) {
         self.inotify = inotify
-        self.isWatched = isWatched
+        self.watchDescriptor = watchDescriptor
         self.keep = keep
+        self.drainEvery = drainEvery
+        note(unread)
     }
 
-    mutating func nothingElseChanged(in dir: NodeID) -> Bool {
-        guard vouching, isWatched(dir), inotify.pendingBytes() == ownBytes else {
+    mutating func nothingElseChanged(in dir: NodeID, fd: Int32) -> Bool {
+        guard vouching else { return false }
+        if lastGuarded != dir {
+            guard guarded.contains(dir) || (!refused.contains(dir) && guardDirectory(dir, fd: fd)) else { return false }
+            lastGuarded = dir
+        }
+        guard sentry?.isQuiet == true else {
             vouching = false
             return false
         }
-        if ownRecords >= Self.drainEvery { vouching = drainOwnRecords() }
-        return vouching
+        return true
     }
 
-    mutating func deleted(nameLength: Int) {
+    mutating func deleted(nameLength: Int, in dir: NodeID) {
+        // Each deletion in a watched directory queues one record at the backend, vouched for or not.
+        guard vouching, dir == lastGuarded || watchDescriptor(dir) != nil else { return }
         ownBytes += Self.recordSize(nameLength: nameLength)
         ownRecords += 1
+        if ownRecords >= drainEvery { readBackendQueue(atLeast: ownBytes) }
     }
 
     mutating func withdraw() { vouching = false }
@@ -58,18 +83,45 @@ struct InotifyDeletionWitness: DeletionWitness {
         return header + (nameLength + 1 + header - 1) / header * header
     }
 
-    /// Reads this trim's own records out and hands them to the backend; false if they were not exactly those.
-    private mutating func drainOwnRecords() -> Bool {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ownBytes, alignment: 8)
+    /// Watches `dir` on the sentry, then checks what the backend's queue holds (in this order, so that no change
+    /// falls between the two). False, and never asked again, if the directory cannot be vouched for.
+    private mutating func guardDirectory(_ dir: NodeID, fd: Int32) -> Bool {
+        if sentry == nil { sentry = try? InotifySentry() }
+        guard let wd = watchDescriptor(dir), let sentry, sentry.watch(fd), let pending = inotify.pendingBytes() else {
+            refused.insert(dir)
+            return false
+        }
+        if pending != ownBytes { readBackendQueue(atLeast: pending) }
+        guard vouching, !changedWatches.contains(wd) else {
+            refused.insert(dir)
+            return false
+        }
+        guarded.insert(dir)
+        return true
+    }
+
+    /// Reads the backend's queue (at least `atLeast` bytes, unless it empties first), hands what it read over, and
+    /// notes the watches where a name was created or renamed over. An overflow (records lost) ends the vouching.
+    private mutating func readBackendQueue(atLeast: Int) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
         defer { buffer.deallocate() }
-        guard let read = try? inotify.read(into: buffer), read > 0 else { return false }
-        let records = UnsafeRawBufferPointer(rebasing: buffer[0..<read])
-        keep(records)
-        var deletions = 0
-        InotifyRecords.forEach(in: records) { if $0.mask == CINOTIFY_IN_DELETE { deletions += 1 } }
-        guard read == ownBytes, deletions == ownRecords else { return false }
+        var consumed = 0
+        while consumed < atLeast {
+            guard let read = try? inotify.read(into: buffer), read > 0 else { break }
+            consumed += read
+            let records = UnsafeRawBufferPointer(rebasing: buffer[0..<read])
+            keep(records)
+            note(records)
+        }
         ownBytes = 0
         ownRecords = 0
-        return true
+    }
+
+    /// Notes the watches where `records` create a name or rename over one; an overflow ends the vouching.
+    private mutating func note(_ records: UnsafeRawBufferPointer) {
+        InotifyRecords.forEach(in: records) { r in
+            if r.has(CINOTIFY_IN_Q_OVERFLOW) { vouching = false }
+            if r.has(CINOTIFY_IN_CREATE | CINOTIFY_IN_MOVED_TO) { changedWatches.insert(r.wd) }
+        }
     }
 }
