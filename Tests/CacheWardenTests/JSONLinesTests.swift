@@ -47,6 +47,13 @@ import Testing
         #expect(try parseWithPython(text) == ["ready", "trim", "status", "stop", "overflow", "rescan", "low_disk", "clear", "dropped", "error"])
     }
 
+    @Test func anEventIsNoLargerThanAWriteOrAnEvictWithItsTime() {
+        // A trim holds one `evict` event per file until the sinks have them: the rare large reports are boxed.
+        let largestFrequent = max(MemoryLayout<FileWritten>.size, MemoryLayout<Eviction>.size, MemoryLayout<DirectoryTotals>.size)
+        #expect(MemoryLayout<WardenEvent.Kind>.size <= largestFrequent + 1)
+        #expect(MemoryLayout<TrimReport>.size > largestFrequent)
+    }
+
     @Test func timeIsRFC3339UTCWithMilliseconds() {
         let line = WardenEvent(.overflow, time: Date(timeIntervalSince1970: 1_700_000_000.1234)).jsonLine()
         #expect(line.contains("\"time\":\"2023-11-14T22:13:20.123Z\""))

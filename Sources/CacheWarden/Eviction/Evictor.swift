@@ -36,8 +36,10 @@ struct Evictor {
     private func makeRun(_ root: RootID, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> TrimRun? {
         guard let rt = state.roots[root], !rt.lost, state.ledger.account(root) != nil else { return nil }
         if state.ledger.account(root)?.ordered != true { state.ledger.setOrdered(root, true) }
-        return TrimRun(root: root, runtime: rt, goal: goal, state: state, dryRun: dryRun,
-                       deleter: makeDeleter(root, state.ledger), progress: progress)
+        let run = TrimRun(root: root, runtime: rt, goal: goal, state: state, dryRun: dryRun,
+                          deleter: makeDeleter(root, state.ledger), progress: progress)
+        state.events.reserve(run.expectedVictims)
+        return run
     }
 
     /// Frees `bytes` across the goal's roots in order, each trimmed toward its total minus what is still needed.

@@ -57,6 +57,15 @@ struct TrimRun {
         youngAfter = sizeDriven ? runtime.settings.minAge.map { Syscall.fileClockNanoseconds() - $0 * 1_000_000_000 } : nil
     }
 
+    /// About how many files this trim removes, if its target says (the files' share of the bytes to free).
+    var expectedVictims: Int {
+        switch goal.target {
+        case .total(let bytes) where before > bytes: Int(Double(beforeFiles) * Double(before - bytes) / Double(before))
+        case .files(let n): max(0, beforeFiles - n)
+        default: 0
+        }
+    }
+
     /// Whether the goal wants another file of this age gone (the group loop decides for group members).
     func wants(age: Int64) -> Bool {
         switch goal.target {

@@ -123,7 +123,7 @@ extension SizeLedger {
         syncVictim(r)
         detachInode(r)
         accounts[rec.root.index].names -= 1
-        if openCounts.removeValue(forKey: r) != nil { dropOpenedAs(r, all: true) }
+        if !openCounts.isEmpty, openCounts.removeValue(forKey: r) != nil { dropOpenedAs(r, all: true) }
         names.release(rec.name)
         records[r.index].flags = []
         releasedRecords.append(r)

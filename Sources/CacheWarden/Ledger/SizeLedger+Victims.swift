@@ -1,3 +1,5 @@
+import Glibc
+
 /// The oldest-first order trims take victims from: per `ordered` root, an indexed binary min-heap of record IDs
 /// keyed by the inode's age (ties by record ID, then by path when popped). Each record knows its heap position,
 /// so an age change or a removal fixes the heap in O(log n) — no stale entries, no compaction — and a heap costs
@@ -57,19 +59,23 @@ extension SizeLedger {
     }
 
     /// Coarse timestamps make large groups common (files written in the same jiffy): their paths are laid end to
-    /// end in one buffer (each directory's path built once) and the group sorted by slices of it, with no
-    /// allocation per file.
+    /// end in one buffer (each directory's path built once, the last one at hand without hashing: a group comes
+    /// in runs from one directory) and the group sorted by slices of it (`memcmp`), with no allocation per file.
     private func sortedByPath(_ group: [(record: RecordID, age: Int64)]) -> [(record: RecordID, age: Int64)] {
         var directoryPaths: [NodeID: [UInt8]] = [:]
+        var last: (node: NodeID, path: [UInt8])?
         var bytes: [UInt8] = []
         var spans: [(start: Int, end: Int, entry: Int)] = []
         spans.reserveCapacity(group.count)
         for (k, entry) in group.enumerated() {
             let rec = records[entry.record.index]
             let start = bytes.count
-            let directory = directoryPaths[rec.dir] ?? relativePath(of: rec.dir)
-            directoryPaths[rec.dir] = directory
-            if !directory.isEmpty {
+            if last?.node != rec.dir {
+                let path = directoryPaths[rec.dir] ?? relativePath(of: rec.dir)
+                directoryPaths[rec.dir] = path
+                last = (rec.dir, path)
+            }
+            if let directory = last?.path, !directory.isEmpty {
                 bytes.append(contentsOf: directory)
                 bytes.append(PathBytes.separator)
             }
@@ -77,7 +83,12 @@ extension SizeLedger {
             spans.append((start, bytes.count, k))
         }
         bytes.withUnsafeBufferPointer { b in
-            spans.sort { b[$0.start..<$0.end].lexicographicallyPrecedes(b[$1.start..<$1.end]) }
+            guard let base = b.baseAddress else { return }
+            spans.sort { x, y in
+                let lx = x.end - x.start, ly = y.end - y.start
+                let c = memcmp(base + x.start, base + y.start, min(lx, ly))
+                return c != 0 ? c < 0 : lx < ly
+            }
         }
         return spans.map { group[$0.entry] }
     }

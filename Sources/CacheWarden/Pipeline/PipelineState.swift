@@ -36,6 +36,10 @@ struct EventOutbox {
 
     mutating func emit(_ kind: WardenEvent.Kind) { events.append(WardenEvent(kind)) }
 
+    /// Room for `count` more events at once: a trim knows about how many `evict` events it makes, and the array
+    /// is then not regrown (copied into fresh pages) log₂ n times while it deletes.
+    mutating func reserve(_ count: Int) { events.reserveCapacity(events.count + min(count, 1 << 20)) }
+
     mutating func error(_ message: String, dir: String? = nil, file: String? = nil, kind: String? = nil) {
         emit(.error(WardenIssue(message: message, dir: dir, file: file, kind: kind)))
     }

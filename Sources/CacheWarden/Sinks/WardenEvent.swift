@@ -226,7 +226,9 @@ public struct WardenEvent: Sendable, Equatable {
     /// What happened.
     public var kind: Kind
 
-    /// The event kinds; each maps to one `"event"` value in JSON.
+    /// The event kinds; each maps to one `"event"` value in JSON. The large reports of rare kinds are boxed
+    /// (`indirect`), so an event is as small as the frequent ones (`write`, `evict`): a trim of n files holds n
+    /// `evict` events until they reach the sinks, and a `TrimReport` inline made each one 2.5 times larger.
     public enum Kind: Sendable, Equatable {
         /// `ready`: the initial scan of a directory finished.
         case ready(DirectoryTotals)
@@ -235,7 +237,7 @@ public struct WardenEvent: Sendable, Equatable {
         /// `evict`: a file was deleted by a policy.
         case evict(Eviction)
         /// `trim`: a trim finished.
-        case trim(TrimReport)
+        indirect case trim(TrimReport)
         /// `status`: totals on request (SIGUSR1 in the CLI).
         case status(DirectoryTotals)
         /// `stop`: final totals when the watcher stops.
@@ -243,15 +245,15 @@ public struct WardenEvent: Sendable, Equatable {
         /// `overflow`: the kernel's inotify queue overflowed; a rescan follows.
         case overflow
         /// `rescan`: a directory was re-read (after an overflow), with the drift found.
-        case rescan(RescanReport)
+        indirect case rescan(RescanReport)
         /// `low_disk`: free space fell below the threshold.
-        case lowDisk(LowDiskReport)
+        indirect case lowDisk(LowDiskReport)
         /// `clear`: a phase of a manual clear.
-        case clear(ClearProgress)
+        indirect case clear(ClearProgress)
         /// `dropped`: the sink dropped this many lines because its reader was too slow.
         case dropped(count: Int)
         /// `error`: something failed; the watcher goes on.
-        case error(WardenIssue)
+        indirect case error(WardenIssue)
     }
 
     /// An event of `kind` at `time` (now by default).
