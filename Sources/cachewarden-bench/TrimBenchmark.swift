@@ -20,6 +20,9 @@ struct TrimLatencyResult: Sendable {
     /// Microseconds per file of a plain watched `unlinkat` loop over as many files of the same size, measured
     /// after each trim (`UnlinkFloor`).
     var floorMicroseconds: [Double] = []
+    /// Each trim's cost per file ÷ the floor measured right after it: pairing cancels the host's drift between
+    /// moments (the floor alone moves by ±15 % within a run).
+    var pairedRatios: [Double] = []
     var note: String?
 
     /// Microseconds per removed file of each trim (its report's duration ÷ files removed).
@@ -107,11 +110,13 @@ enum TrimBenchmark {
             // median over as many samples as the trims has keeps the ratio steady.
             if let floor = UnlinkFloor.microsecondsPerFile(count: filesPerTrim, size: size, work: work) {
                 result.floorMicroseconds.append(floor)
+                if report.removed > 0 { result.pairedRatios.append(report.durationMilliseconds * 1000 / Double(report.removed) / floor) }
             }
         }
         log("trim: latency p50 \(Format.ms(Stats.percentile(result.latenciesMs, 50))), "
             + "p99 \(Format.ms(Stats.percentile(result.latenciesMs, 99))) over \(result.latenciesMs.count) trims of ~\(filesPerTrim) files, "
-            + "\(Format.decimal(Stats.median(result.trimMicroseconds), 1)) µs/file vs unlink floor \(Format.decimal(Stats.median(result.floorMicroseconds), 1)) µs/file")
+            + "\(Format.decimal(Stats.median(result.trimMicroseconds), 1)) µs/file vs unlink floor \(Format.decimal(Stats.median(result.floorMicroseconds), 1)) µs/file, "
+            + "paired ×\(Format.decimal(Stats.median(result.pairedRatios), 2))")
         return result
     }
 

@@ -20,6 +20,9 @@ struct TrimSection: BenchSection {
                                    cachewarden: Format.decimal(cost, 1) + " µs",
                                    peer: "unlink loop " + Format.decimal(floor, 1) + " µs",
                                    ratio: Format.ratio(cost, floor > 0 ? floor : nil)))
+            rows.append(Report.Row(metric: "quota trim cost per file ÷ the floor right after it (median of pairs)",
+                                   cachewarden: "", peer: "\(l.pairedRatios.count) pairs",
+                                   ratio: "×" + Format.decimal(Stats.median(l.pairedRatios), 2)))
         }
         if let h = half {
             rows.append(Report.Row(metric: "trim half of \(Format.shortCount(h.files)) files (\(Format.count(h.removed)) removed)",
@@ -51,6 +54,8 @@ struct TrimSection: BenchSection {
                 ("early", .integer(l.early)),
                 ("trim_us_per_file", .number(Stats.median(l.trimMicroseconds))),
                 ("unlink_floor_us_per_file", .array(l.floorMicroseconds.map { .number($0) })),
+                ("paired_ratios", .array(l.pairedRatios.map { .number($0) })),
+                ("paired_ratio_median", .number(Stats.median(l.pairedRatios))),
                 ("note", .text(l.note)),
             ])))
         }
