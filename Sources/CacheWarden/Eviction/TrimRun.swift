@@ -38,6 +38,7 @@ struct TrimRun {
     private var directoryPaths: [NodeID: [UInt8]] = [:]
     /// The last of them (victims come in runs from one directory).
     private var lastDirectory: (node: NodeID, path: [UInt8])?
+    private var pathBuffer: [UInt8] = []
     /// A dry run's deletions of hard-linked names, per inode: the bytes would be freed with the last name.
     private var simulatedNames: [UInt64: Int] = [:]
 
@@ -179,12 +180,12 @@ struct TrimRun {
 
     /// Deletes one victim (if the veto hook agrees); returns whether it counts as evicted.
     private mutating func evict(_ r: RecordID, reason: TrimReason, _ state: inout PipelineState) -> Bool {
-        let rel = relativePath(r, state.ledger)
+        let rel = displayPath(r, state.ledger)
         let inode = state.ledger.inode(ofRecord: r)
         // What this deletion frees: a file with another name left here frees nothing yet.
         let size = (inode?.names ?? 1) <= 1 ? inode?.bytes ?? 0 : 0
         if let veto = runtime.settings.shouldEvict,
-           !veto(EvictionCandidate(directory: runtime.name, file: PathBytes.display(rel), size: size, reason: reason)) {
+           !veto(EvictionCandidate(directory: runtime.name, file: rel, size: size, reason: reason)) {
             spared.vetoed += 1
             return false
         }
@@ -207,27 +208,40 @@ struct TrimRun {
             state.ledger.needsStat.append(r)
             return false
         case .failed(let errno):
-            state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(rel), kind: "delete")
+            state.events.error("cannot delete: \(errno)", dir: runtime.name, file: rel, kind: "delete")
             return false
         }
         removed += 1
-        state.events.emit(.evict(Eviction(dir: runtime.name, file: PathBytes.display(rel), size: size, reason: reason, dryRun: dryRun)))
+        state.events.emit(.evict(Eviction(dir: runtime.name, file: rel, size: size, reason: reason, dryRun: dryRun)))
         progress?(removed, before - projected, &state.events)
         return true
     }
 
     mutating func relativePath(_ r: RecordID, _ ledger: SizeLedger) -> [UInt8] {
+        fillPath(r, ledger)
+        return pathBuffer
+    }
+
+    /// Record `r`'s path as events show it.
+    mutating func displayPath(_ r: RecordID, _ ledger: SizeLedger) -> String {
+        fillPath(r, ledger)
+        return PathBytes.display(pathBuffer)
+    }
+
+    /// Builds record `r`'s path relative to the root in `pathBuffer`, reused for every victim (no array per file).
+    private mutating func fillPath(_ r: RecordID, _ ledger: SizeLedger) {
         let rec = ledger.record(r)
         if lastDirectory?.node != rec.dir {
             let path = directoryPaths[rec.dir] ?? ledger.relativePath(of: rec.dir)
             directoryPaths[rec.dir] = path
             lastDirectory = (rec.dir, path)
         }
-        var path = lastDirectory?.path ?? []
-        path.reserveCapacity(path.count + 1 + Int(rec.name.length))
-        if !path.isEmpty { path.append(PathBytes.separator) }
-        ledger.names.append(rec.name, to: &path)
-        return path
+        pathBuffer.removeAll(keepingCapacity: true)
+        if let directory = lastDirectory?.path, !directory.isEmpty {
+            pathBuffer.append(contentsOf: directory)
+            pathBuffer.append(PathBytes.separator)
+        }
+        ledger.names.append(rec.name, to: &pathBuffer)
     }
 
     /// Puts the kept candidates back, releases the deleter and emits the `trim` report.

@@ -168,13 +168,19 @@ extension SizeLedger {
         if k > 0 && before(heaps[i][k], heaps[i][(k - 1) / 2]) { siftUp(i, k) } else { siftDown(i, k) }
     }
 
-    // The sifts take the root's heap out of `heaps` while they work (so each write is to a uniquely held array,
-    // not a nested one), and compute the moving record's age once, not at every level.
+    // The sifts take the root's heap out of `heaps`, and the positions out of the ledger, while they work (so each
+    // write is to a local, uniquely held array: no uniqueness check of a stored one per level), and compute the
+    // moving record's age once, not at every level.
 
     private mutating func siftUp(_ i: Int, _ start: Int) {
         var heap = heaps[i]
+        var positions = heapPositions
         heaps[i] = []
-        defer { heaps[i] = heap }
+        heapPositions = []
+        defer {
+            heaps[i] = heap
+            heapPositions = positions
+        }
         var k = start
         let r = heap[k]
         let age = victimAge(r)
@@ -183,17 +189,22 @@ extension SizeLedger {
             let p = heap[parent]
             guard Self.precedes(age, r, victimAge(p), p) else { break }
             heap[k] = p
-            heapPositions[p.index] = UInt32(k)
+            positions[p.index] = UInt32(k)
             k = parent
         }
         heap[k] = r
-        heapPositions[r.index] = UInt32(k)
+        positions[r.index] = UInt32(k)
     }
 
     private mutating func siftDown(_ i: Int, _ start: Int) {
         var heap = heaps[i]
+        var positions = heapPositions
         heaps[i] = []
-        defer { heaps[i] = heap }
+        heapPositions = []
+        defer {
+            heaps[i] = heap
+            heapPositions = positions
+        }
         var k = start
         let r = heap[k]
         let age = victimAge(r)
@@ -210,10 +221,10 @@ extension SizeLedger {
             }
             guard Self.precedes(childAge, c, age, r) else { break }
             heap[k] = c
-            heapPositions[c.index] = UInt32(k)
+            positions[c.index] = UInt32(k)
             k = child
         }
         heap[k] = r
-        heapPositions[r.index] = UInt32(k)
+        positions[r.index] = UInt32(k)
     }
 }
