@@ -1,4 +1,5 @@
 import CInotify
+import CWardenShims
 import Dispatch
 import Foundation
 import Glibc
@@ -198,6 +199,53 @@ import Testing
         #expect(sentry == nil)   // its deinit closes the instance
     }
 
+    @Test func theBackendHasOneWitnessOutAtATime() throws {
+        // A group trim takes turns between its members' trims: a second witness would read records out of the
+        // queue that the first needs to see. The second member's trim re-checks every victim instead.
+        let backend = try InotifyBackend(queue: DispatchQueue(label: "witness-lease"), logger: .init(label: "test"))
+        defer { backend.stop() }
+        let tree = TemporaryTree(under: "/dev/shm")
+        var first = backend.deletionWitness(forRootAt: tree.path)
+        #expect(first != nil)
+        #expect(backend.deletionWitness(forRootAt: tree.path) == nil)
+        first = nil
+        #expect(backend.deletionWitness(forRootAt: tree.path) != nil)
+        _ = first
+    }
+
+    @Test func ordinaryDirectoriesDoNotFoldCase() throws {
+        for base in ["/tmp", "/dev/shm"] {
+            let tree = TemporaryTree(under: base)
+            let fd = try Syscall.openDirectory(path: tree.path)
+            defer { Syscall.close(fd) }
+            #expect(try Syscall.isCaseFolded(fd) == false, "\(base)")
+        }
+    }
+
+    @Test(.enabled(if: CaseFoldingMount.make() != nil, "needs root and a kernel whose tmpfs folds case (CONFIG_UNICODE)"))
+    func aCaseFoldingDirectoryIsNeverVouchedFor() throws {
+        let mount = try #require(CaseFoldingMount.make())
+        defer { mount.remove() }
+        let folded = mount.path + "/folded"
+        try Syscall.makeDirectory(folded)
+        var flags: UInt32 = 0
+        let fd0 = try Syscall.openDirectory(path: folded)
+        _ = cwsys_inode_flags(fd0, &flags)
+        flags |= CWSYS_CASEFOLD_FL
+        #expect(cwsys_set_inode_flags(fd0, flags) == 0)
+        Syscall.close(fd0)
+        for i in 0..<3 { _ = FileManager.default.createFile(atPath: folded + "/F\(i)", contents: Data([1])) }
+        let inotify = try InotifyDescriptor()
+        defer { inotify.close() }
+        let fd = try Syscall.openDirectory(path: folded)
+        defer { Syscall.close(fd) }
+        #expect(try Syscall.isCaseFolded(fd))
+        let wd = try inotify.addWatch(directory: fd)
+        var witness = InotifyDeletionWitness(inotify: inotify, watchDescriptor: { _ in wd }, keep: { _ in })
+        let vouched = witness.nothingElseChanged(in: dir, fd: fd)
+        #expect(!vouched)
+    }
+
     @Test func theBackendOffersAWitnessOnlyOnFilesystemsOnlyThisKernelChanges() throws {
         let backend = try InotifyBackend(queue: DispatchQueue(label: "witness-test"), logger: .init(label: "test"))
         defer { backend.stop() }
@@ -208,5 +256,26 @@ import Testing
         #expect(try Syscall.fileSystemMagic("/proc") == 0x9FA0)
         #expect(backend.deletionWitness(forRootAt: "/proc") == nil)
         #expect(backend.deletionWitness(forRootAt: tree.path + "/missing") == nil)
+    }
+}
+
+/// A tmpfs mounted with `casefold` for one test (root only, and only where the kernel has the Unicode tables).
+private struct CaseFoldingMount {
+    let path: String
+
+    static func make() -> CaseFoldingMount? {
+        guard getuid() == 0 else { return nil }
+        let path = "/tmp/cw-casefold-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        guard mkdir(path, 0o755) == 0 else { return nil }
+        guard Glibc.mount("tmpfs", path, "tmpfs", 0, "casefold") == 0 else {
+            rmdir(path)
+            return nil
+        }
+        return CaseFoldingMount(path: path)
+    }
+
+    func remove() {
+        umount2(path, Int32(MNT_DETACH))
+        rmdir(path)
     }
 }

@@ -41,6 +41,8 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     /// Records a deletion witness read out of the queue during a trim: the next batch starts with them, so the
     /// trim's own deletions reach the ledger like anyone's.
     private var kept: [UInt8] = []
+    /// The lease of the deletion witness out now, if any (one at a time).
+    private weak var witnessLease: InotifyDeletionWitness.Lease?
 
     init(queue: DispatchQueue, logger: Logger, addWatchOverride: (@Sendable (String) -> Errno?)? = nil) throws(WardenError) {
         self.queue = queue
@@ -182,18 +184,23 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     /// A witness for one trim of the root at `path`, on filesystems whose every change passes through this kernel
     /// (see `InotifyDeletionWitness`); nil elsewhere.
     func deletionWitness(forRootAt path: String) -> (any DeletionWitness)? {
-        guard let magic = try? Syscall.fileSystemMagic(path), Self.localFileSystems.contains(magic) else { return nil }
-        return kept.withUnsafeBytes { unread in
+        guard witnessLease == nil, let magic = try? Syscall.fileSystemMagic(path), Self.localFileSystems.contains(magic) else {
+            return nil
+        }
+        let witness = kept.withUnsafeBytes { unread in
             InotifyDeletionWitness(inotify: inotify, watchDescriptor: { [unowned self] in self.nodeToWd[$0] },
                                    keep: { [unowned self] in self.kept.append(contentsOf: $0) }, unread: unread)
         }
+        witnessLease = witness.lease
+        return witness
     }
 
-    /// `statfs` magics of filesystems only this kernel changes: tmpfs, ext2/3/4, XFS, Btrfs, F2FS, ramfs, ZFS,
-    /// bcachefs. Not NFS, SMB, FUSE (virtiofs, sshfs), 9p, Ceph or overlayfs (whose lower and upper directories can
-    /// be changed beside it): there a rename can happen without a record.
+    /// `statfs` magics of filesystems only this kernel changes: tmpfs, ext2/3/4, XFS, Btrfs, F2FS, ramfs, bcachefs.
+    /// Not NFS, SMB, FUSE (virtiofs, sshfs), 9p, Ceph or overlayfs (whose lower and upper directories can be
+    /// changed beside it): there a rename can happen without a record. Not ZFS either: a dataset can fold case or
+    /// normalize names, which no inode flag tells (ext4, f2fs and tmpfs say it per directory: `isCaseFolded`).
     static let localFileSystems: Set<UInt32> = [
-        0x0102_1994, 0xEF53, 0x5846_5342, 0x9123_683E, 0xF2F5_2010, 0x8584_58F6, 0x2FC1_2FC1, 0xCA45_1A4E,
+        0x0102_1994, 0xEF53, 0x5846_5342, 0x9123_683E, 0xF2F5_2010, 0x8584_58F6, 0xCA45_1A4E,
     ]
 
 

@@ -20,6 +20,11 @@ import Glibc
 /// Only made for filesystems whose every change passes through this kernel (`InotifyBackend.deletionWitness`):
 /// on NFS, SMB or FUSE another machine's rename queues nothing here.
 struct InotifyDeletionWitness: DeletionWitness {
+    /// Held by the one witness a backend has out at a time: two at once (a group trim takes turns between its
+    /// members' trims) would each read records out of the queue the other needs to see.
+    final class Lease {}
+
+    let lease = Lease()
     private let inotify: InotifyDescriptor
     /// The backend's watch descriptor of a directory; nil if it does not watch it (changes there queue nothing).
     private let watchDescriptor: (NodeID) -> Int32?
@@ -67,8 +72,9 @@ struct InotifyDeletionWitness: DeletionWitness {
     }
 
     mutating func deleted(nameLength: Int, in dir: NodeID) {
-        // Each deletion in a watched directory queues one record at the backend, vouched for or not.
-        guard vouching, dir == lastGuarded || watchDescriptor(dir) != nil else { return }
+        // Each deletion in a watched directory queues one record at the backend, vouched for or not; they are read
+        // out even once the witness stopped vouching, so that a long trim never overflows the queue.
+        guard dir == lastGuarded || watchDescriptor(dir) != nil else { return }
         ownBytes += Self.recordSize(nameLength: nameLength)
         ownRecords += 1
         if ownRecords >= drainEvery { readBackendQueue(atLeast: ownBytes) }
@@ -87,7 +93,9 @@ struct InotifyDeletionWitness: DeletionWitness {
     /// falls between the two). False, and never asked again, if the directory cannot be vouched for.
     private mutating func guardDirectory(_ dir: NodeID, fd: Int32) -> Bool {
         if sentry == nil { sentry = try? InotifySentry() }
-        guard let wd = watchDescriptor(dir), let sentry, sentry.watch(fd), let pending = inotify.pendingBytes() else {
+        // A case-folding directory: a name the ledger knows can reach a file created under another spelling.
+        guard let wd = watchDescriptor(dir), (try? Syscall.isCaseFolded(fd)) == false, let sentry, sentry.watch(fd),
+              let pending = inotify.pendingBytes() else {
             refused.insert(dir)
             return false
         }
@@ -113,6 +121,7 @@ struct InotifyDeletionWitness: DeletionWitness {
             keep(records)
             note(records)
         }
+        if consumed < atLeast { vouching = false }   // what was not read was not looked at
         ownBytes = 0
         ownRecords = 0
     }
