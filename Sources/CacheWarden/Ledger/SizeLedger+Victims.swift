@@ -172,15 +172,22 @@ extension SizeLedger {
     // write is to a local, uniquely held array: no uniqueness check of a stored one per level), and compute the
     // moving record's age once, not at every level.
 
-    private mutating func siftUp(_ i: Int, _ start: Int) {
-        var heap = heaps[i]
-        var positions = heapPositions
-        heaps[i] = []
-        heapPositions = []
+    private mutating func lendHeap(_ i: Int) -> (heap: [RecordID], positions: [UInt32]) {
         defer {
-            heaps[i] = heap
-            heapPositions = positions
+            heaps[i] = []
+            heapPositions = []
         }
+        return (heaps[i], heapPositions)
+    }
+
+    private mutating func returnHeap(_ i: Int, _ heap: [RecordID], _ positions: [UInt32]) {
+        heaps[i] = heap
+        heapPositions = positions
+    }
+
+    private mutating func siftUp(_ i: Int, _ start: Int) {
+        var (heap, positions) = lendHeap(i)
+        defer { returnHeap(i, heap, positions) }
         var k = start
         let r = heap[k]
         let age = victimAge(r)
@@ -197,14 +204,8 @@ extension SizeLedger {
     }
 
     private mutating func siftDown(_ i: Int, _ start: Int) {
-        var heap = heaps[i]
-        var positions = heapPositions
-        heaps[i] = []
-        heapPositions = []
-        defer {
-            heaps[i] = heap
-            heapPositions = positions
-        }
+        var (heap, positions) = lendHeap(i)
+        defer { returnHeap(i, heap, positions) }
         var k = start
         let r = heap[k]
         let age = victimAge(r)
