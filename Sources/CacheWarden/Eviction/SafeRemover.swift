@@ -12,12 +12,12 @@ import SystemPackage
 /// The re-check is skipped while the backend's `DeletionWitness` vouches that no name in the directory changed
 /// since the ledger's last batch: then the ledger's inode for the name is the one on disk, and the witness's check
 /// (one `ioctl` on an empty queue) sits exactly where the `fstatat` did. In `perf` the `fstatat` was 16.5 % of a
-/// trim; a `FIONREAD` on an empty inotify queue costs about a third of it.
+/// trim; in a C probe on tmpfs it added 11–35 % to an `unlinkat`, the witness's `FIONREAD` 0–6 %.
 struct SafeRemover: FileDeleter {
     private var directories: VerifiedDirectories
     private var witness: (any DeletionWitness)?
     /// The victim's name with its NUL, reused for every file of the trim (no allocation per file).
-    private var scratch: [CChar] = []
+    private var scratch: [UInt8] = []
 
     init(root: RootID, in ledger: SizeLedger, witness: (any DeletionWitness)? = nil) {
         directories = VerifiedDirectories(root: root, in: ledger)
@@ -29,11 +29,11 @@ struct SafeRemover: FileDeleter {
         do throws(Errno) {
             let dirfd = try directories.open(rec.dir, in: ledger)
             scratch.removeAll(keepingCapacity: true)
-            ledger.names.withName(rec.name) { scratch.append(contentsOf: $0.bindMemory(to: CChar.self)) }
+            ledger.names.withName(rec.name) { scratch.append(contentsOf: $0) }
             scratch.append(0)
             let vouched = witness?.nothingElseChanged(in: rec.dir, fd: dirfd) == true
-            let outcome = scratch.withUnsafeBufferPointer { buffer in
-                Self.unlink(buffer.baseAddress!, in: dirfd, ino: rec.ino, recheck: !vouched)
+            let outcome = scratch.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { Self.unlink($0.baseAddress!, in: dirfd, ino: rec.ino, recheck: !vouched) }
             }
             if outcome == .removed { witness?.deleted(nameLength: scratch.count - 1, in: rec.dir) }
             return outcome
