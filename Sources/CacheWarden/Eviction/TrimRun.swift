@@ -30,6 +30,7 @@ struct TrimRun {
     private var queue: [(record: RecordID, age: Int64)] = []
     private var queueIndex = 0
     private var heapDone = false
+    private var popped = false
     var spared = SparedFiles()
     var paced = false
     /// The trim waits for a file larger than its target to be finished (see `evictOversize`).
@@ -85,7 +86,10 @@ struct TrimRun {
             return queue[queueIndex]
         }
         if !heapDone {
-            queue = state.ledger.popOldestGroup(root)
+            // The first pop takes as many as the target says at once (one sort instead of a sift per file).
+            let wanted = popped ? 1 : min(expectedVictims, goal.limit ?? .max)
+            popped = true
+            queue = state.ledger.popOldest(root, atLeast: max(1, wanted))
             queueIndex = 0
             if !queue.isEmpty { return nextCandidate(&state) }
             heapDone = true
