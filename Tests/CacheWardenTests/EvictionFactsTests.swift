@@ -62,6 +62,39 @@ import Testing
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
+    @Test func aVictimReplacedInADirectoryPastTheDescriptorCacheStays() throws {
+        let tree = TemporaryTree()
+        // One file per directory, oldest in d0: the startup trim takes them directory by directory, past the
+        // point where the deleter's descriptor cache is flushed (a batch of directories prepared for the witness
+        // straddles it). The client renames a fresh entry over the victim of a directory in that batch.
+        let dirs = VerifiedDirectories.maxCached + 44
+        for i in 0..<dirs { tree.write(String(format: "d%03d/f", i), size: 1000, mtime: 1_000_000 + Double(i)) }
+        let victim = String(format: "d%03d/f", VerifiedDirectories.maxCached - 6)
+        let acted = Atomic<Bool>(false)
+        let path = tree.path
+        // Quota 80 kB: the trim keeps 40 files, so it deletes in the first dirs - 40 directories.
+        let h = try WatcherHarness(tree, quota: 80_000, basis: .apparent) { dir in
+            dir.shouldEvict = { candidate in
+                if candidate.file == victim, !acted.exchange(true, ordering: .relaxed) {
+                    let fd = open(path + "/.incoming", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                    _ = [UInt8](repeating: 1, count: 4321).withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+                    close(fd)
+                    _ = Glibc.rename(path + "/.incoming", path + "/" + victim)
+                }
+                return true
+            }
+        }
+        #expect(eventually { !h.log.trims.isEmpty })
+        let clientActed = acted.load(ordering: .relaxed)
+        #expect(clientActed, "the trim reached \(victim)")
+        var st = stat()
+        #expect(lstat(tree.url(victim), &st) == 0 && st.st_size == 4321, "the client's new entry is still there")
+        #expect(!h.log.evictions.contains { $0.file == victim })
+        #expect(h.log.evictions.count > VerifiedDirectories.maxCached)
+        for e in h.log.evictions { #expect(!tree.exists(e.file), "\(e.file) has an evict line but exists") }
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
     @Test(.enabled(if: which("inotifywait") != nil, "needs inotifywait as an independent witness"))
     func underAWriteThenRenameClientEveryEvictLineIsADeletion() throws {
         let tree = TemporaryTree()

@@ -10,6 +10,11 @@ protocol DeletionWitness {
     /// Whether the name about to be deleted in `dir` (open as the verified descriptor `fd`) still stands for the
     /// file the ledger counted.
     mutating func nothingElseChanged(in dir: NodeID, fd: Int32) -> Bool
+    /// Makes ready for deletions in `dir` (open as the verified descriptor `fd`, used at once) ahead of them, so
+    /// that several directories can be made ready together; false once the witness vouches for nothing more.
+    mutating func prepare(_ dir: NodeID, fd: Int32) -> Bool
+    /// Completes the preparation of the directories prepared since the last call.
+    mutating func commitPrepared()
     /// The deleter unlinked one file of `dir` (name `nameLength` bytes long), vouched for or re-checked.
     mutating func deleted(nameLength: Int, in dir: NodeID)
     /// The deleter changed the trees otherwise (it removed a directory): vouch for nothing more in this trim.

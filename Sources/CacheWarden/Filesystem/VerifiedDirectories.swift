@@ -15,7 +15,7 @@ struct VerifiedDirectories {
     /// The last directory asked for: a trim's victims come in runs from one directory, and this spares the
     /// dictionary's hashing for each.
     private var last: (node: NodeID, fd: Int32)?
-    private static let maxCached = 256
+    static let maxCached = 256
 
     /// Directories of `root`, which the ledger must know.
     init(root: RootID, in ledger: SizeLedger) {

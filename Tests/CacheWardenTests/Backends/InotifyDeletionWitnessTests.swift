@@ -257,6 +257,48 @@ import Testing
         #expect(backend.deletionWitness(forRootAt: "/proc") == nil)
         #expect(backend.deletionWitness(forRootAt: tree.path + "/missing") == nil)
     }
+
+    @Test func directoriesPreparedTogetherAreGuardedAtOnceAndOneWithANewNameIsRefused() throws {
+        let tree = TemporaryTree()
+        let names = ["a", "b", "c"]
+        for d in names { for i in 0..<5 { tree.write("\(d)/f\(i)", size: 10) } }
+        let inotify = try InotifyDescriptor()
+        defer { inotify.close() }
+        var fds: [NodeID: Int32] = [:]
+        var wds: [NodeID: Int32] = [:]
+        for (k, d) in names.enumerated() {
+            let node = NodeID(UInt32(10 + k))
+            fds[node] = try Syscall.openDirectory(path: tree.url(d))
+            wds[node] = try inotify.addWatch(directory: fds[node]!)
+        }
+        defer { for fd in fds.values { Syscall.close(fd) } }
+        let (a, b, c) = (NodeID(10), NodeID(11), NodeID(12))
+        let kept = Kept()
+        var witness = InotifyDeletionWitness(inotify: inotify, watchDescriptor: { wds[$0] }, keep: { records in
+            kept.bytes.withLock { $0.append(contentsOf: records) }
+        })
+        // A client's new name in c, queued at the backend before the batch: c cannot be vouched for, a and b can.
+        tree.write("c/new-by-client", size: 10)
+        for node in [a, b, c] {
+            let prepared = witness.prepare(node, fd: fds[node]!)
+            #expect(prepared)
+        }
+        witness.commitPrepared()
+        func delete(_ name: String, in node: NodeID, _ d: String) -> Bool {
+            let vouched = witness.nothingElseChanged(in: node, fd: fds[node]!)
+            precondition(unlink(tree.url("\(d)/\(name)")) == 0)
+            witness.deleted(nameLength: name.utf8.count, in: node)
+            return vouched
+        }
+        let inA = delete("f0", in: a, "a"), inC = delete("f0", in: c, "c"), inB = delete("f0", in: b, "b")
+        #expect(inA && inB && !inC)
+        // The client's record reached the backend (the witness read it out to look at it).
+        #expect(kept.bytes.withLock { $0.count } > 0)
+        // Watched since the batch: a new name in b now is seen by the sentry, before b's next deletion.
+        tree.write("b/late", size: 10)
+        let afterTheClient = delete("f1", in: b, "b")
+        #expect(!afterTheClient)
+    }
 }
 
 /// A tmpfs mounted with `casefold` for one test (root only, and only where the kernel has the Unicode tables).

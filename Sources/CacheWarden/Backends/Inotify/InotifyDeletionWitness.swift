@@ -3,14 +3,15 @@ import Glibc
 
 /// The inotify backend's `DeletionWitness`.
 ///
-/// The first time a trim deletes in a directory, the witness puts a watch on it in an instance of its own, the
+/// Before a trim deletes in a directory, the witness puts a watch on it in an instance of its own, the
 /// `InotifySentry` (`IN_CREATE`, `IN_MOVED_TO`), and then makes sure the ledger knew every name there at that
 /// moment: the backend's queue holds nothing but the trim's own `IN_DELETE` records (one `FIONREAD`), or, if it
 /// holds more, the witness reads all of it and finds no `IN_CREATE` or `IN_MOVED_TO` for that directory — the only
 /// two changes that make a name stand for another file (a size change or a removal does not: the ledger's inode for
 /// the name stays the one on disk, or the name is gone and `unlinkat` says so). From the watch on, the sentry sees
-/// every such change. Right before each deletion the witness asks the sentry (one `FIONREAD` on a queue that stays
-/// empty while nothing happens) and vouches while it is empty. The backend's queue is looked at once per directory,
+/// every such change. Right before each deletion the witness asks the sentry (one system call on a queue that stays
+/// empty while nothing happens) and vouches while it is empty. The backend's queue is looked at once per batch of
+/// directories (`prepare`, `commitPrepared`: the deleter prepares the directories of its next victims together),
 /// not per file: the kernel walks it to count, and it grows by one record per deletion.
 ///
 /// What it reads out of the backend's queue — at a new directory, and every `drainEvery` deletions so that a long
@@ -44,6 +45,8 @@ struct InotifyDeletionWitness: DeletionWitness {
     private var refused: Set<NodeID> = []
     /// Watches whose directory had a name created or renamed over in what the witness read: never vouched for.
     private var changedWatches: Set<Int32> = []
+    /// Watched on the sentry, not yet checked against the backend's queue (see `commitPrepared`).
+    private var prepared: [(dir: NodeID, wd: Int32)] = []
     private var vouching = true
 
     /// `unread` is what the backend holds from earlier reads and has not translated yet (the ledger does not know
@@ -89,23 +92,44 @@ struct InotifyDeletionWitness: DeletionWitness {
         return header + (nameLength + 1 + header - 1) / header * header
     }
 
-    /// Watches `dir` on the sentry, then checks what the backend's queue holds (in this order, so that no change
-    /// falls between the two). False, and never asked again, if the directory cannot be vouched for.
+    /// Guards `dir` alone (a victim's directory nobody prepared). False, and never asked again, if it cannot be
+    /// vouched for.
     private mutating func guardDirectory(_ dir: NodeID, fd: Int32) -> Bool {
+        _ = prepare(dir, fd: fd)
+        commitPrepared()
+        return guarded.contains(dir)
+    }
+
+    /// Watches `dir` on the sentry now, through `fd` at once (a descriptor is only sure to be that directory's
+    /// while the caller holds it); `commitPrepared` then checks the backend's queue once for every directory
+    /// prepared since the last commit.
+    mutating func prepare(_ dir: NodeID, fd: Int32) -> Bool {
+        guard vouching else { return false }
+        guard !guarded.contains(dir), !refused.contains(dir), !prepared.contains(where: { $0.dir == dir }) else { return true }
         if sentry == nil { sentry = try? InotifySentry() }
         // A case-folding directory: a name the ledger knows can reach a file created under another spelling.
-        guard let wd = watchDescriptor(dir), (try? Syscall.isCaseFolded(fd)) == false, let sentry, sentry.watch(fd),
-              let pending = inotify.pendingBytes() else {
+        if let wd = watchDescriptor(dir), (try? Syscall.isCaseFolded(fd)) == false, let sentry, sentry.watch(fd) {
+            prepared.append((dir, wd))
+        } else {
             refused.insert(dir)
-            return false
         }
-        if pending != ownBytes { readBackendQueue(atLeast: pending) }
-        guard vouching, !changedWatches.contains(wd) else {
-            refused.insert(dir)
-            return false
-        }
-        guarded.insert(dir)
         return true
+    }
+
+    /// One look at the backend's queue for all directories prepared since the last commit (after their watches,
+    /// so that no change falls between the two), not one each: the kernel walks the whole queue to count it, and
+    /// the trim's own records lengthen it. A directory with a new name in what it holds is refused.
+    mutating func commitPrepared() {
+        guard !prepared.isEmpty else { return }
+        defer { prepared.removeAll() }
+        if let pending = inotify.pendingBytes() {
+            if pending != ownBytes { readBackendQueue(atLeast: pending) }
+        } else {
+            vouching = false
+        }
+        for (dir, wd) in prepared {
+            if vouching && !changedWatches.contains(wd) { guarded.insert(dir) } else { refused.insert(dir) }
+        }
     }
 
     /// Reads the backend's queue (at least `atLeast` bytes, unless it empties first), hands what it read over, and
