@@ -6,8 +6,8 @@
 //  * Composite mask macros (`IN_ALL_EVENTS`, `IN_CLOSE`, `IN_MOVE`) and the `IN_NONBLOCK`/`IN_CLOEXEC` flags
 //    are not imported as Swift constants; they are re-exported below as typed constants.
 //  * `<sys/epoll.h>` is not part of Swift's Glibc module, and `struct epoll_event` is packed on x86_64: the
-//    one-shot readiness set the backend keeps its inotify descriptors in (`InotifyReadiness`) goes through the
-//    small functions below instead.
+//    one-shot readiness set the backend keeps its inotify descriptors in (`InotifyReadiness`), and the deletion
+//    witness's sentry (`InotifySentry`), go through the small functions below instead.
 //  * `ioctl` is variadic, which Swift does not import: `cinotify_pending_bytes` asks an inotify descriptor how
 //    many bytes of records it has queued (`FIONREAD`), for the deletion witness (`InotifyDeletionWitness`).
 //  * libinotifytools (Debian's libinotifytools0-dev) is linked for the helpers that are safe to share:
@@ -103,6 +103,22 @@ static inline int cinotify_epoll_add(int epfd, int fd) {
 
 /// Takes `fd` out of the set. Returns 0, or -1 with errno set.
 static inline int cinotify_epoll_remove(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
+
+// ---- The deletion witness's sentry (see InotifySentry.swift for why) ----
+
+/// Adds `fd` to the set level-triggered (`EPOLLIN`): it stays ready while records are queued on it. Returns 0, or
+/// -1 with errno set.
+static inline int cinotify_epoll_add_level(int epfd, int fd) {
+    struct epoll_event event = { .events = EPOLLIN, .data = { .fd = fd } };
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
+}
+
+/// How many descriptors of the set are ready right now (0 or 1 here; `epoll_wait` with a zero timeout, never
+/// blocking), or -1 with errno set.
+static inline int cinotify_epoll_ready_now(int epfd) {
+    struct epoll_event event;
+    return epoll_wait(epfd, &event, 1, 0);
+}
 
 /// Comma-separated names of the bits in `mask` ("CREATE,ISDIR"), from libinotifytools, for debug output.
 /// Returns a static buffer overwritten by the next call: call it from one thread (the watcher's queue) only.

@@ -258,6 +258,18 @@ import Testing
         #expect(backend.deletionWitness(forRootAt: tree.path + "/missing") == nil)
     }
 
+    @Test func theSentryIsQuietThroughDeletionsAndNotFromTheFirstNewNameOn() throws {
+        let w = try Watched(3)
+        let sentry = try InotifySentry()
+        #expect(sentry.watch(w.fd))
+        #expect(sentry.isQuiet)
+        w.tree.remove("f0")
+        #expect(sentry.isQuiet, "a deletion is not a new name")
+        w.tree.write("f0", size: 5)
+        // Level-triggered: asked again, it still says so (nobody reads its queue).
+        #expect(!sentry.isQuiet && !sentry.isQuiet)
+    }
+
     @Test func directoriesPreparedTogetherAreGuardedAtOnceAndOneWithANewNameIsRefused() throws {
         let tree = TemporaryTree()
         let names = ["a", "b", "c"]
