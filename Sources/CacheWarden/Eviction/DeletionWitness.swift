@@ -4,8 +4,9 @@
 /// file without the change being queued. The check is as close to the `unlinkat` as the re-check was, so the
 /// window left for a client's rename is the same few microseconds.
 ///
-/// Once it cannot vouch for a change it saw (or the deleter withdrew it) it says so for the rest of the trim, and
-/// every later victim is re-checked.
+/// Once it saw a change in a directory it says so for that directory for the rest of the trim, and every later
+/// victim there is re-checked; once it cannot tell where changes were (records lost, or the deleter withdrew it),
+/// for every directory.
 protocol DeletionWitness {
     /// Whether the name about to be deleted in `dir` (open as the verified descriptor `fd`) still stands for the
     /// file the ledger counted.

@@ -120,7 +120,7 @@ import Testing
         #expect(left == (records..<200).reduce(0) { $0 + InotifyDeletionWitness.recordSize(nameLength: "f\($1)".utf8.count) })
     }
 
-    @Test func aNewNameInTheDirectoryEndsTheVouchingForTheRestOfTheTrim() throws {
+    @Test func aNewNameInTheDirectoryEndsTheVouchingThereForTheRestOfTheTrim() throws {
         let w = try Watched(20)
         var witness = witness(w)
         for i in 0..<5 {
@@ -261,13 +261,18 @@ import Testing
     @Test func theSentryIsQuietThroughDeletionsAndNotFromTheFirstNewNameOn() throws {
         let w = try Watched(3)
         let sentry = try InotifySentry()
-        #expect(sentry.watch(w.fd))
+        let wd = try #require(sentry.watch(w.fd))
         #expect(sentry.isQuiet)
         w.tree.remove("f0")
         #expect(sentry.isQuiet, "a deletion is not a new name")
         w.tree.write("f0", size: 5)
-        // Level-triggered: asked again, it still says so (nobody reads its queue).
+        // Level-triggered: asked again, it still says so while its queue is not read.
         #expect(!sentry.isQuiet && !sentry.isQuiet)
+        // Read out, it names the watch, and is quiet again until the next change.
+        #expect(sentry.takeChanges() == [wd])
+        #expect(sentry.isQuiet)
+        #expect(rename(w.tree.url("f1"), w.tree.url("f2")) == 0)
+        #expect(!sentry.isQuiet)
     }
 
     @Test func directoriesPreparedTogetherAreGuardedAtOnceAndOneWithANewNameIsRefused() throws {
@@ -306,10 +311,14 @@ import Testing
         #expect(inA && inB && !inC)
         // The client's record reached the backend (the witness read it out to look at it).
         #expect(kept.bytes.withLock { $0.count } > 0)
-        // Watched since the batch: a new name in b now is seen by the sentry, before b's next deletion.
+        // Watched since the batch: a new name in b now is seen by the sentry, before b's next deletion; a keeps
+        // being vouched for, b never again in this trim.
         tree.write("b/late", size: 10)
-        let afterTheClient = delete("f1", in: b, "b")
-        #expect(!afterTheClient)
+        let inBAfterTheClient = delete("f1", in: b, "b"), inAAfterIt = delete("f1", in: a, "a")
+        #expect(!inBAfterTheClient && inAAfterIt)
+        tree.write("a/late", size: 10)
+        let inAAfterTheClient = delete("f2", in: a, "a"), inBAfterAll = delete("f2", in: b, "b")
+        #expect(!inAAfterTheClient && !inBAfterAll)
     }
 }
 

@@ -10,7 +10,8 @@ import Glibc
 /// two changes that make a name stand for another file (a size change or a removal does not: the ledger's inode for
 /// the name stays the one on disk, or the name is gone and `unlinkat` says so). From the watch on, the sentry sees
 /// every such change. Right before each deletion the witness asks the sentry (one system call on a queue that stays
-/// empty while nothing happens) and vouches while it is empty. The backend's queue is looked at once per batch of
+/// empty while nothing happens) and vouches while it is empty; when it is not, the witness reads it out and stops
+/// vouching for the directories it names. The backend's queue is looked at once per batch of
 /// directories (`prepare`, `commitPrepared`: the deleter prepares the directories of its next victims together),
 /// not per file: the kernel walks it to count, and it grows by one record per deletion.
 ///
@@ -45,6 +46,8 @@ struct InotifyDeletionWitness: DeletionWitness {
     private var refused: Set<NodeID> = []
     /// Watches whose directory had a name created or renamed over in what the witness read: never vouched for.
     private var changedWatches: Set<Int32> = []
+    /// The directory of each of the sentry's watches.
+    private var sentryWatches: [Int32: NodeID] = [:]
     /// Watched on the sentry, not yet checked against the backend's queue (see `commitPrepared`).
     private var prepared: [(dir: NodeID, wd: Int32)] = []
     private var vouching = true
@@ -67,11 +70,29 @@ struct InotifyDeletionWitness: DeletionWitness {
             guard guarded.contains(dir) || (!refused.contains(dir) && guardDirectory(dir, fd: fd)) else { return false }
             lastGuarded = dir
         }
-        guard sentry?.isQuiet == true else {
-            vouching = false
-            return false
+        return sentry?.isQuiet == true || quietAgain(for: dir)
+    }
+
+    /// The sentry saw a change: the directories it names are refused from now on (their victims are re-checked),
+    /// the others stay vouched for — a client writing into one directory of the cache does not slow the trim's
+    /// deletions in all the others. Whether `dir` is still vouched for once everything queued was looked at.
+    private mutating func quietAgain(for dir: NodeID) -> Bool {
+        // A client changing names faster than they are read out here: vouch for nothing more.
+        for _ in 0..<4 {
+            guard let sentry, let changed = sentry.takeChanges() else { break }
+            for wd in changed {
+                guard let changedDir = sentryWatches[wd] else { vouching = false; return false }
+                guarded.remove(changedDir)
+                refused.insert(changedDir)
+            }
+            if refused.contains(dir) {
+                lastGuarded = nil
+                return false
+            }
+            if sentry.isQuiet { return true }
         }
-        return true
+        vouching = false
+        return false
     }
 
     mutating func deleted(nameLength: Int, in dir: NodeID) {
@@ -108,8 +129,11 @@ struct InotifyDeletionWitness: DeletionWitness {
         guard !guarded.contains(dir), !refused.contains(dir), !prepared.contains(where: { $0.dir == dir }) else { return true }
         if sentry == nil { sentry = try? InotifySentry() }
         // A case-folding directory: a name the ledger knows can reach a file created under another spelling.
-        if let wd = watchDescriptor(dir), (try? Syscall.isCaseFolded(fd)) == false, let sentry, sentry.watch(fd) {
+        // (A watch the sentry has already names another node for this directory's inode: left to the re-check.)
+        if let wd = watchDescriptor(dir), (try? Syscall.isCaseFolded(fd)) == false, let sentry,
+           let sentryWatch = sentry.watch(fd), sentryWatches[sentryWatch] == nil {
             prepared.append((dir, wd))
+            sentryWatches[sentryWatch] = dir
         } else {
             refused.insert(dir)
         }

@@ -47,14 +47,32 @@ final class InotifySentry {
         inotify.close()
     }
 
-    /// Starts watching the directory open as `fd`; false when the kernel refused or the trim has watched
-    /// `maxDirectories` already.
-    func watch(_ fd: Int32) -> Bool {
-        guard watches < Self.maxDirectories, (try? inotify.addWatch(directory: fd, mask: Self.mask)) != nil else {
-            return false
+    /// Starts watching the directory open as `fd`: the watch's number, or nil when the kernel refused or the trim
+    /// has watched `maxDirectories` already.
+    func watch(_ fd: Int32) -> Int32? {
+        guard watches < Self.maxDirectories, let wd = try? inotify.addWatch(directory: fd, mask: Self.mask) else {
+            return nil
         }
         watches += 1
-        return true
+        return wd
+    }
+
+    /// Reads out everything queued: the watches that saw a name created or renamed over (or went away), or nil
+    /// when that cannot be known (records were lost, or the read failed). The sentry is quiet again afterwards
+    /// until the next change.
+    func takeChanges() -> Set<Int32>? {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
+        defer { buffer.deallocate() }
+        var changed: Set<Int32> = []
+        var lost = false
+        while true {
+            guard let read = try? inotify.read(into: buffer) else { return nil }
+            guard read > 0 else { break }
+            InotifyRecords.forEach(in: UnsafeRawBufferPointer(rebasing: buffer[0..<read])) { r in
+                if r.has(CINOTIFY_IN_Q_OVERFLOW) { lost = true } else { changed.insert(r.wd) }
+            }
+        }
+        return lost ? nil : changed
     }
 
     /// Whether no watched name was created or renamed over since the watches were added. A failed check (it
