@@ -159,17 +159,12 @@ struct InotifyDeletionWitness: DeletionWitness {
     /// Reads the backend's queue (at least `atLeast` bytes, unless it empties first), hands what it read over, and
     /// notes the watches where a name was created or renamed over. An overflow (records lost) ends the vouching.
     private mutating func readBackendQueue(atLeast: Int) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
-        defer { buffer.deallocate() }
-        var consumed = 0
-        while consumed < atLeast {
-            guard let read = try? inotify.read(into: buffer), read > 0 else { break }
-            consumed += read
-            let records = UnsafeRawBufferPointer(rebasing: buffer[0..<read])
+        let inotify = inotify, keep = keep
+        let consumed = inotify.readQueued(atLeast: atLeast) { records in
             keep(records)
             note(records)
         }
-        if consumed < atLeast { vouching = false }   // what was not read was not looked at
+        if (consumed ?? 0) < atLeast { vouching = false }   // what was not read was not looked at
         ownBytes = 0
         ownRecords = 0
     }
@@ -177,7 +172,7 @@ struct InotifyDeletionWitness: DeletionWitness {
     /// Notes the watches where `records` create a name or rename over one; an overflow ends the vouching.
     private mutating func note(_ records: UnsafeRawBufferPointer) {
         InotifyRecords.forEach(in: records) { r in
-            if r.has(CINOTIFY_IN_Q_OVERFLOW) { vouching = false }
+            if InotifyRecords.isOverflow(r) { vouching = false }
             if r.has(CINOTIFY_IN_CREATE | CINOTIFY_IN_MOVED_TO) { changedWatches.insert(r.wd) }
         }
     }

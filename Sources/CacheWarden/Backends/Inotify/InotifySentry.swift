@@ -61,18 +61,14 @@ final class InotifySentry {
     /// when that cannot be known (records were lost, or the read failed). The sentry is quiet again afterwards
     /// until the next change.
     func takeChanges() -> Set<Int32>? {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
-        defer { buffer.deallocate() }
         var changed: Set<Int32> = []
         var lost = false
-        while true {
-            guard let read = try? inotify.read(into: buffer) else { return nil }
-            guard read > 0 else { break }
-            InotifyRecords.forEach(in: UnsafeRawBufferPointer(rebasing: buffer[0..<read])) { r in
-                if r.has(CINOTIFY_IN_Q_OVERFLOW) { lost = true } else { changed.insert(r.wd) }
+        let read = inotify.readQueued { records in
+            InotifyRecords.forEach(in: records) { r in
+                if InotifyRecords.isOverflow(r) { lost = true } else { changed.insert(r.wd) }
             }
         }
-        return lost ? nil : changed
+        return read == nil || lost ? nil : changed
     }
 
     /// Whether no watched name was created or renamed over since the watches were added. A failed check (it
