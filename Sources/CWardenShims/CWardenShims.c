@@ -5,8 +5,6 @@
 #include <malloc.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
-#include <sys/ioctl.h>
-#include <linux/fs.h>
 
 int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds) {
     struct statx sx;
@@ -23,16 +21,4 @@ int cwsys_filesystem_magic(const char *path, uint32_t *magic) {
     if (statfs(path, &fs) != 0) return -1;
     *magic = (uint32_t)fs.f_type;
     return 0;
-}
-
-int cwsys_inode_flags(int fd, uint32_t *flags) {
-    int value = 0;
-    if (ioctl(fd, FS_IOC_GETFLAGS, &value) != 0) return -1;
-    *flags = (uint32_t)value;
-    return 0;
-}
-
-int cwsys_set_inode_flags(int fd, uint32_t flags) {
-    int value = (int)flags;
-    return ioctl(fd, FS_IOC_SETFLAGS, &value);
 }

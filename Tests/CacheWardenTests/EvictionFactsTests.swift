@@ -45,8 +45,7 @@ import Testing
     @Test func aVictimReplacedByItsClientJustBeforeItsDeletionStays() throws {
         let tree = TemporaryTree()
         // The client renames a fresh entry over the fourth-oldest file right as the trim chose it (pip and ccache
-        // store entries so). The three deletions before it ran without a re-check, the queue holding only their
-        // own records; this one must see the rename and leave the new file.
+        // store entries so): the re-check right before the unlink sees another inode and leaves the new file.
         let (h, clientReplacedIt) = try trimRacing(tree, client: "f3") { path in
             let fd = open(path + "/.incoming", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
             _ = [UInt8](repeating: 1, count: 12_345).withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
@@ -62,11 +61,29 @@ import Testing
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
+    @Test func aVictimRewrittenInPlaceJustBeforeItsDeletionStays() throws {
+        let tree = TemporaryTree()
+        // The client rewrites the fourth-oldest file in place (same inode, new contents, new mtime) right as the
+        // trim chose it: it is no longer old, and the re-check of its age right before the unlink leaves it.
+        let (h, clientRewroteIt) = try trimRacing(tree, client: "f3") { path in
+            let fd = open(path + "/f3", O_WRONLY | O_TRUNC)
+            _ = [UInt8](repeating: 2, count: 7_777).withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+            close(fd)
+        }
+        #expect(clientRewroteIt)
+        var st = stat()
+        #expect(lstat(tree.url("f3"), &st) == 0 && st.st_size == 7_777, "the rewritten file is still there")
+        #expect(!h.log.evictions.contains { $0.file == "f3" })
+        #expect(Array(h.log.evictions.map(\.file).prefix(3)) == ["f0", "f1", "f2"])
+        for e in h.log.evictions { #expect(!tree.exists(e.file), "\(e.file) has an evict line but exists") }
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
     @Test func aVictimReplacedInADirectoryPastTheDescriptorCacheStays() throws {
         let tree = TemporaryTree()
         // One file per directory, oldest in d0: the startup trim takes them directory by directory, past the
-        // point where the deleter's descriptor cache is flushed (a batch of directories prepared for the witness
-        // straddles it). The client renames a fresh entry over the victim of a directory in that batch.
+        // point where the deleter's descriptor cache is flushed. The client renames a fresh entry over the victim
+        // of a directory just before that point.
         let dirs = VerifiedDirectories.maxCached + 44
         for i in 0..<dirs { tree.write(String(format: "d%03d/f", i), size: 1000, mtime: 1_000_000 + Double(i)) }
         let victim = String(format: "d%03d/f", VerifiedDirectories.maxCached - 6)

@@ -6,10 +6,8 @@
 //  * Composite mask macros (`IN_ALL_EVENTS`, `IN_CLOSE`, `IN_MOVE`) and the `IN_NONBLOCK`/`IN_CLOEXEC` flags
 //    are not imported as Swift constants; they are re-exported below as typed constants.
 //  * `<sys/epoll.h>` is not part of Swift's Glibc module, and `struct epoll_event` is packed on x86_64: the
-//    one-shot readiness set the backend keeps its inotify descriptors in (`InotifyReadiness`), and the deletion
-//    witness's sentry (`InotifySentry`), go through the small functions below instead.
-//  * `ioctl` is variadic, which Swift does not import: `cinotify_pending_bytes` asks an inotify descriptor how
-//    many bytes of records it has queued (`FIONREAD`), for the deletion witness (`InotifyDeletionWitness`).
+//    one-shot readiness set the backend keeps its inotify descriptors in (`InotifyReadiness`) goes through the
+//    small functions below instead.
 //  * libinotifytools (Debian's libinotifytools0-dev) is linked for the helpers that are safe to share:
 //    readable mask names for debug output and the kernel's inotify limits for error messages.
 //
@@ -28,7 +26,6 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 
 // ---- Mask and flag constants (the macros Swift does not import) ----
 static const uint32_t CINOTIFY_IN_ACCESS = IN_ACCESS;
@@ -82,13 +79,6 @@ static inline long cinotify_next_event(const uint8_t *buf, long len, long offset
     return next;
 }
 
-/// Bytes of records queued on inotify descriptor `fd` (`FIONREAD`), or -1 with errno set. A shim because `ioctl`
-/// is variadic, which Swift does not import.
-static inline int cinotify_pending_bytes(int fd) {
-    int bytes = 0;
-    return ioctl(fd, FIONREAD, &bytes) == 0 ? bytes : -1;
-}
-
 // ---- The one-shot readiness set (see InotifyReadiness.swift for why) ----
 
 /// A close-on-exec epoll descriptor, or -1 with errno set.
@@ -103,22 +93,6 @@ static inline int cinotify_epoll_add(int epfd, int fd) {
 
 /// Takes `fd` out of the set. Returns 0, or -1 with errno set.
 static inline int cinotify_epoll_remove(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
-
-// ---- The deletion witness's sentry (see InotifySentry.swift for why) ----
-
-/// Adds `fd` to the set level-triggered (`EPOLLIN`): it stays ready while records are queued on it. Returns 0, or
-/// -1 with errno set.
-static inline int cinotify_epoll_add_level(int epfd, int fd) {
-    struct epoll_event event = { .events = EPOLLIN, .data = { .fd = fd } };
-    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
-}
-
-/// How many descriptors of the set are ready right now (0 or 1 here; `epoll_wait` with a zero timeout, never
-/// blocking), or -1 with errno set.
-static inline int cinotify_epoll_ready_now(int epfd) {
-    struct epoll_event event;
-    return epoll_wait(epfd, &event, 1, 0);
-}
 
 /// Comma-separated names of the bits in `mask` ("CREATE,ISDIR"), from libinotifytools, for debug output.
 /// Returns a static buffer overwritten by the next call: call it from one thread (the watcher's queue) only.

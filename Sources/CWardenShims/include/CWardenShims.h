@@ -6,8 +6,6 @@
 //  * `malloc_trim(3)`: <malloc.h> is not part of Swift's Glibc module (`cwsys_release_free_memory`).
 //  * `statfs(2)`: <sys/vfs.h> is not part of it either, and `statvfs` has no filesystem type
 //    (`cwsys_filesystem_magic`).
-//  * `ioctl(2)` is variadic, which Swift does not import, and FS_IOC_GETFLAGS comes from <linux/fs.h>
-//    (`cwsys_inode_flags`, `CWSYS_CASEFOLD_FL`).
 //
 // Every symbol here is prefixed `cwsys_`.
 #ifndef CWARDENSHIMS_H
@@ -25,16 +23,5 @@ int cwsys_release_free_memory(void);
 /// The `f_type` magic of the filesystem holding `path` (32 bits, as in <linux/magic.h>). Returns 0 on success,
 /// -1 with `errno` set on failure.
 int cwsys_filesystem_magic(const char *path, uint32_t *magic);
-
-/// The inode flags of open file `fd` (`FS_IOC_GETFLAGS`, as `chattr` shows them). Returns 0 on success, -1 with
-/// `errno` set on failure (`ENOTTY` where the filesystem keeps no such flags).
-int cwsys_inode_flags(int fd, uint32_t *flags);
-
-/// Sets the inode flags of open file `fd` (`FS_IOC_SETFLAGS`; tests make case-folding directories with it).
-/// Returns 0 on success, -1 with `errno` set on failure.
-int cwsys_set_inode_flags(int fd, uint32_t flags);
-
-/// `FS_CASEFOLD_FL`: a directory whose names are looked up case-insensitively (ext4, f2fs, tmpfs).
-static const uint32_t CWSYS_CASEFOLD_FL = 0x40000000;
 
 #endif

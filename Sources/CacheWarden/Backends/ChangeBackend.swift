@@ -74,9 +74,6 @@ protocol ChangeBackend: AnyObject {
     func suspend()
     func resume()
 
-    /// A `DeletionWitness` for one trim of the root at `path`, or nil where the backend cannot vouch for it.
-    func deletionWitness(forRootAt path: String) -> (any DeletionWitness)?
-
     /// Stops delivering and releases every watch.
     func stop()
 

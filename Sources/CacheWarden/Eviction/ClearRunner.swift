@@ -53,10 +53,10 @@ struct ClearRunner {
 
     /// Removes the subdirectories of a root that hold nothing, deepest first (never the root itself).
     private func pruneEmptyDirectories(_ id: RootID, _ state: inout PipelineState) {
-        guard let top = state.ledger.account(id)?.rootNode else { return }
+        guard let top = state.ledger.account(id)?.rootNode, let rt = state.roots[id] else { return }
         var order: [NodeID] = []
         state.ledger.forEachNode(under: top) { order.append($0) }
-        var deleter = evictor.makeDeleter(id, state.ledger)
+        var deleter = evictor.makeDeleter(rt, state.ledger)
         defer { deleter.finish() }
         for n in order.reversed() where n != top {
             guard state.ledger.isLive(n), state.ledger.node(n).files.isEmpty, state.ledger.node(n).subdirs.isEmpty else { continue }

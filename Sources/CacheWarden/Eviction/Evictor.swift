@@ -8,7 +8,7 @@
 /// it went, and the trim goes on with the next candidate.
 struct Evictor {
     /// The deleter for one root and one trim (`SafeRemover`, or `DryRunDeleter` in a dry run).
-    let makeDeleter: (RootID, SizeLedger) -> any FileDeleter
+    let makeDeleter: (RootRuntime, SizeLedger) -> any FileDeleter
     let dryRun: Bool
 
     /// Progress of a running trim: files removed and bytes freed so far, and the outbox for events about it.
@@ -37,7 +37,7 @@ struct Evictor {
         guard let rt = state.roots[root], !rt.lost, state.ledger.account(root) != nil else { return nil }
         if state.ledger.account(root)?.ordered != true { state.ledger.setOrdered(root, true) }
         let run = TrimRun(root: root, runtime: rt, goal: goal, state: state, dryRun: dryRun,
-                          deleter: makeDeleter(root, state.ledger), progress: progress)
+                          deleter: makeDeleter(rt, state.ledger), progress: progress)
         state.events.reserve(run.expectedVictims)
         return run
     }

@@ -23,12 +23,6 @@ protocol FileDeleter {
     mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger) -> Bool
     /// Releases what the deleter holds (directory descriptors).
     mutating func finish()
-    /// The victims the trim takes next, in order (it may stop before the last): a deleter can make ready for them.
-    mutating func expect(_ victims: [RecordID], in ledger: SizeLedger)
-}
-
-extension FileDeleter {
-    mutating func expect(_ victims: [RecordID], in ledger: SizeLedger) {}
 }
 
 /// The deleter of a dry run: every decision is reported as what would happen, and nothing is touched. It has no

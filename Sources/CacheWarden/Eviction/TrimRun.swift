@@ -91,7 +91,6 @@ struct TrimRun {
             popped = true
             queue = state.ledger.popOldest(root, atLeast: max(1, wanted))
             queueIndex = 0
-            deleter.expect(queue.map(\.record), in: state.ledger)
             if !queue.isEmpty { return nextCandidate(&state) }
             heapDone = true
         }

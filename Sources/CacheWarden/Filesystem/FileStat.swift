@@ -8,25 +8,26 @@ struct FileStat: Sendable {
     var basis: SizeBasis
     var order: AgeOrder
 
-    /// The counted view of `st`, the stat of `name` in `dirfd`. For `order = btime` the birth time comes from
-    /// `statx`; where the filesystem has none, mtime is used and `noBirthTime` is set.
+    /// The counted view of `st`, the stat of `name` in `dirfd`.
     func status(_ st: stat, dirfd: Int32, name: UnsafePointer<CChar>?, noBirthTime: inout Bool) -> FileStatus {
-        let age: Int64
+        FileStatus(ino: UInt64(st.st_ino), bytes: bytes(st), age: ageOnDisk(st, dirfd: dirfd, name: name, noBirthTime: &noBirthTime),
+                   links: UInt32(truncatingIfNeeded: st.st_nlink))
+    }
+
+    /// The age key of `st` under the order, as the disk has it (`order = opened` starts from mtime; the ledger
+    /// keeps the open time it saw). For `order = btime` the birth time comes from `statx`; where the filesystem
+    /// has none, mtime is used and `noBirthTime` is set.
+    func ageOnDisk(_ st: stat, dirfd: Int32, name: UnsafePointer<CChar>?, noBirthTime: inout Bool) -> Int64 {
         switch order {
-        case .mtime, .opened: age = st.mtimeNanoseconds
-        case .atime: age = st.atimeNanoseconds
-        case .ctime: age = st.ctimeNanoseconds
+        case .mtime, .opened: return st.mtimeNanoseconds
+        case .atime: return st.atimeNanoseconds
+        case .ctime: return st.ctimeNanoseconds
         case .btime:
             var birth: Int64 = 0
-            if let name, cwsys_birth_time(dirfd, name, &birth) == 0 {
-                age = birth
-            } else {
-                age = st.mtimeNanoseconds
-                noBirthTime = true
-            }
+            if let name, cwsys_birth_time(dirfd, name, &birth) == 0 { return birth }
+            noBirthTime = true
+            return st.mtimeNanoseconds
         }
-        return FileStatus(ino: UInt64(st.st_ino), bytes: bytes(st), age: age,
-                          links: UInt32(truncatingIfNeeded: st.st_nlink))
     }
 
     /// Counted bytes of a stat under the basis (directories included, for `count_directories`).

@@ -88,17 +88,6 @@ enum Syscall {
         return magic
     }
 
-    /// Whether the directory open as `fd` looks names up case-insensitively (`FS_CASEFOLD_FL`, ext4, f2fs, tmpfs);
-    /// false where the filesystem keeps no inode flags (`ENOTTY`), which cannot fold case this way.
-    static func isCaseFolded(_ fd: Int32) throws(Errno) -> Bool {
-        var flags: UInt32 = 0
-        do throws(Errno) { _ = try retrying { cwsys_inode_flags(fd, &flags) } } catch {
-            if error == .inappropriateIOCTLForDevice { return false }
-            throw error
-        }
-        return flags & CWSYS_CASEFOLD_FL != 0
-    }
-
     /// `realpath(3)`: the canonical absolute path (symlinks in every component resolved).
     static func canonicalPath(_ path: String) throws(Errno) -> String {
         guard let resolved = realpath(path, nil) else { throw Errno(rawValue: errno) }

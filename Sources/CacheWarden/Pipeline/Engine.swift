@@ -30,8 +30,6 @@ final class Engine: @unchecked Sendable {
     var policies: PolicySet
     /// The stage that deletes; `nil` in observe mode.
     let evictor: Evictor?
-    /// How the evictor's deleters reach the backend's deletion witness.
-    let witnesses = WitnessSource()
     var timers: [DispatchSourceTimer] = []
     var rearmTimer: DispatchSourceTimer?
     var audits = AuditSchedule()
@@ -51,8 +49,7 @@ final class Engine: @unchecked Sendable {
         policies = PolicySet(mode == .observe ? WardenSettings() : settings)
         switch mode {
         case .enforce:
-            let witnesses = witnesses
-            evictor = Evictor(makeDeleter: { SafeRemover(root: $0, in: $1, witness: witnesses.witness(for: $0, in: $1)) }, dryRun: false)
+            evictor = Evictor(makeDeleter: { SafeRemover(root: $0.id, in: $1, fileStat: $0.fileStat) }, dryRun: false)
         case .dryRun: evictor = Evictor(makeDeleter: { _, _ in DryRunDeleter() }, dryRun: true)
         case .observe: evictor = nil
         }
@@ -150,7 +147,6 @@ final class Engine: @unchecked Sendable {
         do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
         let backend = try InotifyBackend(queue: queue, logger: logger, addWatchOverride: addWatchOverride)
         self.backend = backend
-        witnesses.backend = backend
         updater = LedgerUpdater(scanner: TreeScanner(backend: backend))
         do throws(WardenError) {
             for dir in state.settings.directories { try addRoot(dir) }

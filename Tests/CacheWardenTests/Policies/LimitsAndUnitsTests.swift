@@ -57,9 +57,8 @@ import Testing
     @Test(.enabled(if: (try? Syscall.fileSystemMagic("/dev/shm")) == 0x0102_1994, "needs /dev/shm on tmpfs"))
     func aTrimKeepsCountedDirectoriesExactWhereTheyShrink() throws {
         // tmpfs, unlike ext4, gives a folder back 20 bytes of apparent size per name it loses: the trim's own
-        // deletions must reach the ledger like anyone's, also the ones the deletion witness vouched for.
-        // The 32 oldest files fill folder a, so the witness reads every one of a's records out at once; b holds
-        // the 40 newer ones. 72 kB in a 60 kB quota: the trim takes a's 32 files and 10 of b's.
+        // deletions must reach the ledger like anyone's. The 32 oldest files fill folder a; b holds the 40 newer
+        // ones. 72 kB in a 60 kB quota: the trim takes a's 32 files and 10 of b's.
         let tree = TemporaryTree(under: "/dev/shm")
         for i in 0..<32 { tree.write("a/f\(i)", size: 1_000, mtime: 1_000_000 + Double(i)) }
         for i in 0..<40 { tree.write("b/g\(i)", size: 1_000, mtime: 2_000_000 + Double(i)) }

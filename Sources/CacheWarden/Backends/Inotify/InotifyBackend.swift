@@ -38,11 +38,6 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     private let fallback: InotifyFallback
     /// Created the first time a root wants opens.
     private var opens: InotifyOpens?
-    /// Records a deletion witness read out of the queue during a trim: the next batch starts with them, so the
-    /// trim's own deletions reach the ledger like anyone's.
-    private var kept: [UInt8] = []
-    /// The lease of the deletion witness out now, if any (one at a time).
-    private weak var witnessLease: InotifyDeletionWitness.Lease?
 
     init(queue: DispatchQueue, logger: Logger, addWatchOverride: (@Sendable (String) -> Errno?)? = nil) throws(WardenError) {
         self.queue = queue
@@ -178,31 +173,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         suspensions -= 1
         guard suspensions == 0 else { return }
         readiness.arm()
-        if !kept.isEmpty { queue.async { @Sendable [weak self] in self?.readBatch() } }
     }
-
-    /// A witness for one trim of the root at `path`, on filesystems whose every change passes through this kernel
-    /// (see `InotifyDeletionWitness`); nil elsewhere.
-    func deletionWitness(forRootAt path: String) -> (any DeletionWitness)? {
-        guard witnessLease == nil, let magic = try? Syscall.fileSystemMagic(path), Self.localFileSystems.contains(magic) else {
-            return nil
-        }
-        let witness = kept.withUnsafeBytes { unread in
-            InotifyDeletionWitness(inotify: inotify, watchDescriptor: { [unowned self] in self.nodeToWd[$0] },
-                                   keep: { [unowned self] in self.kept.append(contentsOf: $0) }, unread: unread)
-        }
-        witnessLease = witness.lease
-        return witness
-    }
-
-    /// `statfs` magics of filesystems only this kernel changes: tmpfs, ext2/3/4, XFS, Btrfs, F2FS, ramfs, bcachefs.
-    /// Not NFS, SMB, FUSE (virtiofs, sshfs), 9p, Ceph or overlayfs (whose lower and upper directories can be
-    /// changed beside it): there a rename can happen without a record. Not ZFS either: a dataset can fold case or
-    /// normalize names, which no inode flag tells (ext4, f2fs and tmpfs say it per directory: `isCaseFolded`).
-    static let localFileSystems: Set<UInt32> = [
-        0x0102_1994, 0xEF53, 0x5846_5342, 0x9123_683E, 0xF2F5_2010, 0x8584_58F6, 0xCA45_1A4E,
-    ]
-
 
     func stop() {
         fallback.cancel()
@@ -227,10 +198,6 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         readiness.disarm()
         guard let deliver, suspensions == 0 else { return }   // resume() arms again
         batch.removeAll()
-        if !kept.isEmpty {
-            kept.withUnsafeBytes { InotifyRecords.forEach(in: $0) { translate($0) } }
-            kept.removeAll(keepingCapacity: true)
-        }
         var drained = false
         for _ in 0..<Self.maxReadsPerBatch {
             let n: Int

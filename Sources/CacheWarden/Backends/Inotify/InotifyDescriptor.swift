@@ -42,28 +42,6 @@ struct InotifyDescriptor: Sendable {
         try Syscall.read(fd, into: buffer)
     }
 
-    /// Reads queued records until at least `atLeast` bytes were read or the queue is empty, handing each read's
-    /// records to `body`: the bytes read, or nil when a read failed.
-    func readQueued(atLeast: Int = .max, _ body: (UnsafeRawBufferPointer) -> Void) -> Int? {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
-        defer { buffer.deallocate() }
-        var consumed = 0
-        while consumed < atLeast {
-            guard let read = try? read(into: buffer) else { return nil }
-            guard read > 0 else { break }
-            consumed += read
-            body(UnsafeRawBufferPointer(rebasing: buffer[0..<read]))
-        }
-        return consumed
-    }
-
-    /// Bytes of records queued now (`FIONREAD`); nil if the kernel would not say. The kernel walks its queue to
-    /// answer, so this is cheap only while the queue is short.
-    func pendingBytes() -> Int? {
-        let bytes = cinotify_pending_bytes(fd)
-        return bytes >= 0 ? Int(bytes) : nil
-    }
-
     func close() { Syscall.close(fd) }
 
     /// The kernel's watch limit, for messages.
