@@ -6,9 +6,10 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
-int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds) {
+int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds, uint64_t *ino) {
     struct statx sx;
-    if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) != 0) return -1;
+    if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_INO, &sx) != 0) return -1;
+    *ino = sx.stx_ino;
     if (!(sx.stx_mask & STATX_BTIME)) return 1;
     *nanoseconds = (int64_t)sx.stx_btime.tv_sec * 1000000000 + sx.stx_btime.tv_nsec;
     return 0;

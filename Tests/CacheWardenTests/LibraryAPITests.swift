@@ -121,7 +121,7 @@ import Testing
         // Inject ENOSPC from inotify_add_watch for one subdirectory (the seam replaces the real call).
         let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "x", path: tree.path)]),
                               mode: .enforce, callbackQueue: nil, logger: .init(label: "t"),
-                              addWatchOverride: { path in path.hasSuffix("/a/b") ? Errno.noSpace : nil }, handler: nil)
+                              backend: .inotify(addWatchOverride: { path in path.hasSuffix("/a/b") ? Errno.noSpace : nil }), handler: nil)
         do {
             try watcher.start()
             Issue.record("start succeeded")

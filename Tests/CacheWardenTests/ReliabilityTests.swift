@@ -218,8 +218,9 @@ import Testing
 
     @Test func churnOfManyDirectoriesReturnsTheWatchCount() throws {
         let tree = TemporaryTree()
-        let h = try WatcherHarness(tree)
-        let fd = try #require(h.watcher.watchBookkeeping.fd)
+        let inotify = InotifyCapture()
+        let h = try WatcherHarness(tree, backend: inotify.factory)
+        let fd = try #require(inotify.descriptor)
         let before = Self.kernelWatches(fd)
         #expect(before == 1)
         let rounds = Int(ProcessInfo.processInfo.environment["CACHEWARDEN_CHURN_DIRS"] ?? "") ?? 2000
@@ -227,7 +228,7 @@ import Testing
         #expect(eventually { Self.kernelWatches(fd) == before + 2 * rounds })
         for i in 0..<rounds { tree.remove("c\(i)") }
         // IN_IGNORED drops each watch: the kernel's count and the ledger's map return to the start.
-        #expect(eventually { Self.kernelWatches(fd) == before && h.watcher.watchBookkeeping.mapped == before })
+        #expect(eventually { Self.kernelWatches(fd) == before && h.watcher.watchCount == before })
         #expect(h.totalsMatchDisk())
     }
 
@@ -276,7 +277,7 @@ import Testing
         var settings = WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)], sizeBasis: .apparent)
         settings.watchLimitRescanInterval = 1
         let watcher = Watcher(settings: settings, mode: .enforce, callbackQueue: nil, logger: .init(label: "t"),
-                              addWatchOverride: { $0.hasSuffix("/blind") ? Errno.noSpace : nil }) { log.append($0) }
+                              backend: .inotify(addWatchOverride: { $0.hasSuffix("/blind") ? Errno.noSpace : nil })) { log.append($0) }
         try watcher.start()
         defer { watcher.stop() }
         tree.write("blind/first", size: 100)

@@ -13,9 +13,10 @@
 
 #include <stdint.h>
 
-/// Birth time of `name` (relative to `dirfd`, a final symlink not followed) in nanoseconds since 1970.
+/// Birth time of `name` (relative to `dirfd`, a final symlink not followed) in nanoseconds since 1970, and the
+/// inode it was read from (the caller's `fstatat` of the name may have seen another file).
 /// Returns 0 on success, 1 when the filesystem records no birth time, -1 with `errno` set on failure.
-int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds);
+int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds, uint64_t *ino);
 
 /// Returns the allocator's free pages to the kernel (`malloc_trim(0)`); 1 when memory was released.
 int cwsys_release_free_memory(void);

@@ -31,15 +31,16 @@ public final class Watcher: Sendable {
                             sinks: [any EventSink] = [], logger: Logger = Logger(label: "cachewarden"),
                             handler: (@Sendable (WardenEvent) -> Void)? = nil) {
         self.init(settings: settings, mode: mode, callbackQueue: callbackQueue, sinks: sinks, logger: logger,
-                  addWatchOverride: nil, handler: handler)
+                  backend: .inotify(), handler: handler)
     }
 
+    /// A watcher whose engine makes its backend with `backend` (tests inject a scripted one, or a seam).
     init(settings: WardenSettings, mode: WatcherMode, callbackQueue: DispatchQueue?, sinks: [any EventSink] = [],
-         logger: Logger, addWatchOverride: (@Sendable (String) -> Errno?)?, handler: (@Sendable (WardenEvent) -> Void)?) {
+         logger: Logger, backend: BackendFactory, handler: (@Sendable (WardenEvent) -> Void)?) {
         var all = sinks
         if let handler { all.insert(CallbackSink(queue: callbackQueue, handler), at: 0) }
         all.append(streams)
-        engine = Engine(settings: settings, mode: mode, sinks: all, logger: logger, addWatchOverride: addWatchOverride)
+        engine = Engine(settings: settings, mode: mode, sinks: all, logger: logger, backend: backend)
     }
 
     deinit { stop() }
@@ -69,7 +70,7 @@ public final class Watcher: Sendable {
                              sinks: [any EventSink] = [], logger: Logger = Logger(label: "cachewarden"),
                              progress: (@Sendable (ClearProgress) -> Void)? = nil) throws(WardenError) -> ClearReport {
         guard mode != .observe else { throw .readOnly }
-        let engine = Engine(settings: settings, mode: mode, sinks: sinks, logger: logger, addWatchOverride: nil)
+        let engine = Engine(settings: settings, mode: mode, sinks: sinks, logger: logger)
         let result: Result<ClearReport, WardenError> = engine.queue.sync {
             do throws(WardenError) { return .success(try engine.clearOnce(names, progress: progress)) } catch { return .failure(error) }
         }
@@ -80,7 +81,7 @@ public final class Watcher: Sendable {
     /// A one-shot size report of every directory in `settings`, in observe mode: each tree is read once (with a
     /// walker per core), nothing is watched, and nothing can be deleted — whatever the directories' state.
     public static func report(_ settings: WardenSettings, logger: Logger = Logger(label: "cachewarden")) throws(WardenError) -> [DirectoryStatus] {
-        let engine = Engine(settings: settings, mode: .observe, sinks: [], logger: logger, addWatchOverride: nil)
+        let engine = Engine(settings: settings, mode: .observe, sinks: [], logger: logger)
         let result: Result<[DirectoryStatus], WardenError> = engine.queue.sync {
             do throws(WardenError) { return .success(try engine.report()) } catch { return .failure(error) }
         }
@@ -199,8 +200,7 @@ public final class Watcher: Sendable {
         }
     }
 
-    /// The backend's kernel descriptor and the watches it maps (for tests of watch bookkeeping).
-    var watchBookkeeping: (fd: Int32?, mapped: Int) {
-        engine.queue.sync { ((engine.backend as? InotifyBackend)?.descriptor, engine.backend?.watchCount ?? 0) }
-    }
+    /// The watches the backend holds (for tests of watch bookkeeping).
+    var watchCount: Int { engine.queue.sync { engine.backend?.watchCount ?? 0 } }
+
 }

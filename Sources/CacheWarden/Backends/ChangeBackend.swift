@@ -1,10 +1,10 @@
+import Dispatch
+import Logging
 import SystemPackage
 
-/// What a backend hands out for a watched directory; what it holds inside is the backend's business.
+/// What a backend hands out for a watched directory: a token only the backend that made it can read.
 struct WatchHandle: Hashable, Sendable {
-    var raw: Int32
-    /// The inotify backend's second watch, for opens (nil when the root does not track them).
-    var opens: Int32? = nil
+    var raw: UInt64
 }
 
 /// The outcome of asking a backend to watch a directory.
@@ -13,6 +13,19 @@ enum WatchAttempt: Sendable, Equatable {
     /// The backend's limit on watches is reached (not a disk problem); `limit` is that limit (−1 when unknown).
     case limitReached(limit: Int)
     case failed(Errno)
+}
+
+/// What the backend made of a watch attempt the engine handed it for a node.
+enum WatchAdoption: Equatable {
+    /// Watched. `displaced` is another node the backend had under the same watch (the same directory under an
+    /// old name whose rename was not paired): the directory lives at its new place now, and the caller drops
+    /// the stale subtree.
+    case watched(displaced: NodeID?)
+    /// Not watchable now (the limit): the backend asks for the directory to be read again (`Change.Kind.rescan`)
+    /// on a timer of its own until a watch succeeds. `firstTime` is true when it was not re-read so before.
+    case reread(firstTime: Bool)
+    /// Nothing to adopt (the attempt failed: the caller reports why).
+    case none
 }
 
 /// Which optional events a directory's watch reports, besides creations, writes, deletions and renames.
@@ -36,47 +49,45 @@ enum BackendPace {
     case keepReading
 }
 
-/// The seam between the kernel's change notification and the rest of CacheWarden. A backend turns its kernel
+/// The seam between a kernel's change notification and the rest of CacheWarden. A backend turns its kernel
 /// interface into `Change`s about ledger nodes: it owns the mapping from its watches to nodes, the pairing of
-/// renames, the loss of watches and its own fallbacks. Nothing else in CacheWarden knows how it does that; a
-/// second backend (fanotify, a polling backend for NFS) is a new folder beside `Inotify/`.
+/// renames, the loss of watches and its own fallbacks. Nothing else knows how it does that, and it knows
+/// nothing of the stages after it: it is told which directories to watch and delivers batches. A second
+/// backend (fanotify, polling) is a new folder beside `Inotify/`.
 ///
-/// All methods except `directoryWatcher.watch` run on the engine's queue.
+/// Data flows one way: the walkers watch each directory they open through `directoryWatcher` (before reading
+/// it, so no change is missed) and hand the attempt back as a value; the engine gives it to `adopt` with the
+/// node it became. All methods except `directoryWatcher(for:).watch` run on the engine's queue.
 protocol ChangeBackend: AnyObject {
     /// What the tree walker calls to watch each directory it opens, for `events`.
     func directoryWatcher(for events: WatchEvents) -> DirectoryWatcher
 
-    /// Associates a watch the walker obtained with the node it read. If the backend already had that watch for
-    /// another node (the same directory under an old name whose rename was not paired), the other node is
-    /// returned: the directory lives at its new place now, and the caller drops the stale subtree.
-    func bind(_ handle: WatchHandle, to node: NodeID) -> NodeID?
+    /// Takes over a walker's attempt for `node`: binds a watch, or re-reads the directory every
+    /// `rereadEvery` seconds where the limit is reached.
+    func adopt(_ attempt: WatchAttempt, for node: NodeID, rereadEvery seconds: Int64) -> WatchAdoption
 
-    /// Stops watching `node` (removed from the ledger). Unknown nodes are ignored.
+    /// Stops watching (or re-reading) `node`: it left the ledger. Unknown nodes are ignored.
     func unwatch(_ node: NodeID)
-
-    /// Whether `node` is watched.
-    func isWatched(_ node: NodeID) -> Bool
-
-    /// `node` could not be watched because the limit is reached: the backend asks for it to be read again
-    /// (`Change.Kind.rescan`) on a timer of its own until a watch succeeds.
-    func fallBack(_ node: NodeID, every seconds: Int64)
-
-    /// Whether `node` is waiting on that timer.
-    func isFallingBack(_ node: NodeID) -> Bool
-
-    /// Every directory waiting on that timer (few: only those past the watch limit).
-    var fallbackNodes: [NodeID] { get }
 
     /// Starts delivering changes on the engine's queue. `deliver` gets each batch and says how to go on.
     func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError)
 
-    /// Holds delivery (e.g. while a trim deletes, so its own deletions do not wake the reader one by one).
+    /// Holds delivery (while a trim deletes, so its own deletions do not wake the reader one by one).
     func suspend()
     func resume()
 
     /// Stops delivering and releases every watch.
     func stop()
 
-    /// Watches currently held.
+    /// Watches held now.
     var watchCount: Int { get }
+
+    /// Directories re-read on the backend's timer instead of watched (few: only those past the limit).
+    var fallbackNodes: [NodeID] { get }
+}
+
+/// Makes the backend of a watcher each time it starts. The engine is given one (the library's default is
+/// inotify); tests give a scripted one.
+struct BackendFactory: Sendable {
+    let make: @Sendable (_ queue: DispatchQueue, _ logger: Logger) throws(WardenError) -> any ChangeBackend
 }

@@ -15,7 +15,9 @@ public struct ClearReport: Sendable, Equatable {
 struct ClearRunner {
     let evictor: Evictor
 
-    func run(_ ids: [RootID], _ state: inout PipelineState, progress: (@Sendable (ClearProgress) -> Void)?) -> ClearReport {
+    /// Clears `ids`; returns the report and the files the re-check found changed on disk (to be statted again).
+    func run(_ ids: [RootID], _ state: inout PipelineState,
+             progress: (@Sendable (ClearProgress) -> Void)?) -> (report: ClearReport, changed: [RecordID]) {
         let names = ids.compactMap { state.roots[$0]?.name }
         let dryRun = evictor.dryRun
         func report(_ phase: ClearPhase, _ fraction: Double, freed: Int64, removed: Int, _ state: inout PipelineState) {
@@ -29,9 +31,10 @@ struct ClearRunner {
         var removed = 0
         report(.cleaning, 0, freed: 0, removed: 0, &state)
         var lastReported = 0.0
+        var changed: [RecordID] = []
         for id in ids {
             let (freedBefore, removedBefore) = (freed, removed)
-            let r = evictor.run(EvictionGoal(reason: .clear, roots: [id], target: .everything), &state) { n, f, events in
+            let outcome = evictor.run(EvictionGoal(reason: .clear, roots: [id], target: .everything), &state) { n, f, events in
                 freed = freedBefore + f
                 removed = removedBefore + n
                 let fraction = toFree > 0 ? Double(freed) / Double(toFree) : 1
@@ -41,14 +44,16 @@ struct ClearRunner {
                                       dirs: names, dryRun: dryRun)
                 events.emit(.clear(p))
                 progress?(p)
-            }.first
+            }
+            let r = outcome.reports.first
+            changed += outcome.changed
             freed = freedBefore + (r?.freed ?? 0)
             removed = removedBefore + (r?.removed ?? 0)
             if state.roots[id]?.settings.pruneDirs == true { pruneEmptyDirectories(id, &state) }
         }
         report(.postCalculating, 1, freed: freed, removed: removed, &state)
         report(.done, 1, freed: freed, removed: removed, &state)
-        return ClearReport(removed: removed, freed: freed, dirs: names)
+        return (ClearReport(removed: removed, freed: freed, dirs: names), changed)
     }
 
     /// Removes the subdirectories of a root that hold nothing, deepest first (never the root itself).

@@ -14,22 +14,25 @@ struct Evictor {
     /// Progress of a running trim: files removed and bytes freed so far, and the outbox for events about it.
     typealias Progress = (_ removed: Int, _ freed: Int64, _ events: inout EventOutbox) -> Void
 
-    /// Works toward `goal`; returns one report per root trimmed (each also emitted as a `trim` event).
+    /// Works toward `goal`; returns one report per root trimmed (each also emitted as a `trim` event) and the
+    /// victims that were not what the ledger counted.
     @discardableResult
-    func run(_ goal: EvictionGoal, _ state: inout PipelineState, progress: Progress? = nil) -> [TrimReport] {
+    func run(_ goal: EvictionGoal, _ state: inout PipelineState, progress: Progress? = nil) -> EvictionOutcome {
         switch goal.target {
         case .free(let bytes): return free(bytes, goal, &state, progress)
         case .groupTotal(let target): return trimGroup(to: target, goal, &state)
         default:
-            return goal.roots.compactMap { id in
-                guard var run = makeRun(id, goal, &state, progress) else { return nil }
+            var outcome = EvictionOutcome()
+            for id in goal.roots {
+                guard var run = makeRun(id, goal, &state, progress) else { continue }
                 if case .depth(let depth) = run.runtime.settings.evictUnit, goal.target != .everything {
                     run.evictOldestUnits(depth: depth, &state)
                 } else {
                     run.evictOldestFirst(&state)
                 }
-                return run.finish(&state)
+                outcome.add(&run, &state)
             }
+            return outcome
         }
     }
 
@@ -43,9 +46,9 @@ struct Evictor {
     }
 
     /// Frees `bytes` across the goal's roots in order, each trimmed toward its total minus what is still needed.
-    private func free(_ bytes: Int64, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> [TrimReport] {
+    private func free(_ bytes: Int64, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> EvictionOutcome {
         var remaining = bytes
-        var reports: [TrimReport] = []
+        var outcome = EvictionOutcome()
         for id in goal.roots where remaining > 0 {
             let total = state.ledger.total(id)
             guard total > 0 else { continue }
@@ -54,16 +57,14 @@ struct Evictor {
             perRoot.limit = goal.limit ?? state.roots[id]?.settings.deleteRate
             guard var run = makeRun(id, perRoot, &state, progress) else { continue }
             run.evictOldestFirst(&state)
-            let report = run.finish(&state)
-            remaining -= report.freed
-            reports.append(report)
+            remaining -= outcome.add(&run, &state).freed
         }
-        return reports
+        return outcome
     }
 
     /// A group over its shared quota: one victim at a time from the member furthest above its fair share (or
     /// least under it, once all are under), until the members' sum is at the target or nothing is left.
-    private func trimGroup(to target: Int64, _ goal: EvictionGoal, _ state: inout PipelineState) -> [TrimReport] {
+    private func trimGroup(to target: Int64, _ goal: EvictionGoal, _ state: inout PipelineState) -> EvictionOutcome {
         var runs: [RootID: TrimRun] = [:]
         var exhausted = Set<RootID>()
         while true {
@@ -81,9 +82,24 @@ struct Evictor {
             if !run.evictNext(&state) { exhausted.insert(member) }
             runs[member] = run
         }
-        return goal.roots.compactMap { id in
-            guard var run = runs[id] else { return nil }
-            return run.finish(&state)
-        }
+        var outcome = EvictionOutcome()
+        for id in goal.roots { if var run = runs[id] { outcome.add(&run, &state) } }
+        return outcome
+    }
+}
+
+/// What the evictor hands on after a goal: the `trim` reports, and the victims its re-check found changed on disk
+/// (replaced or rewritten since they were counted), which the ledger updater stats again.
+struct EvictionOutcome {
+    var reports: [TrimReport] = []
+    var changed: [RecordID] = []
+
+    /// Finishes `run` and keeps what it reported.
+    @discardableResult
+    mutating func add(_ run: inout TrimRun, _ state: inout PipelineState) -> TrimReport {
+        let report = run.finish(&state)
+        reports.append(report)
+        changed += run.changed
+        return report
     }
 }

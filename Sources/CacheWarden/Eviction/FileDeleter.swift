@@ -17,8 +17,12 @@ enum DeletionOutcome: Equatable {
 /// Carries out the evictor's decisions for one root. `SafeRemover` deletes; `DryRunDeleter` only says it would.
 /// The watcher's mode picks the kind once, when it is built: observe mode has no evictor and so no deleter at all.
 protocol FileDeleter {
-    /// Deletes file record `r` if it is still the regular file the ledger counted.
-    mutating func delete(_ r: RecordID, in ledger: SizeLedger) -> DeletionOutcome
+    /// Deletes file record `r` if it is still the regular file the ledger counted (and, `checkingAge`, no newer
+    /// than the age it was ordered by).
+    mutating func delete(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome
+    /// Why `delete` would refuse `r` now, or nil: a look before a group of deletions that must go whole (a unit).
+    /// `delete` checks again all the same.
+    mutating func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome?
     /// Removes directory `n` if it is empty (never the root); returns whether it did.
     mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger) -> Bool
     /// Releases what the deleter holds (directory descriptors).
@@ -28,7 +32,8 @@ protocol FileDeleter {
 /// The deleter of a dry run: every decision is reported as what would happen, and nothing is touched. It has no
 /// code path that could delete.
 struct DryRunDeleter: FileDeleter {
-    func delete(_ r: RecordID, in ledger: SizeLedger) -> DeletionOutcome { .simulated }
+    func delete(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome { .simulated }
+    func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? { nil }
     func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger) -> Bool { false }
     func finish() {}
 }

@@ -7,15 +7,16 @@ import SystemPackage
 /// the root down, `O_DIRECTORY | O_NOFOLLOW`, checked against the device and inode the ledger recorded), and every
 /// victim is re-checked with `fstatat(…, AT_SYMLINK_NOFOLLOW)` right before `unlinkat` on that descriptor:
 ///  - identity: a regular file with the inode the ledger counted;
-///  - age: its timestamp under the root's order is not newer than the age the ledger ordered it by. An inode
-///    number alone is not an identity (tmpfs and ext4 hand a freed number to the next file created), and a file
-///    rewritten in place keeps its number: either way it is no longer the oldest file, so it stays.
+///  - age (trims, not a clear, which takes everything): its timestamp under the root's order is not newer than
+///    the age the ledger ordered it by. An inode number alone is not an identity (tmpfs and ext4 hand a freed
+///    number to the next file created), and a file rewritten in place keeps its number; under `mtime` (the
+///    default), `ctime` and `opened` either shows as a newer timestamp, and the file is no longer the oldest.
 /// A directory swapped for a symlink, another mount, or a file replaced or rewritten since it was counted is
 /// refused (`.changed`: the engine stats it again), not deleted. Directory descriptors are cached for one trim
 /// (`finish()` releases them).
 ///
 /// The re-check is never skipped. On tmpfs it adds about a fifth to a bare `unlinkat`; on a disk, where the
-/// `unlinkat` costs ~100 µs, well under 1 % (`docs/performance.md`).
+/// `unlinkat` costs ~100 µs, under 1 % (docs/performance.md).
 struct SafeRemover: FileDeleter {
     private var directories: VerifiedDirectories
     private let fileStat: FileStat
@@ -27,17 +28,46 @@ struct SafeRemover: FileDeleter {
         self.fileStat = fileStat
     }
 
-    mutating func delete(_ r: RecordID, in ledger: SizeLedger) -> DeletionOutcome {
+    mutating func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? {
+        let fileStat = fileStat
+        let outcome = withVictim(r, in: ledger, checkingAge: checkingAge) { name, dirfd, counted in
+            Self.recheck(name, in: dirfd, counted, fileStat) ?? .removed
+        }
+        return outcome == .removed ? nil : outcome
+    }
+
+    mutating func delete(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome {
+        let fileStat = fileStat
+        return withVictim(r, in: ledger, checkingAge: checkingAge) { name, dirfd, counted in
+            if let refused = Self.recheck(name, in: dirfd, counted, fileStat) { return refused }
+            do throws(Errno) { try Syscall.unlink(at: dirfd, name) } catch {
+                return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
+            }
+            return .removed
+        }
+    }
+
+    /// What the ledger counted of a victim: what the re-check compares the disk with.
+    private struct Counted {
+        var ino: UInt64
+        /// The age it was ordered by; nil: identity only.
+        var age: Int64?
+    }
+
+    /// Opens the victim's verified directory and calls `body` with its NUL-terminated name there.
+    private mutating func withVictim(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool,
+                                     _ body: (UnsafePointer<CChar>, Int32, Counted) -> DeletionOutcome) -> DeletionOutcome {
         let rec = ledger.record(r)
-        let counted = Counted(ino: rec.ino, age: ledger.victimAge(r))
+        // Under `ctime`, deleting one name of a hard-linked file changes the others' ctime: identity only there.
+        let ages = checkingAge && !(fileStat.order == .ctime && rec.linked)
+        let counted = Counted(ino: rec.ino, age: ages ? ledger.victimAge(r) : nil)
         do throws(Errno) {
             let dirfd = try directories.open(rec.dir, in: ledger)
             scratch.removeAll(keepingCapacity: true)
             ledger.names.withName(rec.name) { scratch.append(contentsOf: $0) }
             scratch.append(0)
-            let fileStat = fileStat
             return scratch.withUnsafeBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { Self.unlink($0.baseAddress!, in: dirfd, counted, fileStat) }
+                bytes.withMemoryRebound(to: CChar.self) { body($0.baseAddress!, dirfd, counted) }
             }
         } catch {
             switch error {
@@ -49,28 +79,19 @@ struct SafeRemover: FileDeleter {
         }
     }
 
-    /// What the ledger counted of a victim: what the re-check compares the disk with.
-    private struct Counted {
-        var ino: UInt64
-        var age: Int64
-    }
-
-    /// The re-check and the unlink of one name in a verified directory.
-    private static func unlink(_ name: UnsafePointer<CChar>, in dirfd: Int32, _ counted: Counted,
-                               _ fileStat: FileStat) -> DeletionOutcome {
+    /// Why the name must not be deleted now, or nil when it is still the file the ledger counted.
+    private static func recheck(_ name: UnsafePointer<CChar>, in dirfd: Int32, _ counted: Counted,
+                                _ fileStat: FileStat) -> DeletionOutcome? {
         let st: stat
         do throws(Errno) { st = try Syscall.lstat(at: dirfd, name) } catch {
             return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
         }
         guard st.isRegularFile, UInt64(st.st_ino) == counted.ino else { return .changed }
         var noBirthTime = false
-        guard fileStat.ageOnDisk(st, dirfd: dirfd, name: name, noBirthTime: &noBirthTime) <= counted.age else {
+        if let age = counted.age, fileStat.ageOnDisk(st, dirfd: dirfd, name: name, noBirthTime: &noBirthTime) > age {
             return .changed
         }
-        do throws(Errno) { try Syscall.unlink(at: dirfd, name) } catch {
-            return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
-        }
-        return .removed
+        return nil
     }
 
     mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger) -> Bool {

@@ -61,13 +61,20 @@ extension TrimRun {
     /// Deletes every file of the unit, then its emptied directories bottom-up (the unit's own included), and
     /// reports it as one `evict` line.
     private mutating func evictUnit(_ unit: Unit, _ state: inout PipelineState) {
+        // Every file is looked at before the first goes: one replaced or rewritten since it was counted keeps the
+        // whole unit (it is statted again), rather than leaving half of it.
+        for r in unit.files {
+            guard let refused = deleter.check(r, in: state.ledger, checkingAge: true), refused != .vanished else { continue }
+            if refused == .changed { changed.append(r) }
+            return
+        }
         var deleted = 0
         for r in unit.files {
-            switch deleter.delete(r, in: state.ledger) {
+            switch deleter.delete(r, in: state.ledger, checkingAge: true) {
             case .removed: state.ledger.removeRecord(r); deleted += 1
             case .simulated: deleted += 1
             case .vanished: continue
-            case .changed: state.ledger.needsStat.append(r)
+            case .changed: changed.append(r)
             case .failed(let errno):
                 state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
             }

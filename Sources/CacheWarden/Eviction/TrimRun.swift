@@ -40,6 +40,8 @@ struct TrimRun {
     /// The last of them (victims come in runs from one directory).
     private var lastDirectory: (node: NodeID, path: [UInt8])?
     private var pathBuffer: [UInt8] = []
+    /// Victims the deleter's re-check found changed on disk: handed on (`EvictionOutcome.changed`) to be statted.
+    var changed: [RecordID] = []
     /// A dry run's deletions of hard-linked names, per inode: the bytes would be freed with the last name.
     private var simulatedNames: [UInt64: Int] = [:]
 
@@ -193,7 +195,7 @@ struct TrimRun {
             spared.vetoed += 1
             return false
         }
-        switch deleter.delete(r, in: state.ledger) {
+        switch deleter.delete(r, in: state.ledger, checkingAge: goal.target != .everything) {
         case .removed:
             state.ledger.removeRecord(r)
             projected = state.ledger.total(root)
@@ -208,8 +210,8 @@ struct TrimRun {
             // went are queued and will file it there; the next candidate takes its place.
             return false
         case .changed:
-            // Not the file we counted (replaced, or a symlink on the way): leave it, and stat it again.
-            state.ledger.needsStat.append(r)
+            // Not the file we counted (replaced, rewritten, or a symlink on the way): leave it; it is statted again.
+            changed.append(r)
             return false
         case .failed(let errno):
             state.events.error("cannot delete: \(errno)", dir: runtime.name, file: rel, kind: "delete")

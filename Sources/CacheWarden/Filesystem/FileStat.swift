@@ -24,7 +24,13 @@ struct FileStat: Sendable {
         case .ctime: return st.ctimeNanoseconds
         case .btime:
             var birth: Int64 = 0
-            if let name, cwsys_birth_time(dirfd, name, &birth) == 0 { return birth }
+            var ino: UInt64 = 0
+            guard let name else { noBirthTime = true; return st.mtimeNanoseconds }
+            let found = cwsys_birth_time(dirfd, name, &birth, &ino)
+            // `statx` looks the name up again: if it found another file than `st`, the name changed in between.
+            // Nothing is known of this one's age: newest, so no trim takes it before it is statted again.
+            if found >= 0 && ino != UInt64(st.st_ino) { return .max }
+            if found == 0 { return birth }
             noBirthTime = true
             return st.mtimeNanoseconds
         }

@@ -6,6 +6,14 @@ extension SizeLedger {
     func root(of n: NodeID) -> RootID { nodes[n.index].root }
     func parent(of n: NodeID) -> NodeID { nodes[n.index].parent }
     func isRoot(_ n: NodeID) -> Bool { nodes[n.index].parent == .none }
+
+    /// Whether a backend watches directory `n` (see `DirectoryNode.watched`).
+    func isWatched(_ n: NodeID) -> Bool { isLive(n) && nodes[n.index].watched }
+
+    mutating func setWatched(_ n: NodeID, _ watched: Bool) {
+        guard isLive(n) else { return }
+        nodes[n.index].watched = watched
+    }
     func name(of n: NodeID) -> [UInt8] { names.copy(nodes[n.index].name) }
 
     /// The subdirectory `name` of `parent`, if the ledger has it.

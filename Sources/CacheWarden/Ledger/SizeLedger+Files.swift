@@ -79,7 +79,9 @@ extension SizeLedger {
         }
         adjust(root, bytes: s.bytes - bytes(of: r))
         setBytes(r, s.bytes)
-        let age = keepOpenedAge && rec.flags.contains(.openedAge) ? rec.age : s.age
+        // A write is a use too: an open time older than the file's mtime gives way to it (the deleter's re-check
+        // refuses a file whose mtime is newer than its age, and would otherwise refuse it until its next open).
+        let age = keepOpenedAge && rec.flags.contains(.openedAge) ? max(rec.age, s.age) : s.age
         if age != rec.age {
             records[r.index].age = age
             syncVictim(r)
@@ -152,17 +154,18 @@ extension SizeLedger {
         compactNamesIfNeeded()
     }
 
-    /// Records an `IN_OPEN` at `time` (nanoseconds): for `order = opened` the file's age key becomes `time`.
+    /// Records an `IN_OPEN` at `time` (nanoseconds): for `order = opened` the file's age key becomes `time`, or
+    /// stays where it is if that is later (the coarse clock of `time` can be behind the file's own mtime).
     mutating func markOpened(_ r: RecordID, time: Int64) {
         let rec = records[r.index]
         guard rec.live, rec.statted else { return }
         if rec.linked, var g = accounts[rec.root.index].links[rec.ino] {
             g.openedAge = true
-            g.age = time
+            g.age = max(g.age, time)
             setGroup(g, ino: rec.ino, root: rec.root)
         } else {
             records[r.index].flags.insert(.openedAge)
-            records[r.index].age = time
+            records[r.index].age = max(rec.age, time)
             syncVictim(r)
         }
     }

@@ -111,7 +111,7 @@ extension SizeLedger {
         noteSize(root, s.bytes)
         adjust(root, bytes: s.bytes - group.bytes)
         group.bytes = s.bytes
-        let age = keepOpenedAge && group.openedAge ? group.age : s.age
+        let age = keepOpenedAge && group.openedAge ? max(group.age, s.age) : s.age   // a write is a use too
         guard age != group.age else {
             accounts[root.index].links[s.ino] = group
             return

@@ -66,6 +66,9 @@ struct DirectoryNode {
     /// Subdirectory nodes filed by name.
     var subdirs = EntryTable()
     var live = true
+    /// A backend watches it (a walker's watch was adopted, and no `watchLost` came since): a directory seen again
+    /// needs no re-read then.
+    var watched = false
 }
 
 /// The running totals of one registered root.

@@ -46,8 +46,9 @@ extension Engine {
         }
         backend?.suspend()
         defer { backend?.resume() }
-        let reports = evictor.run(EvictionGoal(reason: .manual, roots: [id], target: .total(max(0, bytes))), &state)
-        updater.statDirtyFiles(&state)
+        let outcome = evictor.run(EvictionGoal(reason: .manual, roots: [id], target: .total(max(0, bytes))), &state)
+        let reports = outcome.reports
+        carried.merge(updater.restat(outcome.changed, &state))
         settle()
         deliver()
         guard let report = reports.first else { throw .pathMissing(rt.path) }
@@ -66,8 +67,8 @@ extension Engine {
         }
         backend?.suspend()
         defer { backend?.resume() }
-        let report = ClearRunner(evictor: evictor).run(names.isEmpty ? state.roots.order : ids, &state, progress: progress)
-        updater.statDirtyFiles(&state)
+        let (report, changed) = ClearRunner(evictor: evictor).run(names.isEmpty ? state.roots.order : ids, &state, progress: progress)
+        carried.merge(updater.restat(changed, &state))
         settle()
         deliver()
         return report

@@ -28,11 +28,11 @@ extension Engine {
         do throws(Errno) { path = try Syscall.canonicalPath(absolute) } catch { throw WardenError.path(error, absolute) }
         let id = state.roots.nextID
         state.roots.add(RootRuntime(id: id, settings: dir, path: path, basis: state.settings.sizeBasis))
-        do throws(WardenError) {
-            try updater.scanner.scanRoot(id, ordered: needsOrder(dir), &state)
-        } catch {
+        let outcome = updater.scanner.scanRoot(id, ordered: needsOrder(dir), &state)
+        adopt(outcome.watches)
+        if let failure = outcome.failure {
             removeRoot(id)
-            throw error
+            throw failure
         }
         settle()
     }
@@ -84,18 +84,19 @@ extension Engine {
                 continue
             }
             guard st.isDirectory else { stillLost = true; continue }
-            do throws(WardenError) {
-                try updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), &state)
-                state.roots[rt.id]?.reportedSymlink = false
-                settle()
-                emitReady(rt.id)
-                enforce(.startup, roots: [rt.id])
-            } catch {
+            let outcome = updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), &state)
+            adopt(outcome.watches)
+            guard outcome.failure == nil else {
                 state.ledger.removeRoot(rt.id)
                 state.roots[rt.id]?.lost = true
                 settle()
                 stillLost = true
+                continue
             }
+            state.roots[rt.id]?.reportedSymlink = false
+            settle()
+            emitReady(rt.id)
+            enforce(.startup, roots: [rt.id])
         }
         if !stillLost {
             rearmTimer?.cancel()
@@ -106,24 +107,26 @@ extension Engine {
 
     /// The backend lost changes (inotify's queue overflowed): the running totals cannot be trusted, so every root
     /// is re-read from disk (watches are kept: the backend re-binds them), and a `rescan` line per directory
-    /// reports the drift.
-    func recoverFromOverflow() {
+    /// reports the drift. Returns the roots re-read.
+    func recoverFromOverflow() -> Set<RootID> {
+        var reread = Set<RootID>()
         updater.reset(&state)
         state.events.emit(.overflow)
         for rt in state.roots.all where !rt.lost {
             guard let old = state.ledger.account(rt.id) else { continue }
-            do throws(WardenError) {
-                try updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), &state)
-            } catch {
-                rootLost(rt.id, why: error.description)
+            let outcome = updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), &state)
+            adopt(outcome.watches)
+            if let failure = outcome.failure {
+                rootLost(rt.id, why: failure.description)
                 continue
             }
             let new = state.ledger.account(rt.id)
             state.events.emit(.rescan(RescanReport(dir: rt.name, drift: old.total - (new?.total ?? 0),
                                                    total: new?.total ?? 0, files: new?.files ?? 0)))
-            updater.touched.insert(rt.id)
+            reread.insert(rt.id)
         }
         settle()
+        return reread
     }
 
     /// Applies a validated new configuration (see `Watcher.reload`): removed directories stop, added ones start,

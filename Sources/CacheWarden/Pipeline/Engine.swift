@@ -21,12 +21,14 @@ final class Engine: @unchecked Sendable {
     let mode: WatcherMode
     let logger: Logger
     let sinks: [any EventSink]
-    /// A seam for tests: decides the outcome of watching a directory (by path) instead of the kernel.
-    let addWatchOverride: (@Sendable (String) -> Errno?)?
+    /// Makes the backend each time the engine starts (inotify unless a test or the settings say otherwise).
+    let backendFactory: BackendFactory
 
     var state: PipelineState
     var backend: (any ChangeBackend)?
     var updater: LedgerUpdater
+    /// What updater calls outside a batch (the re-stat after a trim, an audit) changed: taken into the next step.
+    var carried = LedgerDelta()
     var policies: PolicySet
     /// The stage that deletes; `nil` in observe mode.
     let evictor: Evictor?
@@ -39,13 +41,13 @@ final class Engine: @unchecked Sendable {
     private(set) var running = false
 
     init(settings: WardenSettings, mode: WatcherMode, sinks: [any EventSink], logger: Logger,
-         addWatchOverride: (@Sendable (String) -> Errno?)?) {
+         backend: BackendFactory = .inotify()) {
         self.mode = mode
         self.sinks = sinks
         self.logger = logger
-        self.addWatchOverride = addWatchOverride
+        self.backendFactory = backend
         state = PipelineState(settings: settings.resolved())
-        updater = LedgerUpdater(scanner: TreeScanner(backend: nil))
+        updater = LedgerUpdater(scanner: TreeScanner(watching: nil))
         policies = PolicySet(mode == .observe ? WardenSettings() : settings)
         switch mode {
         case .enforce:
@@ -60,20 +62,50 @@ final class Engine: @unchecked Sendable {
     /// One batch from the backend, through every stage to the sinks.
     func process(_ batch: inout ChangeBatch) -> BackendPace {
         guard running else { return .keepReading }
-        updater.apply(batch, &state)
-        let now = DispatchTime.now().uptimeNanoseconds
-        for id in updater.active { state.lastActivity[id] = now }
-        updater.active.removeAll(keepingCapacity: true)
-        if updater.overflowed { recoverFromOverflow() }
-        if !updater.suspects.isEmpty { audit() }
-        for (root, why) in updater.lostRoots { rootLost(root, why: why) }
-        updater.lostRoots.removeAll()
-        settle()
-        let touched = updater.touched
-        updater.touched.removeAll(keepingCapacity: true)
-        if !touched.isEmpty { enforce(.changes, roots: touched.sorted()) }
+        step(updater.apply(batch, &state))
         deliver()
         return nearQuota() ? .keepReading : .rest
+    }
+
+    /// The stages after the ledger updater, for what it changed: activity for idle deferral, the watches its
+    /// scans obtained to the backend, overflow recovery, audits, lost roots; then the policies for the roots
+    /// whose totals moved.
+    func step(_ delta: LedgerDelta) {
+        var delta = delta
+        delta.merge(carried)
+        carried = LedgerDelta()
+        let now = DispatchTime.now().uptimeNanoseconds
+        for id in delta.active { state.lastActivity[id] = now }
+        adopt(delta.watches)
+        if delta.overflowed { delta.touched.formUnion(recoverFromOverflow()) }
+        if !delta.suspects.isEmpty { delta.touched.formUnion(audit(delta.suspects)) }
+        for (root, why) in delta.lostRoots { rootLost(root, why: why) }
+        settle()
+        if !delta.touched.isEmpty { enforce(.changes, roots: delta.touched.sorted()) }
+    }
+
+    /// Hands the watches scans obtained to the backend, and acts on what it made of them.
+    func adopt(_ watches: [(node: NodeID, attempt: WatchAttempt)]) {
+        guard let backend else { return }
+        let interval = state.settings.watchLimitRescanInterval
+        for (node, attempt) in watches {
+            switch backend.adopt(attempt, for: node, rereadEvery: interval) {
+            case .watched(let displaced?) where displaced != node && state.ledger.isLive(displaced):
+                // The same directory was still known under another node (a rename we did not pair): the new
+                // place wins, and the stale subtree goes.
+                state.ledger.removeSubtree(displaced)
+            case .reread(firstTime: true) where state.ledger.isLive(node):
+                guard case .limitReached(let limit) = attempt else { break }
+                let root = state.ledger.root(of: node)
+                let problem = WardenError.watchLimitReached(path: PathBytes.display(state.ledger.absolutePath(of: node)),
+                                                            maxUserWatches: limit)
+                // Not blind: the directory was read now and is re-read on the backend's timer until a watch succeeds.
+                state.events.error(problem.description + "; re-reading this directory every \(interval)s instead",
+                                   dir: state.roots[root]?.name, file: PathBytes.display(state.ledger.relativePath(of: node)),
+                                   kind: "watch_limit")
+            default: break
+            }
+        }
     }
 
     /// Asks the policies what to evict and hands their goals to the evictor (none exists in observe mode).
@@ -88,7 +120,9 @@ final class Engine: @unchecked Sendable {
         backend?.suspend()
         defer { backend?.resume() }
         for goal in decision.goals {
-            let reports = evictor.run(goal, &state)
+            let outcome = evictor.run(goal, &state)
+            let reports = outcome.reports
+            carried.merge(updater.restat(outcome.changed, &state))   // files a trim found changed on disk
             policies.outcome(goal, reports)
             // A pass that stopped at its `delete_rate` budget is followed by the next, a second later; a held trim
             // is tried again once its hold window has passed (if no change about the file came first).
@@ -96,33 +130,34 @@ final class Engine: @unchecked Sendable {
             if reports.contains(where: \.paced) { scheduleWakeUp(goal.policy, at: now + 1_000_000_000) }
             if reports.contains(where: \.held) { scheduleWakeUp(goal.policy, at: now + UInt64(TrimRun.holdWindow)) }
         }
-        updater.statDirtyFiles(&state)   // files a trim found changed on disk
         settle()
     }
 
-    /// Re-stats every file of the roots where a name may have changed a counted file unseen (see
-    /// `LedgerUpdater.suspects`), as often as `AuditSchedule` allows; the rest waits on a one-shot timer.
-    func audit() {
-        audits.request(updater.suspects)
-        updater.suspects.removeAll()
+    /// Re-stats every file of the roots where a name may have changed a counted file unseen
+    /// (`LedgerDelta.suspects`), as often as `AuditSchedule` allows; the rest waits on a one-shot timer. Returns
+    /// the roots whose totals the audit changed.
+    func audit(_ suspects: Set<RootID>) -> Set<RootID> {
+        audits.request(suspects)
         let (roots, next) = audits.due(now: DispatchTime.now().uptimeNanoseconds)
-        for id in roots { updater.restatAll(id, state.ledger) }
-        if !roots.isEmpty { updater.statDirtyFiles(&state) }
-        guard let next, audits.timer == nil else { return }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: next), leeway: .milliseconds(100))
-        timer.setEventHandler { @Sendable [unowned self] in
-            self.audits.timer = nil
-            guard self.running else { return }
-            self.audit()
-            self.settle()
-            let touched = self.updater.touched
-            self.updater.touched.removeAll()
-            if !touched.isEmpty { self.enforce(.changes, roots: touched.sorted()) }
-            self.deliver()
+        var found = updater.audit(roots, &state)
+        let touched = found.touched
+        found.touched = []
+        carried.merge(found)
+        if let next, audits.timer == nil {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: DispatchTime(uptimeNanoseconds: next), leeway: .milliseconds(100))
+            timer.setEventHandler { @Sendable [unowned self] in
+                self.audits.timer = nil
+                guard self.running else { return }
+                var delta = LedgerDelta()
+                delta.touched = self.audit([])
+                self.step(delta)
+                self.deliver()
+            }
+            timer.resume()
+            audits.timer = timer
         }
-        timer.resume()
-        audits.timer = timer
+        return touched
     }
 
     /// Ends a step: nodes the ledger removed lose their watches, and the updater forgets every ID it held of a
@@ -145,9 +180,9 @@ final class Engine: @unchecked Sendable {
     func start() throws(WardenError) {
         guard !running else { throw .alreadyRunning }
         do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
-        let backend = try InotifyBackend(queue: queue, logger: logger, addWatchOverride: addWatchOverride)
+        let backend = try backendFactory.make(queue, logger)
         self.backend = backend
-        updater = LedgerUpdater(scanner: TreeScanner(backend: backend))
+        updater = LedgerUpdater(scanner: TreeScanner(watching: backend.directoryWatcher(for:)))
         do throws(WardenError) {
             for dir in state.settings.directories { try addRoot(dir) }
             try backend.start { [unowned self] batch in self.process(&batch) }
@@ -186,7 +221,7 @@ final class Engine: @unchecked Sendable {
         let dirs = state.settings.directories.filter { names.isEmpty || names.contains($0.name) }
         for name in names where !dirs.contains(where: { $0.name == name }) { throw .unknownDirectory(name) }
         for dir in dirs { try addRoot(dir) }
-        let report = ClearRunner(evictor: evictor).run(state.roots.order.filter { !(state.roots[$0]?.lost ?? true) }, &state, progress: progress)
+        let report = ClearRunner(evictor: evictor).run(state.roots.order.filter { !(state.roots[$0]?.lost ?? true) }, &state, progress: progress).report
         settle()
         return report
     }
@@ -208,7 +243,8 @@ final class Engine: @unchecked Sendable {
     private func teardown() {
         backend?.stop()
         backend = nil
-        updater = LedgerUpdater(scanner: TreeScanner(backend: nil))
+        updater = LedgerUpdater(scanner: TreeScanner(watching: nil))
+        carried = LedgerDelta()
         for t in timers { t.cancel() }
         timers.removeAll()
         rearmTimer?.cancel()

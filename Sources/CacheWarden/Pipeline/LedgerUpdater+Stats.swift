@@ -23,14 +23,15 @@ extension LedgerUpdater {
         let (node, isNew) = name.withUnsafeBytes {
             state.ledger.addDirectory(parent: parent, name: $0, ino: UInt64(st.st_ino), bytes: rt.fileStat.bytes(st))
         }
-        guard isNew || !(scanner.backend?.isWatched(node) ?? true) else { Syscall.close(fd); return }
-        touched.insert(root)
+        guard isNew || !state.ledger.isWatched(node) else { Syscall.close(fd); return }
+        delta.touched.insert(root)
         noteDiscovered(scanner.scan(node, root: root, discovered: true, openedTop: fd, &state))
     }
 
     /// Keeps what a discovering scan read and announced.
     private mutating func noteDiscovered(_ outcome: TreeScanner.Outcome) {
         unread.formUnion(outcome.unread)
+        delta.watches += outcome.watches
         for (r, bytes) in outcome.announced { announced[r] = bytes }
     }
 
@@ -47,10 +48,10 @@ extension LedgerUpdater {
         if !unread.isEmpty {
             let pending = unread
             unread.removeAll()
-            for n in pending where state.ledger.isLive(n) && !(scanner.backend?.isWatched(n) ?? false) {
+            for n in pending where state.ledger.isLive(n) && !state.ledger.isWatched(n) {
                 let root = state.ledger.root(of: n)
                 guard state.roots[root] != nil else { continue }
-                touched.insert(root)
+                delta.touched.insert(root)
                 noteDiscovered(scanner.scan(n, root: root, discovered: true, &state))
             }
         }
@@ -59,7 +60,7 @@ extension LedgerUpdater {
     /// Re-reads a directory that has no watch (the watch limit): its file records are rebuilt from disk, vanished
     /// subdirectories dropped, and the watch tried again.
     mutating func rescan(_ n: NodeID, _ state: inout PipelineState) {
-        guard state.ledger.isLive(n) else { scanner.backend?.unwatch(n); return }
+        guard state.ledger.isLive(n) else { return }   // removed: the engine unwatched it when it settled
         let root = state.ledger.root(of: n)
         guard state.roots[root] != nil else { return }
         var files: [RecordID] = []
@@ -77,8 +78,10 @@ extension LedgerUpdater {
             }
         }
         directories.close()
-        touched.insert(root)
-        unread.formUnion(scanner.scan(n, root: root, discovered: false, &state).unread)
+        delta.touched.insert(root)
+        let outcome = scanner.scan(n, root: root, discovered: false, &state)
+        unread.formUnion(outcome.unread)
+        delta.watches += outcome.watches
     }
 
     /// One `fstatat` per file the batch touched, relative to its verified directory; emits `write` for files
@@ -92,7 +95,7 @@ extension LedgerUpdater {
             guard state.ledger.isLive(r) else { continue }
             let rec = state.ledger.record(r)
             guard rec.attached, state.roots[rec.root] != nil else { continue }
-            touched.insert(rec.root)
+            delta.touched.insert(rec.root)
             if directories[rec.root] == nil { directories[rec.root] = VerifiedDirectories(root: rec.root, in: state.ledger) }
             guard let dirfd = try? directories[rec.root]?.open(rec.dir, in: state.ledger) else {
                 retry.append((r, flags))
@@ -115,7 +118,7 @@ extension LedgerUpdater {
             if directories[root] == nil { directories[root] = VerifiedDirectories(root: root, in: state.ledger) }
             guard let fd = try? directories[root]?.open(n, in: state.ledger), let st = try? Syscall.fstat(fd) else { continue }
             state.ledger.setDirectoryBytes(n, rt.fileStat.bytes(st))
-            touched.insert(root)
+            delta.touched.insert(root)
         }
         for key in directories.keys { directories[key]?.close() }
         dirtyDirectories.removeAll(keepingCapacity: true)
@@ -128,7 +131,7 @@ extension LedgerUpdater {
         let st: stat
         do throws(Errno) { st = try name.withCString { p throws(Errno) in try Syscall.lstat(at: dirfd, p) } } catch {
             if error == .noSuchFileOrDirectory {
-                if !rec.statted && !flags.contains(.closed) { suspects.insert(rec.root) }
+                if !rec.statted && !flags.contains(.closed) { delta.suspects.insert(rec.root) }
                 state.ledger.removeRecord(r)
             } else {
                 state.events.error("cannot stat: \(error)", dir: rt.name, file: PathBytes.display(state.ledger.relativePath(ofRecord: r)), kind: "stat")

@@ -27,24 +27,14 @@ struct LedgerUpdater {
     var pendingMoves: [MoveToken: PendingMove] = [:]
     /// Records to stat at the end of the batch, in first-seen order, with what was seen.
     var dirty: OrderedDictionary<RecordID, DirtyFlags> = [:]
-    /// Roots whose totals may have changed since the policies last looked.
-    var touched = Set<RootID>()
-    /// Roots that saw any activity in this batch (writes, and opens where watched): what idle deferral waits on.
-    var active = Set<RootID>()
+    /// What changed since the engine last took it (`take()`).
+    var delta = LedgerDelta()
     /// Directories whose own size may have changed (entries added or removed), for `count_directories`.
     var dirtyDirectories = Set<NodeID>()
-    /// Changes were lost: every root is re-read.
-    var overflowed = false
-    /// Roots whose directory went away (to be reported and watched for by the engine).
-    var lostRoots: [(RootID, String)] = []
     /// Directories that appeared but could not be opened yet (their parent was renamed, its changes still queued).
     var appearedRetry: [(parent: NodeID, name: [UInt8], root: RootID)] = []
     /// Directory nodes that could not be read yet for the same reason.
     var unread = Set<NodeID>()
-    /// Roots where a name came and went before its first stat without being written through an `open` (the
-    /// trace of `link(2)`): the inode it named may be counted under another name and may have changed through
-    /// this one, unseen. The engine has such roots re-statted (`audit`).
-    var suspects = Set<RootID>()
 
     /// Files a scan of a new directory announced with a `write` line (and the bytes it said), in this batch and
     /// the one before: a writer that created one before the directory's watch existed and closes it after
@@ -59,8 +49,8 @@ struct LedgerUpdater {
 
     init(scanner: TreeScanner) { self.scanner = scanner }
 
-    /// Applies one batch of changes, then stats what it touched.
-    mutating func apply(_ batch: ChangeBatch, _ state: inout PipelineState) {
+    /// Applies one batch of changes, then stats what it touched; returns what changed.
+    mutating func apply(_ batch: ChangeBatch, _ state: inout PipelineState) -> LedgerDelta {
         for change in batch.changes { route(change, batch, &state) }
         retryCloses(&state)
         retryUnread(&state)
@@ -68,6 +58,27 @@ struct LedgerUpdater {
         statDirtyDirectories(&state)
         announcedBefore = announced
         announced.removeAll()
+        return take()
+    }
+
+    /// Stats `records` again now (files a trim found changed on disk); returns what changed.
+    mutating func restat(_ records: [RecordID], _ state: inout PipelineState) -> LedgerDelta {
+        for r in records where state.ledger.isLive(r) { markDirty(r, []) }
+        statDirtyFiles(&state)
+        return take()
+    }
+
+    /// Stats every file of `roots` again (an audit: bytes and ages are refreshed in place); returns what changed.
+    mutating func audit(_ roots: [RootID], _ state: inout PipelineState) -> LedgerDelta {
+        for id in roots { restatAll(id, state.ledger) }
+        if !roots.isEmpty { statDirtyFiles(&state) }
+        return take()
+    }
+
+    /// What changed since the last call; the updater starts a new delta.
+    mutating func take() -> LedgerDelta {
+        defer { delta = LedgerDelta() }
+        return delta
     }
 
     /// Forgets everything in flight (after an overflow, the trees are re-read). Entries held by a rename in flight
@@ -87,7 +98,7 @@ struct LedgerUpdater {
         announcedBefore.removeAll()
         unmatchedCloses.removeAll()
         deferredCloses.removeAll()
-        overflowed = false
+        delta.overflowed = false
     }
 
     /// Drops what the updater holds about nodes and records whose slots `settle()` just freed, so that an ID it
@@ -119,13 +130,14 @@ struct LedgerUpdater {
 
     private mutating func route(_ c: Change, _ batch: ChangeBatch, _ state: inout PipelineState) {
         switch c.kind {
-        case .overflow: overflowed = true; return
+        case .overflow: delta.overflowed = true; return
         case .opensLost: state.ledger.forgetOpens(); return
         case .moveAbandoned: finishMove(c.move, &state); return
         case .rescan: rescan(c.node, &state); return
         case .watchLost, .directoryGone:
+            if c.kind == .watchLost { state.ledger.setWatched(c.node, false) }
             if state.ledger.isLive(c.node), state.ledger.isRoot(c.node) {
-                lostRoots.append((state.ledger.root(of: c.node), c.kind == .watchLost ? "its watch was removed" : "it was deleted or moved away"))
+                delta.lostRoots.append((state.ledger.root(of: c.node), c.kind == .watchLost ? "its watch was removed" : "it was deleted or moved away"))
             }
             return
         default: break
@@ -142,7 +154,7 @@ struct LedgerUpdater {
             if c.kind == .movedTo { finishMove(c.move, &state) }
             return
         }
-        active.insert(root)
+        delta.active.insert(root)
         if rt.settings.countDirectories, c.kind == .created || c.kind == .deleted || c.kind == .movedFrom || c.kind == .movedTo {
             dirtyDirectories.insert(c.node)
         }
@@ -164,7 +176,7 @@ struct LedgerUpdater {
             if let r = state.ledger.existingRecord(in: dir, named: name) {
                 noteUnseen(r, state.ledger)
                 state.ledger.removeRecord(r)
-                touched.insert(root)
+                delta.touched.insert(root)
             }
         case .movedFrom:
             if let r = state.ledger.existingRecord(in: dir, named: name) {
@@ -197,7 +209,7 @@ struct LedgerUpdater {
             }
             // Between two roots: the bytes leave one total, and the file is counted afresh in the other.
             state.ledger.removeRecord(r)
-            touched.insert(fromRoot)
+            delta.touched.insert(fromRoot)
         }
         if let old = state.ledger.existingRecord(in: c.node, named: name) { state.ledger.removeRecord(old) }
         markDirty(state.ledger.record(in: c.node, named: name).record, .movedIn)
@@ -218,7 +230,7 @@ struct LedgerUpdater {
             if case .directory(let moved, let fromRoot)? = pendingMoves.removeValue(forKey: c.move) {
                 if fromRoot == root && state.ledger.isLive(moved) {
                     state.ledger.attachDirectory(moved, parent: c.node, name: name)
-                    touched.insert(root)
+                    delta.touched.insert(root)
                     return
                 }
                 // Between two roots: the bytes leave one total and the subtree is read into the other.
@@ -230,10 +242,10 @@ struct LedgerUpdater {
     }
 
     /// A record about to go: if it was never statted and never closed after writing, it may have been a hard link
-    /// to a file counted under another name (see `suspects`).
+    /// to a file counted under another name (`LedgerDelta.suspects`).
     mutating func noteUnseen(_ r: RecordID, _ ledger: SizeLedger) {
         guard !ledger.record(r).statted, !(dirty[r]?.contains(.closed) ?? false) else { return }
-        suspects.insert(ledger.root(ofRecord: r))
+        delta.suspects.insert(ledger.root(ofRecord: r))
     }
 
     /// Queues every file of `root` for a stat (an audit): bytes and ages are refreshed in place.
@@ -244,7 +256,7 @@ struct LedgerUpdater {
 
     mutating func removeDirectory(_ n: NodeID, _ state: inout PipelineState) {
         guard state.ledger.isLive(n) else { return }
-        touched.insert(state.ledger.root(of: n))
+        delta.touched.insert(state.ledger.root(of: n))
         state.ledger.removeSubtree(n)
     }
 
@@ -254,7 +266,7 @@ struct LedgerUpdater {
         case .file(let r)?:
             guard state.ledger.isLive(r) else { return }
             noteUnseen(r, state.ledger)
-            touched.insert(state.ledger.root(ofRecord: r))
+            delta.touched.insert(state.ledger.root(ofRecord: r))
             state.ledger.removeRecord(r)
         case .directory(let n, _)?:
             removeDirectory(n, &state)

@@ -16,7 +16,7 @@ extension TreeScanner {
         }
         nodes[d.id] = node
         if d.id == 0 { state.ledger.setDirectoryBytes(node, d.bytes) }
-        try fileWatch(d, node: node, root: root, strict: strict, &state)
+        try fileWatch(d, node: node, root: root, strict: strict, &state, &outcome)
         if let error = d.readError {
             if strict && d.id == 0 { throw WardenError.path(error, PathBytes.display(state.ledger.absolutePath(of: node))) }
             reportUnreadable(node, root: root, error: error, &state, &outcome)
@@ -35,37 +35,25 @@ extension TreeScanner {
         }
     }
 
-    /// Binds the directory's watch, or reports why it has none.
+    /// Hands on the directory's watch attempt (the engine gives it to the backend), or reports why it has none.
     private func fileWatch(_ d: WalkedDirectory, node: NodeID, root: RootID, strict: Bool,
-                           _ state: inout PipelineState) throws(WardenError) {
-        guard let backend, let watch = d.watch else { return }
-        let where_ = PathBytes.display(state.ledger.absolutePath(of: node))
+                           _ state: inout PipelineState, _ outcome: inout Outcome) throws(WardenError) {
+        guard let watch = d.watch else { return }
         switch watch {
-        case .watched(let handle):
-            if let stale = backend.bind(handle, to: node), stale != node {
-                // The same directory was still known under another node (a rename we did not pair): the new
-                // place wins, and the stale subtree goes.
-                state.ledger.removeSubtree(stale)
-            }
+        case .watched:
+            state.ledger.setWatched(node, true)
         case .limitReached(let limit):
-            let problem = WardenError.watchLimitReached(path: where_, maxUserWatches: limit)
-            if strict { throw problem }
-            let interval = state.settings.watchLimitRescanInterval
-            if !backend.isFallingBack(node) {
-                state.events.error(problem.description + "; re-reading this directory every \(interval)s instead",
-                                   dir: state.roots[root]?.name, file: PathBytes.display(state.ledger.relativePath(of: node)),
-                                   kind: "watch_limit")
-            }
-            // Not blind: the directory was read now and is re-read on the backend's timer until a watch succeeds.
-            backend.fallBack(node, every: interval)
+            if strict { throw WardenError.watchLimitReached(path: PathBytes.display(state.ledger.absolutePath(of: node)), maxUserWatches: limit) }
         case .failed(let error):
-            let problem = WardenError.path(error, where_)
+            let problem = WardenError.path(error, PathBytes.display(state.ledger.absolutePath(of: node)))
             if strict && d.id == 0 { throw problem }
             if d.readError == nil {
                 state.events.error(problem.description, dir: state.roots[root]?.name,
                                    file: PathBytes.display(state.ledger.relativePath(of: node)), kind: problem.issueKind)
             }
+            return
         }
+        outcome.watches.append((node, watch))
     }
 
     /// A directory that could not be read: permission problems are reported; one that is gone, renamed or

@@ -6,29 +6,41 @@ import SystemPackage
 /// of its own while the watcher's queue files what they find; run-time scans (a directory created or moved in, a
 /// re-read) walk inline. Each directory is watched by the backend *before* its entries are read, so a file
 /// created between the two is either found by the read or reported by an event (the ledger is idempotent per
-/// name). Without a backend (a one-shot report) nothing is watched.
+/// name). The scanner only obtains the watches; what they became is handed back as values (`Outcome.watches`)
+/// for the engine to give to the backend. Without `watching` (a one-shot report) nothing is watched.
 struct TreeScanner {
-    let backend: (any ChangeBackend)?
+    /// The backend's watcher for a root's events; nil: watch nothing.
+    let watching: ((WatchEvents) -> DirectoryWatcher)?
     /// Walker threads of the initial scan: one per core, at least 2 (one walks while the other waits on the disk).
     static let walkerThreads = max(2, ProcessInfo.processInfo.activeProcessorCount)
 
-    /// What a run-time scan could not read yet (renamed or swapped under it; read again once events caught up).
+    /// What a scan hands on: the watches it obtained, and what it could not read yet (renamed or swapped under it;
+    /// read again once events caught up).
     struct Outcome {
+        /// Each directory's watch attempt, for the engine to hand to the backend (`ChangeBackend.adopt`).
+        var watches: [(node: NodeID, attempt: WatchAttempt)] = []
         var unread: [NodeID] = []
         /// Files whose `write` line a discovering scan emitted, with the bytes it said (see
         /// `LedgerUpdater.announced`).
         var announced: [(RecordID, Int64)] = []
+        /// Why a root's scan failed (the root itself, or the watch limit at registration). The watches obtained
+        /// before it are in `watches` all the same: the backend must adopt them to release them.
+        var failure: WardenError?
     }
 
-    /// (Re)builds root `id` from disk, keeping its files in oldest-first order when `ordered`. Throws for
-    /// problems with the root itself and for the watch limit.
-    func scanRoot(_ id: RootID, ordered: Bool, _ state: inout PipelineState) throws(WardenError) {
-        guard let rt = state.roots[id] else { return }
+    /// (Re)builds root `id` from disk, keeping its files in oldest-first order when `ordered`. Fails for problems
+    /// with the root itself and for the watch limit (`Outcome.failure`).
+    func scanRoot(_ id: RootID, ordered: Bool, _ state: inout PipelineState) -> Outcome {
+        guard let rt = state.roots[id] else { return Outcome() }
         let st: stat
-        do throws(Errno) { st = try Syscall.lstat(path: rt.path) } catch { throw WardenError.path(error, rt.path) }
-        guard st.isDirectory else { throw .notADirectory(rt.path) }
         let fd: Int32
-        do throws(Errno) { fd = try Syscall.openDirectory(path: rt.path) } catch { throw WardenError.path(error, rt.path) }
+        do throws(Errno) {
+            st = try Syscall.lstat(path: rt.path)
+            guard st.isDirectory else { return Outcome(failure: .notADirectory(rt.path)) }
+            fd = try Syscall.openDirectory(path: rt.path)
+        } catch {
+            return Outcome(failure: .path(error, rt.path))
+        }
         let ordered = ordered || state.ledger.account(id)?.ordered == true
         state.ledger.removeRoot(id)
         let node = state.ledger.addRoot(id, path: rt.pathBytes, ino: UInt64(st.st_ino), dev: UInt64(st.st_dev),
@@ -36,8 +48,9 @@ struct TreeScanner {
                                         ordered: ordered)
         state.ledger.beginBulkLoad(id)
         defer { state.ledger.endBulkLoad(id) }
-        try walkInParallel(root: id, top: node, fd: fd, &state)
-        state.roots[id]?.lost = false
+        let outcome = walkInParallel(root: id, top: node, fd: fd, &state)
+        if outcome.failure == nil { state.roots[id]?.lost = false }
+        return outcome
     }
 
     /// Reads the tree under directory `top` of `root` inline. `discovered` marks files found at run time (they
@@ -70,13 +83,13 @@ struct TreeScanner {
     }
 
     private func walker(for rt: RootRuntime, _ ledger: SizeLedger) -> TreeWalker {
-        TreeWalker(watcher: backend?.directoryWatcher(for: rt.watchEvents), events: rt.watchEvents, dev: ledger.account(rt.id)?.dev ?? 0,
+        TreeWalker(watcher: watching?(rt.watchEvents), events: rt.watchEvents, dev: ledger.account(rt.id)?.dev ?? 0,
                    oneFileSystem: rt.settings.oneFileSystem, exclude: rt.exclude, fileStat: rt.fileStat)
     }
 
     /// The initial scan: walkers on threads of their own, this queue filing what they report.
-    private func walkInParallel(root: RootID, top: NodeID, fd: Int32, _ state: inout PipelineState) throws(WardenError) {
-        guard let rt = state.roots[root] else { Syscall.close(fd); return }
+    private func walkInParallel(root: RootID, top: NodeID, fd: Int32, _ state: inout PipelineState) -> Outcome {
+        guard let rt = state.roots[root] else { Syscall.close(fd); return Outcome() }
         let walker = self.walker(for: rt, state.ledger)
         let start = TreeWalker.top(fd: fd, ino: state.ledger.node(top).ino, relative: [])
         let channel = WalkChannel()
@@ -90,16 +103,15 @@ struct TreeScanner {
         thread.start()
         var nodes: [Int32: NodeID] = [0: top]
         var outcome = Outcome()
-        var failure: WardenError?
         while let walked = channel.take() {
-            guard failure == nil else { continue }   // drain until the walkers have stopped
+            guard outcome.failure == nil else { continue }   // drain until the walkers have stopped
             do throws(WardenError) {
                 try file(walked, root: root, nodes: &nodes, discovered: false, strict: true, &state, &outcome)
             } catch {
-                failure = error
+                outcome.failure = error
                 channel.cancelled.store(true, ordering: .relaxed)
             }
         }
-        if let failure { throw failure }
+        return outcome
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 import Synchronization
 @testable import CacheWarden
 
@@ -23,13 +24,14 @@ final class WatcherHarness: Sendable {
     let name: String
 
     init(_ tree: TemporaryTree, name: String = "cache", quota: Int64 = 0, basis: SizeBasis = .allocated,
-         configure: (inout DirectorySettings) -> Void = { _ in }) throws {
+         backend: BackendFactory = .inotify(), configure: (inout DirectorySettings) -> Void = { _ in }) throws {
         self.tree = tree
         self.name = name
         var dir = DirectorySettings(name: name, path: tree.path, quota: quota)
         configure(&dir)
         let log = self.log
-        watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: basis)) { log.append($0) }
+        watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: basis), mode: .enforce, callbackQueue: nil,
+                          logger: Logger(label: "test"), backend: backend) { log.append($0) }
         try watcher.start()
     }
 
@@ -45,4 +47,20 @@ final class WatcherHarness: Sendable {
             return total == disk.total && files == disk.files
         }
     }
+}
+
+/// The inotify backend's factory, keeping the descriptor of the instance it made: for tests that count the
+/// kernel's watches in `/proc/self/fdinfo`.
+final class InotifyCapture: Sendable {
+    private let made = Mutex<Int32?>(nil)
+
+    var factory: BackendFactory {
+        BackendFactory { queue, logger throws(WardenError) in
+            let backend = try InotifyBackend(queue: queue, logger: logger)
+            self.made.withLock { $0 = backend.descriptor }
+            return backend
+        }
+    }
+
+    var descriptor: Int32? { made.withLock { $0 } }
 }

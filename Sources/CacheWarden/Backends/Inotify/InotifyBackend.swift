@@ -83,7 +83,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
             do throws(Errno) {
                 if let override, let injected = override(Syscall.readLink("/proc/self/fd/\(fd)") ?? "") { throw injected }
                 let wd = try inotify.addWatch(directory: fd)
-                return .watched(WatchHandle(raw: wd, opens: events.contains(.opens) ? opens?.addWatch(directory: fd) : nil))
+                return .watched(WatchHandle(wd: wd, opens: events.contains(.opens) ? opens?.addWatch(directory: fd) : nil))
             } catch {
                 // ENOSPC from inotify_add_watch is the per-user watch limit, never a full disk.
                 return error == .noSpace ? .limitReached(limit: InotifyDescriptor.maxUserWatches) : .failed(error)
@@ -108,9 +108,27 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         return made
     }
 
-    func bind(_ handle: WatchHandle, to node: NodeID) -> NodeID? {
-        let wd = handle.raw
-        fallback.remove(node)
+    func adopt(_ attempt: WatchAttempt, for node: NodeID, rereadEvery seconds: Int64) -> WatchAdoption {
+        switch attempt {
+        case .watched(let handle):
+            fallback.remove(node)
+            return .watched(displaced: bind(handle.wd, opens: handle.opensWd, to: node))
+        case .limitReached:
+            let firstTime = !fallback.nodes.contains(node)
+            fallback.add(node, every: seconds) { [weak self] nodes in
+                guard let self, let deliver = self.deliver else { return }
+                var batch = ChangeBatch()
+                for n in nodes { batch.append(.rescan, node: n) }
+                _ = deliver(&batch)
+            }
+            return .reread(firstTime: firstTime)
+        case .failed:
+            return .none
+        }
+    }
+
+    /// Maps watch `wd` (and its opens watch) to `node`; returns the node it mapped before, if another.
+    private func bind(_ wd: Int32, opens opensWd: Int32?, to node: NodeID) -> NodeID? {
         var displaced: NodeID?
         if let other = wdToNode[wd], other != node {
             nodeToWd[other] = nil
@@ -119,7 +137,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         if let old = nodeToWd[node], old != wd { wdToNode[old] = nil }
         wdToNode[wd] = node
         nodeToWd[node] = wd
-        if let opensWd = handle.opens { opens?.bind(opensWd, to: node) }
+        if let opensWd { opens?.bind(opensWd, to: node) }
         return displaced
     }
 
@@ -130,19 +148,6 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         wdToNode[wd] = nil
         inotify.removeWatch(wd)
     }
-
-    func isWatched(_ node: NodeID) -> Bool { nodeToWd[node] != nil }
-
-    func fallBack(_ node: NodeID, every seconds: Int64) {
-        fallback.add(node, every: seconds) { [weak self] nodes in
-            guard let self, let deliver = self.deliver else { return }
-            var batch = ChangeBatch()
-            for n in nodes { batch.append(.rescan, node: n) }
-            _ = deliver(&batch)
-        }
-    }
-
-    func isFallingBack(_ node: NodeID) -> Bool { fallback.nodes.contains(node) }
 
     var fallbackNodes: [NodeID] { Array(fallback.nodes) }
 
@@ -261,6 +266,30 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
             guard let self, self.resting else { return }
             self.resting = false
             self.resume()
+        }
+    }
+}
+
+/// An inotify watch as the rest of CacheWarden holds it: the watch descriptor in the low 32 bits and, where the
+/// root tracks opens, the opens instance's descriptor + 1 in the high 32 (0: none).
+extension WatchHandle {
+    init(wd: Int32, opens: Int32?) {
+        raw = UInt64(UInt32(bitPattern: wd)) | UInt64(opens.map { UInt32(bitPattern: $0) &+ 1 } ?? 0) << 32
+    }
+
+    var wd: Int32 { Int32(bitPattern: UInt32(truncatingIfNeeded: raw)) }
+    var opensWd: Int32? {
+        let high = UInt32(truncatingIfNeeded: raw >> 32)
+        return high == 0 ? nil : Int32(bitPattern: high &- 1)
+    }
+}
+
+extension BackendFactory {
+    /// The inotify backend (the default). `addWatchOverride` is a seam for tests: it decides the outcome of
+    /// watching a directory (by its path) instead of the kernel.
+    static func inotify(addWatchOverride: (@Sendable (String) -> Errno?)? = nil) -> BackendFactory {
+        BackendFactory { queue, logger throws(WardenError) in
+            try InotifyBackend(queue: queue, logger: logger, addWatchOverride: addWatchOverride)
         }
     }
 }

@@ -1,0 +1,85 @@
+import Glibc
+import Synchronization
+import Testing
+@testable import CacheWarden
+
+/// The deleter's re-check of identity and age right before each unlink: it keeps what changed since it was
+/// counted, and never keeps a file for ever.
+@Suite struct RecheckTests {
+    /// Under `order = opened` the age is the last open; a write after it is a use too. An open time behind the
+    /// file's mtime (a coarse clock, a write after the open) gives way to the mtime, so the re-check, which
+    /// compares the mtime, does not refuse the file at every trim until its next open.
+    @Test func anOpenTimeBehindTheFilesMtimeGivesWayToIt() {
+        var ledger = SizeLedger()
+        let dir = ledger.addRoot(RootID(0), path: Array("/cache".utf8), ino: 1, dev: 1, ordered: true)
+        let r = Array("f".utf8).withUnsafeBytes { ledger.record(in: dir, named: $0).record }
+        ledger.apply(FileStatus(ino: 2, bytes: 100, age: 1_000, links: 1), to: r, keepOpenedAge: true)
+        ledger.markOpened(r, time: 900)
+        #expect(ledger.victimAge(r) == 1_000)
+        ledger.markOpened(r, time: 2_000)
+        #expect(ledger.victimAge(r) == 2_000)
+        ledger.apply(FileStatus(ino: 2, bytes: 150, age: 2_500, links: 1), to: r, keepOpenedAge: true)
+        #expect(ledger.victimAge(r) == 2_500)
+        ledger.apply(FileStatus(ino: 2, bytes: 150, age: 1_500, links: 1), to: r, keepOpenedAge: true)
+        #expect(ledger.victimAge(r) == 2_500, "an open time later than the mtime stays the age")
+    }
+
+    /// A clear takes everything: a file rewritten as it is cleared goes too (identity is still checked).
+    @Test func aClearTakesAFileRewrittenInPlaceAsItIsCleared() throws {
+        let tree = TemporaryTree()
+        for i in 0..<6 { tree.write("f\(i)", size: 1_000, mtime: 1_000_000 + Double(i)) }
+        let path = tree.path
+        let h = try WatcherHarness(tree, basis: .apparent) { dir in
+            dir.shouldEvict = { candidate in
+                if candidate.file == "f3" { Self.rewrite(path + "/f3", size: 2_000) }
+                return true
+            }
+        }
+        let report = try h.watcher.clear()
+        #expect(report.removed == 6)
+        #expect(!tree.exists("f3"))
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
+    /// A unit (`evict_unit = depth:N`) with a file rewritten since it was counted is kept whole, and the trim
+    /// takes the next units: never half a folder.
+    @Test func aUnitWithAFileRewrittenSinceItWasCountedStaysWhole() throws {
+        let tree = TemporaryTree()
+        for job in 0..<4 { for f in 0..<2 { tree.write("jobs/job\(job)/out\(f)", size: 10_000, mtime: 1_000_000 + Double(job * 10 + f)) } }
+        let path = tree.path
+        let h = try WatcherHarness(tree, quota: 85_000, basis: .apparent) { dir in
+            dir.evictUnit = .depth(2)
+            dir.shouldEvict = { candidate in
+                if candidate.file == "jobs/job0" { Self.rewrite(path + "/jobs/job0/out1", size: 10_000) }
+                return true
+            }
+        }
+        tree.write("jobs/job9/out", size: 10_000)   // 90 kB > 85 kB: trim to 42.5 kB
+        #expect(eventually { !h.log.trims.isEmpty })
+        #expect(h.log.evictions.map(\.file) == ["jobs/job1", "jobs/job2", "jobs/job3"])
+        #expect(tree.exists("jobs/job0/out0") && tree.exists("jobs/job0/out1"))
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
+    /// Under `order = ctime`, deleting one name of a hard-linked file changes the other name's ctime: the
+    /// re-check of that name is of identity only, so the trim frees the file's bytes.
+    @Test func underCtimeBothNamesOfAHardLinkedFileGo() throws {
+        let tree = TemporaryTree()
+        tree.write("old", size: 10_000)
+        #expect(link(tree.url("old"), tree.url("old-link")) == 0)
+        for i in 1...5 { tree.write("f\(i)", size: 10_000) }   // created after: newer ctimes
+        // 60 kB counted (the linked file once) in a 50 kB quota: trim to 25 kB.
+        let h = try WatcherHarness(tree, quota: 50_000, basis: .apparent) { $0.order = .ctime }
+        #expect(eventually { !h.log.trims.isEmpty })
+        #expect(!tree.exists("old") && !tree.exists("old-link"), "evictions: \(h.log.evictions.map(\.file))")
+        #expect(h.log.trims.first?.total ?? .max <= 25_000)
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
+    /// Rewrites a file in place: same inode, new contents and mtime.
+    static func rewrite(_ path: String, size: Int) {
+        let fd = open(path, O_WRONLY | O_TRUNC)
+        _ = [UInt8](repeating: 7, count: size).withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+        close(fd)
+    }
+}
