@@ -152,8 +152,9 @@ final class WatcherBox: @unchecked Sendable { var watcher: Watcher? }
         let tree = TemporaryTree()
         tree.write("d/f1", size: 4000)
         tree.mkdir("p")
+        let inotify = InotifyCapture()
         let engine = Engine(settings: WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)], sizeBasis: .apparent),
-                            mode: .observe, sinks: [], logger: Logger(label: "t"))
+                            mode: .observe, sinks: [], logger: Logger(label: "t"), backend: inotify.factory)
         let started: Result<Void, WardenError> = engine.queue.sync { do throws(WardenError) { try engine.start(); return .success(()) } catch { return .failure(error) } }
         try started.get()
         defer { _ = engine.queue.sync { engine.stop() } }
@@ -177,7 +178,7 @@ final class WatcherBox: @unchecked Sendable { var watcher: Watcher? }
             b4.append(.moveAbandoned, node: .none, move: MoveToken(raw: 5))
             _ = engine.process(&b4)
             let q = Array("q".utf8).withUnsafeBytes { engine.state.ledger.subdirectory(of: rootNode, named: $0) }
-            return (engine.state.ledger.total(root), q.map { engine.state.ledger.isWatched($0) } ?? false)
+            return (engine.state.ledger.total(root), q.map { engine.state.ledger.isWatched($0) && inotify.backend?.hasWatch($0) == true } ?? false)
         }
         #expect(total == 6000, "total \(total), disk 6000")
         #expect(qWatched, "q lost its node or its watch")

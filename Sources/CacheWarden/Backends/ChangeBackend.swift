@@ -55,9 +55,8 @@ enum BackendPace {
 /// nothing of the stages after it: it is told which directories to watch and delivers batches. A second
 /// backend (fanotify, polling) is a new folder beside `Inotify/`.
 ///
-/// Data flows one way: the walkers watch each directory they open through `directoryWatcher` (before reading
-/// it, so no change is missed) and hand the attempt back as a value; the engine gives it to `adopt` with the
-/// node it became. All methods except `directoryWatcher(for:).watch` run on the engine's queue.
+/// The tree scanner reaches it only through a `WatchPort`; the stages after the ledger updater never do. All
+/// methods except `directoryWatcher(for:).watch` run on the engine's queue.
 protocol ChangeBackend: AnyObject {
     /// What the tree walker calls to watch each directory it opens, for `events`.
     func directoryWatcher(for events: WatchEvents) -> DirectoryWatcher
@@ -90,4 +89,18 @@ protocol ChangeBackend: AnyObject {
 /// inotify); tests give a scripted one.
 struct BackendFactory: Sendable {
     let make: @Sendable (_ queue: DispatchQueue, _ logger: Logger) throws(WardenError) -> any ChangeBackend
+}
+
+/// What a tree scan may do with the backend, and nothing else: watch each directory it opens (from the walkers'
+/// threads, before reading it, so no change is missed) and have that watch bound to the node the directory
+/// became (on the engine's queue, at once, so a stale node the watch displaces is gone before the scan reports
+/// any total). The engine makes it from its backend; the scanner never sees the backend.
+struct WatchPort {
+    let watcher: (WatchEvents) -> DirectoryWatcher
+    let adopt: (WatchAttempt, NodeID, _ rereadEvery: Int64) -> WatchAdoption
+
+    init(_ backend: any ChangeBackend) {
+        watcher = backend.directoryWatcher(for:)
+        adopt = backend.adopt(_:for:rereadEvery:)
+    }
 }

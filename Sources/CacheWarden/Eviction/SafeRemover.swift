@@ -52,15 +52,18 @@ struct SafeRemover: FileDeleter {
         var ino: UInt64
         /// The age it was ordered by; nil: identity only.
         var age: Int64?
+        /// Compare the mtime with `age` rather than the order's timestamp: for a hard-linked file under `ctime`,
+        /// whose ctime moves when another of its names is unlinked (by this very trim); a write moves the mtime
+        /// past the counted ctime, a link or unlink does not.
+        var byMtime = false
     }
 
     /// Opens the victim's verified directory and calls `body` with its NUL-terminated name there.
     private mutating func withVictim(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool,
                                      _ body: (UnsafePointer<CChar>, Int32, Counted) -> DeletionOutcome) -> DeletionOutcome {
         let rec = ledger.record(r)
-        // Under `ctime`, deleting one name of a hard-linked file changes the others' ctime: identity only there.
-        let ages = checkingAge && !(fileStat.order == .ctime && rec.linked)
-        let counted = Counted(ino: rec.ino, age: ages ? ledger.victimAge(r) : nil)
+        let counted = Counted(ino: rec.ino, age: checkingAge ? ledger.victimAge(r) : nil,
+                              byMtime: fileStat.order == .ctime && rec.linked)
         do throws(Errno) {
             let dirfd = try directories.open(rec.dir, in: ledger)
             scratch.removeAll(keepingCapacity: true)
@@ -87,11 +90,10 @@ struct SafeRemover: FileDeleter {
             return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
         }
         guard st.isRegularFile, UInt64(st.st_ino) == counted.ino else { return .changed }
+        guard let age = counted.age else { return nil }
         var noBirthTime = false
-        if let age = counted.age, fileStat.ageOnDisk(st, dirfd: dirfd, name: name, noBirthTime: &noBirthTime) > age {
-            return .changed
-        }
-        return nil
+        let onDisk = counted.byMtime ? st.mtimeNanoseconds : fileStat.ageOnDisk(st, dirfd: dirfd, name: name, noBirthTime: &noBirthTime)
+        return onDisk > age ? .changed : nil
     }
 
     mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger) -> Bool {

@@ -66,6 +66,9 @@ extension TrimRun {
         for r in unit.files {
             guard let refused = deleter.check(r, in: state.ledger, checkingAge: true), refused != .vanished else { continue }
             if refused == .changed { changed.append(r) }
+            if case .failed(let errno) = refused {
+                state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(relativePath(r, state.ledger)), kind: "delete")
+            }
             return
         }
         var deleted = 0

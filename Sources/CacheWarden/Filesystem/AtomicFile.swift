@@ -21,11 +21,11 @@ enum AtomicFile {
             }
             _ = try Syscall.retrying { fchmod(fd, mode) }   // not narrowed by the umask
         } catch {
-            _ = unlink(temporary)
+            try? Syscall.unlink(path: temporary)
             throw error
         }
         do throws(Errno) { _ = try Syscall.retrying { rename(temporary, path) } } catch {
-            _ = unlink(temporary)
+            try? Syscall.unlink(path: temporary)
             throw error
         }
     }

@@ -26,7 +26,7 @@ struct FileStat: Sendable {
             var birth: Int64 = 0
             var ino: UInt64 = 0
             guard let name else { noBirthTime = true; return st.mtimeNanoseconds }
-            let found = cwsys_birth_time(dirfd, name, &birth, &ino)
+            let found = (try? Syscall.retrying { cwsys_birth_time(dirfd, name, &birth, &ino) }) ?? -1
             // `statx` looks the name up again: if it found another file than `st`, the name changed in between.
             // Nothing is known of this one's age: newest, so no trim takes it before it is statted again.
             if found >= 0 && ino != UInt64(st.st_ino) { return .max }

@@ -57,6 +57,11 @@ enum Syscall {
         _ = try retrying { unlinkat(dirfd, name, directory ? AT_REMOVEDIR : 0) }
     }
 
+    /// `unlink(2)` of a path (a file CacheWarden itself wrote: never a victim, which goes through `unlink(at:)`).
+    static func unlink(path: String) throws(Errno) {
+        _ = try Array(path.utf8).withCString { p throws(Errno) in try retrying { Glibc.unlink(p) } }
+    }
+
     /// `mkdir(2)`; an existing entry is not an error.
     static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(Errno) {
         do throws(Errno) { _ = try retrying { mkdir(path, mode) } } catch {

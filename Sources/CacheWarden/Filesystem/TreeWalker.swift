@@ -60,7 +60,7 @@ struct TreeWalker: Sendable {
         var ino: UInt64
         /// Path relative to the root (kept only when there are `exclude` globs to match).
         var relative: [UInt8]
-        var parentFD: SharedDescriptor?
+        var parentFD: OwnedDescriptor?
         var fd: Int32
     }
 
@@ -121,7 +121,7 @@ struct TreeWalker: Sendable {
             dir.readError = error
             return (dir, [])
         }
-        let shared = SharedDescriptor(fd)
+        let shared = OwnedDescriptor(fd)
         if let st = try? Syscall.fstat(fd) { dir.bytes = fileStat.bytes(st) }
         dir.watch = watcher?.watch(fd, events)
         let handle: OpaquePointer
@@ -136,7 +136,13 @@ struct TreeWalker: Sendable {
         defer { closedir(handle) }
         rewinddir(handle)   // the dup shares its offset with `fd`
         var subdirectories: [Pending] = []
-        while let entry = readdir(handle) {
+        while true {
+            // readdir returns NULL both at the end and on an error; only errno tells them apart.
+            errno = 0
+            guard let entry = readdir(handle) else {
+                if errno != 0 { dir.readError = Errno(rawValue: errno) }
+                break
+            }
             withUnsafePointer(to: &entry.pointee.d_name) { tuple in
                 tuple.withMemoryRebound(to: CChar.self, capacity: 256) { name in
                     readEntry(name, in: shared, pending, into: &dir, subdirectories: &subdirectories, nextID: nextID)
@@ -160,7 +166,7 @@ struct TreeWalker: Sendable {
     }
 
     /// Stats one entry: a regular file joins `dir.files`, a directory (on this filesystem) `subdirectories`.
-    private func readEntry(_ name: UnsafePointer<CChar>, in parent: SharedDescriptor, _ pending: Pending,
+    private func readEntry(_ name: UnsafePointer<CChar>, in parent: OwnedDescriptor, _ pending: Pending,
                            into dir: inout WalkedDirectory, subdirectories: inout [Pending], nextID: () -> Int32) {
         if name[0] == 46 && (name[1] == 0 || (name[1] == 46 && name[2] == 0)) { return }   // "." and ".."
         guard let st = try? Syscall.lstat(at: parent.fd, name), st.isDirectory || st.isRegularFile else { return }

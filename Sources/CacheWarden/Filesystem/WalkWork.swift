@@ -38,12 +38,6 @@ final class SharedWork: Sendable {
     }
 }
 
-/// A directory descriptor shared by the children still to be opened from it; closed with its last user.
-final class SharedDescriptor: Sendable {
-    let fd: Int32
-    init(_ fd: Int32) { self.fd = fd }
-    deinit { Syscall.close(fd) }
-}
 
 /// A bounded hand-off of walked directories from the walking thread to the watcher's queue.
 final class WalkChannel: Sendable {

@@ -29,7 +29,6 @@ extension Engine {
         let id = state.roots.nextID
         state.roots.add(RootRuntime(id: id, settings: dir, path: path, basis: state.settings.sizeBasis))
         let outcome = updater.scanner.scanRoot(id, ordered: needsOrder(dir), &state)
-        adopt(outcome.watches)
         if let failure = outcome.failure {
             removeRoot(id)
             throw failure
@@ -85,8 +84,7 @@ extension Engine {
             }
             guard st.isDirectory else { stillLost = true; continue }
             let outcome = updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), &state)
-            adopt(outcome.watches)
-            guard outcome.failure == nil else {
+                guard outcome.failure == nil else {
                 state.ledger.removeRoot(rt.id)
                 state.roots[rt.id]?.lost = true
                 settle()
@@ -115,8 +113,7 @@ extension Engine {
         for rt in state.roots.all where !rt.lost {
             guard let old = state.ledger.account(rt.id) else { continue }
             let outcome = updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), &state)
-            adopt(outcome.watches)
-            if let failure = outcome.failure {
+                if let failure = outcome.failure {
                 rootLost(rt.id, why: failure.description)
                 continue
             }

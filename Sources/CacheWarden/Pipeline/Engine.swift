@@ -67,45 +67,19 @@ final class Engine: @unchecked Sendable {
         return nearQuota() ? .keepReading : .rest
     }
 
-    /// The stages after the ledger updater, for what it changed: activity for idle deferral, the watches its
-    /// scans obtained to the backend, overflow recovery, audits, lost roots; then the policies for the roots
-    /// whose totals moved.
+    /// The stages after the ledger updater, for what it changed: activity for idle deferral, overflow recovery,
+    /// audits, lost roots; then the policies for the roots whose totals moved.
     func step(_ delta: LedgerDelta) {
         var delta = delta
         delta.merge(carried)
         carried = LedgerDelta()
         let now = DispatchTime.now().uptimeNanoseconds
         for id in delta.active { state.lastActivity[id] = now }
-        adopt(delta.watches)
         if delta.overflowed { delta.touched.formUnion(recoverFromOverflow()) }
         if !delta.suspects.isEmpty { delta.touched.formUnion(audit(delta.suspects)) }
         for (root, why) in delta.lostRoots { rootLost(root, why: why) }
         settle()
         if !delta.touched.isEmpty { enforce(.changes, roots: delta.touched.sorted()) }
-    }
-
-    /// Hands the watches scans obtained to the backend, and acts on what it made of them.
-    func adopt(_ watches: [(node: NodeID, attempt: WatchAttempt)]) {
-        guard let backend else { return }
-        let interval = state.settings.watchLimitRescanInterval
-        for (node, attempt) in watches {
-            switch backend.adopt(attempt, for: node, rereadEvery: interval) {
-            case .watched(let displaced?) where displaced != node && state.ledger.isLive(displaced):
-                // The same directory was still known under another node (a rename we did not pair): the new
-                // place wins, and the stale subtree goes.
-                state.ledger.removeSubtree(displaced)
-            case .reread(firstTime: true) where state.ledger.isLive(node):
-                guard case .limitReached(let limit) = attempt else { break }
-                let root = state.ledger.root(of: node)
-                let problem = WardenError.watchLimitReached(path: PathBytes.display(state.ledger.absolutePath(of: node)),
-                                                            maxUserWatches: limit)
-                // Not blind: the directory was read now and is re-read on the backend's timer until a watch succeeds.
-                state.events.error(problem.description + "; re-reading this directory every \(interval)s instead",
-                                   dir: state.roots[root]?.name, file: PathBytes.display(state.ledger.relativePath(of: node)),
-                                   kind: "watch_limit")
-            default: break
-            }
-        }
     }
 
     /// Asks the policies what to evict and hands their goals to the evictor (none exists in observe mode).
@@ -182,7 +156,7 @@ final class Engine: @unchecked Sendable {
         do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
         let backend = try backendFactory.make(queue, logger)
         self.backend = backend
-        updater = LedgerUpdater(scanner: TreeScanner(watching: backend.directoryWatcher(for:)))
+        updater = LedgerUpdater(scanner: TreeScanner(watching: WatchPort(backend)))
         do throws(WardenError) {
             for dir in state.settings.directories { try addRoot(dir) }
             try backend.start { [unowned self] batch in self.process(&batch) }

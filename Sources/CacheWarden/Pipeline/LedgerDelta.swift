@@ -1,6 +1,6 @@
 /// What the ledger updater changed since it last handed over: the value the engine takes from it after each step
 /// (`LedgerUpdater.apply`, `.restat`, `.audit`) and passes to the next stages. Nothing flows back: the updater
-/// never calls the backend or the policies.
+/// never calls the policies, the evictor or the backend (its scans watch through a `WatchPort`).
 struct LedgerDelta {
     /// Roots whose totals may have changed since the policies last looked.
     var touched = Set<RootID>()
@@ -12,8 +12,6 @@ struct LedgerDelta {
     var lostRoots: [(RootID, String)] = []
     /// Roots where a name may have changed a counted file unseen (see `LedgerUpdater.noteUnseen`): to be audited.
     var suspects = Set<RootID>()
-    /// Watches run-time scans obtained, for the backend to adopt.
-    var watches: [(node: NodeID, attempt: WatchAttempt)] = []
 
     mutating func merge(_ other: LedgerDelta) {
         touched.formUnion(other.touched)
@@ -21,6 +19,5 @@ struct LedgerDelta {
         overflowed = overflowed || other.overflowed
         lostRoots += other.lostRoots
         suspects.formUnion(other.suspects)
-        watches += other.watches
     }
 }

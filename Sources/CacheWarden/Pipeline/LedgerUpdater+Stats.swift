@@ -31,7 +31,6 @@ extension LedgerUpdater {
     /// Keeps what a discovering scan read and announced.
     private mutating func noteDiscovered(_ outcome: TreeScanner.Outcome) {
         unread.formUnion(outcome.unread)
-        delta.watches += outcome.watches
         for (r, bytes) in outcome.announced { announced[r] = bytes }
     }
 
@@ -81,7 +80,6 @@ extension LedgerUpdater {
         delta.touched.insert(root)
         let outcome = scanner.scan(n, root: root, discovered: false, &state)
         unread.formUnion(outcome.unread)
-        delta.watches += outcome.watches
     }
 
     /// One `fstatat` per file the batch touched, relative to its verified directory; emits `write` for files

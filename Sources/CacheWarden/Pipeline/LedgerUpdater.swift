@@ -98,7 +98,6 @@ struct LedgerUpdater {
         announcedBefore.removeAll()
         unmatchedCloses.removeAll()
         deferredCloses.removeAll()
-        delta.overflowed = false
     }
 
     /// Drops what the updater holds about nodes and records whose slots `settle()` just freed, so that an ID it

@@ -16,7 +16,7 @@ extension TreeScanner {
         }
         nodes[d.id] = node
         if d.id == 0 { state.ledger.setDirectoryBytes(node, d.bytes) }
-        try fileWatch(d, node: node, root: root, strict: strict, &state, &outcome)
+        try fileWatch(d, node: node, root: root, strict: strict, &state)
         if let error = d.readError {
             if strict && d.id == 0 { throw WardenError.path(error, PathBytes.display(state.ledger.absolutePath(of: node))) }
             reportUnreadable(node, root: root, error: error, &state, &outcome)
@@ -35,15 +35,27 @@ extension TreeScanner {
         }
     }
 
-    /// Hands on the directory's watch attempt (the engine gives it to the backend), or reports why it has none.
+    /// Has the directory's watch bound to its node, or reports why it has none.
     private func fileWatch(_ d: WalkedDirectory, node: NodeID, root: RootID, strict: Bool,
-                           _ state: inout PipelineState, _ outcome: inout Outcome) throws(WardenError) {
-        guard let watch = d.watch else { return }
+                           _ state: inout PipelineState) throws(WardenError) {
+        guard let port = watching, let watch = d.watch else { return }
+        let interval = state.settings.watchLimitRescanInterval
         switch watch {
         case .watched:
             state.ledger.setWatched(node, true)
+            if case .watched(let stale?) = port.adopt(watch, node, interval), stale != node, state.ledger.isLive(stale) {
+                // The same directory was still known under another node (a rename we did not pair): the new
+                // place wins, and the stale subtree goes.
+                state.ledger.removeSubtree(stale)
+            }
         case .limitReached(let limit):
-            if strict { throw WardenError.watchLimitReached(path: PathBytes.display(state.ledger.absolutePath(of: node)), maxUserWatches: limit) }
+            let problem = WardenError.watchLimitReached(path: PathBytes.display(state.ledger.absolutePath(of: node)), maxUserWatches: limit)
+            if strict { throw problem }
+            // Not blind: the directory was read now and is re-read on the backend's timer until a watch succeeds.
+            guard case .reread(firstTime: true) = port.adopt(watch, node, interval) else { return }
+            state.events.error(problem.description + "; re-reading this directory every \(interval)s instead",
+                               dir: state.roots[root]?.name, file: PathBytes.display(state.ledger.relativePath(of: node)),
+                               kind: "watch_limit")
         case .failed(let error):
             let problem = WardenError.path(error, PathBytes.display(state.ledger.absolutePath(of: node)))
             if strict && d.id == 0 { throw problem }
@@ -51,9 +63,7 @@ extension TreeScanner {
                 state.events.error(problem.description, dir: state.roots[root]?.name,
                                    file: PathBytes.display(state.ledger.relativePath(of: node)), kind: problem.issueKind)
             }
-            return
         }
-        outcome.watches.append((node, watch))
     }
 
     /// A directory that could not be read: permission problems are reported; one that is gone, renamed or

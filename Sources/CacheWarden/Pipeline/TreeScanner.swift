@@ -6,25 +6,20 @@ import SystemPackage
 /// of its own while the watcher's queue files what they find; run-time scans (a directory created or moved in, a
 /// re-read) walk inline. Each directory is watched by the backend *before* its entries are read, so a file
 /// created between the two is either found by the read or reported by an event (the ledger is idempotent per
-/// name). The scanner only obtains the watches; what they became is handed back as values (`Outcome.watches`)
-/// for the engine to give to the backend. Without `watching` (a one-shot report) nothing is watched.
+/// name). Without a `WatchPort` (a one-shot report) nothing is watched.
 struct TreeScanner {
-    /// The backend's watcher for a root's events; nil: watch nothing.
-    let watching: ((WatchEvents) -> DirectoryWatcher)?
+    let watching: WatchPort?
     /// Walker threads of the initial scan: one per core, at least 2 (one walks while the other waits on the disk).
     static let walkerThreads = max(2, ProcessInfo.processInfo.activeProcessorCount)
 
     /// What a scan hands on: the watches it obtained, and what it could not read yet (renamed or swapped under it;
     /// read again once events caught up).
     struct Outcome {
-        /// Each directory's watch attempt, for the engine to hand to the backend (`ChangeBackend.adopt`).
-        var watches: [(node: NodeID, attempt: WatchAttempt)] = []
         var unread: [NodeID] = []
         /// Files whose `write` line a discovering scan emitted, with the bytes it said (see
         /// `LedgerUpdater.announced`).
         var announced: [(RecordID, Int64)] = []
-        /// Why a root's scan failed (the root itself, or the watch limit at registration). The watches obtained
-        /// before it are in `watches` all the same: the backend must adopt them to release them.
+        /// Why a root's scan failed (the root itself, or the watch limit at registration).
         var failure: WardenError?
     }
 
@@ -83,7 +78,7 @@ struct TreeScanner {
     }
 
     private func walker(for rt: RootRuntime, _ ledger: SizeLedger) -> TreeWalker {
-        TreeWalker(watcher: watching?(rt.watchEvents), events: rt.watchEvents, dev: ledger.account(rt.id)?.dev ?? 0,
+        TreeWalker(watcher: watching?.watcher(rt.watchEvents), events: rt.watchEvents, dev: ledger.account(rt.id)?.dev ?? 0,
                    oneFileSystem: rt.settings.oneFileSystem, exclude: rt.exclude, fileStat: rt.fileStat)
     }
 

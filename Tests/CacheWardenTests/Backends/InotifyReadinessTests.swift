@@ -31,7 +31,7 @@ import Testing
     @Test func aRecordMakesTheArmedSetReadableAndDisarmingQuietsIt() throws {
         let tree = TemporaryTree()
         var (inotify, set) = try watched(tree)
-        defer { inotify.close(); set.close() }
+        defer { withExtendedLifetime(inotify) {} }   // the instance closes with its last holder
         #expect(!readable(set))
         _ = tree.write("a", size: 10)
         #expect(readable(set))
@@ -45,7 +45,7 @@ import Testing
     @Test func armingWithRecordsQueuedMakesTheSetReadableAtOnce() throws {
         let tree = TemporaryTree()
         var (inotify, set) = try watched(tree)
-        defer { inotify.close(); set.close() }
+        defer { withExtendedLifetime(inotify) {} }   // the instance closes with its last holder
         _ = tree.write("a", size: 10)
         set.disarm()
         _ = tree.write("b", size: 10)   // queued while disarmed
@@ -62,7 +62,7 @@ import Testing
         let tree = TemporaryTree()
         for i in 0..<100 { _ = tree.write("f\(i)", size: 10) }
         var (inotify, set) = try watched(tree)
-        defer { inotify.close(); set.close() }
+        defer { withExtendedLifetime(inotify) {} }   // the instance closes with its last holder
         set.disarm()
         for i in 0..<100 { tree.remove("f\(i)") }
         #expect(!readable(set))
@@ -93,7 +93,7 @@ import Testing
     @Test func aDisarmedDescriptorIsOutOfTheSetSoItsRecordsRunNoCallback() throws {
         let tree = TemporaryTree()
         var (inotify, set) = try watched(tree)
-        defer { inotify.close(); set.close() }
+        defer { withExtendedLifetime(inotify) {} }   // the instance closes with its last holder
         #expect(registered(set) == [inotify.fd])
         // Registered with no events would still hang on the queue's wait list and run epoll's callback for every
         // record; disarmed, the kernel lists nothing in the set.

@@ -49,18 +49,19 @@ final class WatcherHarness: Sendable {
     }
 }
 
-/// The inotify backend's factory, keeping the descriptor of the instance it made: for tests that count the
-/// kernel's watches in `/proc/self/fdinfo`.
+/// The inotify backend's factory, keeping the backend it made: for tests of its watch bookkeeping (its
+/// descriptor, to count the kernel's watches in `/proc/self/fdinfo`; its map of watches to nodes).
 final class InotifyCapture: Sendable {
-    private let made = Mutex<Int32?>(nil)
+    private let made = Mutex<InotifyBackend?>(nil)
 
     var factory: BackendFactory {
         BackendFactory { queue, logger throws(WardenError) in
             let backend = try InotifyBackend(queue: queue, logger: logger)
-            self.made.withLock { $0 = backend.descriptor }
+            self.made.withLock { $0 = backend }
             return backend
         }
     }
 
-    var descriptor: Int32? { made.withLock { $0 } }
+    var backend: InotifyBackend? { made.withLock { $0 } }
+    var descriptor: Int32? { backend?.descriptor }
 }

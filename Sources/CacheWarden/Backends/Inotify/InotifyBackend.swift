@@ -51,7 +51,6 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
             readiness = try InotifyReadiness()
             try readiness.add(inotify.fd)
         } catch {
-            inotify.close()
             throw .inotifyUnavailable("epoll: \(error)")
         }
         // 64 KiB holds ~1,300 records; NAME_MAX + 1 + header is the minimum the kernel needs for one.
@@ -59,20 +58,15 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         fallback = InotifyFallback(queue: queue)
     }
 
-    /// Whether the read source owns the descriptors (it closes them when its cancellation has completed).
-    private var sourceOwnsDescriptor = false
-
     deinit {
         stop()
         readBuffer.deallocate()
-        if !sourceOwnsDescriptor {
-            inotify.close()
-            readiness.close()
-        }
     }
 
     /// The inotify descriptor (for tests that count the kernel's watches in `/proc/self/fdinfo`).
     var descriptor: Int32 { inotify.fd }
+    /// Whether `node` has a watch (for tests of watch bookkeeping).
+    func hasWatch(_ node: NodeID) -> Bool { nodeToWd[node] != nil }
     var watchCount: Int { wdToNode.count }
 
     func directoryWatcher(for events: WatchEvents) -> DirectoryWatcher {
@@ -155,14 +149,10 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         self.deliver = deliver
         let source = DispatchSource.makeReadSource(fileDescriptor: readiness.fd, queue: queue)
         source.setEventHandler { @Sendable [unowned self] in self.readBatch() }
-        // The descriptors are closed only once the source is done with them: closed earlier, a number could be
-        // reused by another descriptor while the cancellation is still pending.
+        // The cancel handler holds the descriptors until the source is done with them: closed earlier, a number
+        // could be reused by another descriptor while the cancellation is still pending.
         let (inotify, readiness) = (self.inotify, self.readiness)
-        source.setCancelHandler {
-            inotify.close()
-            readiness.close()
-        }
-        sourceOwnsDescriptor = true
+        source.setCancelHandler { withExtendedLifetime((inotify, readiness)) {} }
         source.resume()
         self.source = source
     }

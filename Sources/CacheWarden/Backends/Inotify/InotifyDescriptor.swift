@@ -17,11 +17,13 @@ struct InotifyDescriptor: Sendable {
         | CINOTIFY_IN_DELETE_SELF | CINOTIFY_IN_MOVE_SELF
 
 
-    let fd: Int32
+    /// Closes the instance when the last copy of this value (the backend's, its read source's) is gone.
+    private let owner: OwnedDescriptor
+    var fd: Int32 { owner.fd }
 
     /// Opens a non-blocking, close-on-exec inotify instance.
     init() throws(Errno) {
-        fd = try Syscall.retrying { inotify_init1(CINOTIFY_IN_NONBLOCK | CINOTIFY_IN_CLOEXEC) }
+        owner = OwnedDescriptor(try Syscall.retrying { inotify_init1(CINOTIFY_IN_NONBLOCK | CINOTIFY_IN_CLOEXEC) })
     }
 
     /// Watches the directory open as `directory` for `mask` (`baseEvents`, or the opens instance's), through
@@ -41,8 +43,6 @@ struct InotifyDescriptor: Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try Syscall.read(fd, into: buffer)
     }
-
-    func close() { Syscall.close(fd) }
 
     /// The kernel's watch limit, for messages.
     static var maxUserWatches: Int { Int(cinotify_max_user_watches()) }

@@ -53,15 +53,14 @@ final class InotifyOpens: @unchecked Sendable {
 
     private var stopped = false
 
-    /// Drops every watch and closes the descriptor (the backend has taken it out of its readiness set).
-    /// Idempotent.
+    /// Drops every watch (the backend has taken the descriptor out of its readiness set; it closes when this
+    /// instance goes). Idempotent.
     func stop() {
         guard !stopped else { return }
         stopped = true
         for wd in wdToNode.keys { inotify.removeWatch(wd) }
         wdToNode.removeAll()
         nodeToWd.removeAll()
-        inotify.close()
     }
 
     /// Appends what this instance has queued (up to `InotifyBackend.maxReadsPerBatch` reads) to `batch`: the

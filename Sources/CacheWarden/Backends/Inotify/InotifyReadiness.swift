@@ -20,12 +20,14 @@ import SystemPackage
 /// the deleting thread) only to find it disarmed — 5 % of a trim's `unlinkat` time in `perf`. Arming adds it back
 /// (`EPOLL_CTL_ADD` polls it at once, as a re-arm does).
 struct InotifyReadiness: Sendable {
-    let fd: Int32
+    /// Closes the set when the last copy of this value (the backend's, its read source's) is gone.
+    private let owner: OwnedDescriptor
+    var fd: Int32 { owner.fd }
     /// Each descriptor, and whether it is in the set (armed, or fired and not yet disarmed).
     private var members: [(descriptor: Int32, inSet: Bool)] = []
 
     init() throws(Errno) {
-        fd = try Syscall.retrying { cinotify_epoll_create() }
+        owner = OwnedDescriptor(try Syscall.retrying { cinotify_epoll_create() })
     }
 
     /// Adds `descriptor`, armed.
@@ -61,7 +63,6 @@ struct InotifyReadiness: Sendable {
     /// Whether `descriptor` is in the set now (for tests).
     func isArmed(_ descriptor: Int32) -> Bool { members.contains { $0.descriptor == descriptor && $0.inSet } }
 
-    func close() { Syscall.close(fd) }
 
     private func unregister(_ descriptor: Int32) {
         _ = try? Syscall.retrying { cinotify_epoll_remove(fd, descriptor) }
