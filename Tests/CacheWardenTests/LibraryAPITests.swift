@@ -26,8 +26,8 @@ import Testing
     @Test func theAsyncStreamEndsWhenTheWatcherStops() async throws {
         let tree = TemporaryTree()
         let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)]))
-        try watcher.start()
-        let stream = watcher.events()
+        try await watcher.start()
+        let stream = watcher.events(buffering: .unbounded)
         // Moved in whole: one record, so the write event and the new total come in the same batch.
         let staging = TemporaryTree("cw-staging")
         staging.write("one", size: 10)

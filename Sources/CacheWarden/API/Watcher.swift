@@ -16,7 +16,7 @@ import SystemPackage
 /// a veto hook or a `clear` progress closure (which run on that queue). Events reach the handler on
 /// `callbackQueue` in order, every stream from `events()`, and every sink given at creation.
 public final class Watcher: Sendable {
-    private let engine: Engine
+    let engine: Engine
     private let streams = StreamSink()
 
     /// A watcher for `settings`. Nothing is read or watched until `start()`.
@@ -88,8 +88,9 @@ public final class Watcher: Sendable {
         return try result.get()
     }
 
-    /// A new stream of every event from now on; it ends when the watcher stops.
-    public func events() -> AsyncStream<WardenEvent> { streams.makeStream() }
+    /// A new stream of every event from now on; it ends when the watcher stops. `buffering` says how many events
+    /// may wait for a consumer that falls behind; a bounded stream never drops silently (see `EventBuffering`).
+    public func events(buffering: EventBuffering) -> AsyncStream<WardenEvent> { streams.makeStream(buffering: buffering) }
 
     /// A snapshot of every directory's running totals (from memory, no rescan).
     public func totals() -> [DirectoryTotals] { engine.queue.sync { engine.allTotals() } }
