@@ -34,12 +34,16 @@ public final class Watcher: Sendable {
                   addWatchOverride: nil, handler: handler)
     }
 
+    /// `clock` and `disk` are seams for tests (a manual clock, a scripted filesystem).
     init(settings: WardenSettings, mode: WatcherMode, callbackQueue: DispatchQueue?, sinks: [any EventSink] = [],
-         logger: Logger, addWatchOverride: (@Sendable (String) -> Errno?)?, handler: (@Sendable (WardenEvent) -> Void)?) {
+         logger: Logger, addWatchOverride: (@Sendable (String) -> Errno?)?,
+         clock: any WardenClock = SystemClock(), disk: any DiskProbe = SystemDiskProbe(),
+         handler: (@Sendable (WardenEvent) -> Void)?) {
         var all = sinks
         if let handler { all.insert(CallbackSink(queue: callbackQueue, handler), at: 0) }
         all.append(streams)
-        engine = Engine(settings: settings, mode: mode, sinks: all, logger: logger, addWatchOverride: addWatchOverride)
+        engine = Engine(settings: settings, mode: mode, sinks: all, logger: logger, addWatchOverride: addWatchOverride,
+                        clock: clock, disk: disk)
     }
 
     deinit { stop() }
