@@ -29,11 +29,19 @@ import Testing
 
     @Test func theExpiryTimerRemovesFilesAsTheyAge() throws {
         let tree = TemporaryTree()
-        let h = try WatcherHarness(tree, basis: .apparent) { $0.maxAge = 2 }   // 2 s; the timer ticks every 1 s
+        let clock = ManualClock()
+        let h = try WatcherHarness(tree, basis: .apparent, clock: clock) { $0.maxAge = 2 }   // 2 s; the timer ticks every 1 s
         tree.write("short-lived", size: 10)
-        #expect(eventually { h.total == 10 })
-        #expect(eventually(timeout: 20) { !tree.exists("short-lived") })
-        #expect(eventually { h.log.trims.contains { $0.reason == .age } })
+        #expect(eventually { h.log.writes.contains { $0.file == "short-lived" } })
+        #expect(h.total == 10)
+        // Written after the clock started: not yet 2 s old at the ticks of 1 s and 2 s, older at 3 s.
+        clock.advance(by: 2)
+        #expect(tree.exists("short-lived") && h.log.trims.isEmpty)
+        clock.advance(by: 1)
+        #expect(!tree.exists("short-lived"))
+        let trim = try #require(h.log.trims.first)
+        #expect(trim.reason == .age && trim.removed == 1)
+        #expect(h.log.evictions.map(\.file) == ["short-lived"])
         #expect(h.total == 0)
     }
 

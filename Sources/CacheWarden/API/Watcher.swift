@@ -34,13 +34,15 @@ public final class Watcher: Sendable {
                   backend: .inotify(), handler: handler)
     }
 
-    /// A watcher whose engine makes its backend with `backend` (tests inject a scripted one, or a seam).
+    /// A watcher whose engine makes its backend with `backend` (tests inject a scripted one, or a seam); `clock`
+    /// and `disk` are seams for tests too (a manual clock, a scripted filesystem).
     init(settings: WardenSettings, mode: WatcherMode, callbackQueue: DispatchQueue?, sinks: [any EventSink] = [],
-         logger: Logger, backend: BackendFactory, handler: (@Sendable (WardenEvent) -> Void)?) {
+         logger: Logger, backend: BackendFactory, clock: any WardenClock = SystemClock(), disk: any DiskProbe = SystemDiskProbe(),
+         handler: (@Sendable (WardenEvent) -> Void)?) {
         var all = sinks
         if let handler { all.insert(CallbackSink(queue: callbackQueue, handler), at: 0) }
         all.append(streams)
-        engine = Engine(settings: settings, mode: mode, sinks: all, logger: logger, backend: backend)
+        engine = Engine(settings: settings, mode: mode, sinks: all, logger: logger, backend: backend, clock: clock, disk: disk)
     }
 
     deinit { stop() }

@@ -17,6 +17,7 @@ struct TrimRun {
     let dryRun: Bool
     var deleter: any FileDeleter
     let progress: Evictor.Progress?
+    /// On the real clock, not the watcher's: the report's duration is what the work cost.
     let started = DispatchTime.now().uptimeNanoseconds
     private let youngAfter: Int64?
 
@@ -58,7 +59,7 @@ struct TrimRun {
         projected = before
         projectedFiles = beforeFiles
         let sizeDriven = [.quota, .maxFiles, .groupQuota, .lowDisk].contains(goal.reason)
-        youngAfter = sizeDriven ? runtime.settings.minAge.map { Syscall.fileClockNanoseconds() - $0 * 1_000_000_000 } : nil
+        youngAfter = sizeDriven ? runtime.settings.minAge.map { state.clock.fileTimeNanoseconds - $0 * 1_000_000_000 } : nil
     }
 
     /// About how many files this trim removes, if its target says (the files' share of the bytes to free).
@@ -167,7 +168,7 @@ struct TrimRun {
                 spared.inUse += 1
                 held = true
                 return false
-            case .protected where age > Syscall.fileClockNanoseconds() - Self.holdWindow:
+            case .protected where age > state.clock.fileTimeNanoseconds - Self.holdWindow:
                 spared.protected += 1
                 held = true
                 return false

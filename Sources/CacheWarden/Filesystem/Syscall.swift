@@ -113,13 +113,6 @@ enum Syscall {
         _ = Glibc.close(fd)
     }
 
-    /// `CLOCK_REALTIME` in nanoseconds since 1970.
-    static func nowNanoseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
-
     /// `CLOCK_REALTIME_COARSE` in nanoseconds since 1970: the clock the kernel stamps file times with (up to a
     /// tick behind `CLOCK_REALTIME`). Times compared with mtimes — an `IN_OPEN` seen now — are taken on it, so a
     /// file written after an open is never older than the open.

@@ -1,5 +1,3 @@
-import Dispatch
-
 /// When roots suspected of an unseen change (`LedgerUpdater.suspects`) are re-statted: at once the first time,
 /// then at most once per `minimumInterval` per root, so a workload that keeps linking and unlinking names costs
 /// one pass over the root's files per interval, not one per name.
@@ -7,7 +5,7 @@ struct AuditSchedule {
     static let minimumInterval: UInt64 = 10_000_000_000
     private var last: [RootID: UInt64] = [:]
     private(set) var pending = Set<RootID>()
-    var timer: DispatchSourceTimer?
+    var timer: ClockTimer?
 
     mutating func request(_ roots: Set<RootID>) { pending.formUnion(roots) }
 

@@ -23,7 +23,7 @@ extension Engine {
             }
         }
         return DirectoryStatus(totals: totals, oldest: oldest.map { Date(timeIntervalSince1970: Double($0) / 1e9) },
-                               protectedBytes: protectedBytes, filesystemFree: try? FreeSpace.of(rt.path).free,
+                               protectedBytes: protectedBytes, filesystemFree: try? state.disk.freeSpace(of: rt.path).free,
                                group: rt.settings.group, trimTarget: rt.settings.quota > 0 ? rt.settings.trimToBytes : nil,
                                watches: watches(id))
     }

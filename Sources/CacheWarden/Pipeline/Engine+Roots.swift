@@ -62,11 +62,10 @@ extension Engine {
     /// Polls lost roots every second; the timer exists only while some root is lost.
     private func startRearmTimer() {
         guard rearmTimer == nil else { return }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
-        timer.setEventHandler { @Sendable [unowned self] in self.rearmLostRoots() }
-        timer.resume()
-        rearmTimer = timer
+        let second: UInt64 = 1_000_000_000
+        rearmTimer = state.clock.schedule(at: state.clock.uptimeNanoseconds + second, repeating: second, on: queue) {
+            @Sendable [unowned self] in self.rearmLostRoots()
+        }
     }
 
     private func rearmLostRoots() {

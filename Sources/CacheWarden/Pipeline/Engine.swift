@@ -32,21 +32,22 @@ final class Engine: @unchecked Sendable {
     var policies: PolicySet
     /// The stage that deletes; `nil` in observe mode.
     let evictor: Evictor?
-    var timers: [DispatchSourceTimer] = []
-    var rearmTimer: DispatchSourceTimer?
+    var timers: [ClockTimer] = []
+    var rearmTimer: ClockTimer?
     var audits = AuditSchedule()
     /// One-shot timers policies asked for (a deferred trim, a paced pass), by policy index.
-    var wakeUps: [Int: (at: UInt64, timer: DispatchSourceTimer)] = [:]
-    var heartbeats: [DispatchSourceTimer] = []
+    var wakeUps: [Int: (at: UInt64, timer: ClockTimer)] = [:]
+    var heartbeats: [ClockTimer] = []
     private(set) var running = false
 
     init(settings: WardenSettings, mode: WatcherMode, sinks: [any EventSink], logger: Logger,
-         backend: BackendFactory = .inotify()) {
+         backend: BackendFactory = .inotify(),
+         clock: any WardenClock = SystemClock(), disk: any DiskProbe = SystemDiskProbe()) {
         self.mode = mode
         self.sinks = sinks
         self.logger = logger
         self.backendFactory = backend
-        state = PipelineState(settings: settings.resolved())
+        state = PipelineState(settings: settings.resolved(), clock: clock, disk: disk)
         updater = LedgerUpdater(scanner: TreeScanner(watching: nil))
         policies = PolicySet(mode == .observe ? WardenSettings() : settings)
         switch mode {
@@ -73,7 +74,7 @@ final class Engine: @unchecked Sendable {
         var delta = delta
         delta.merge(carried)
         carried = LedgerDelta()
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = state.clock.uptimeNanoseconds
         for id in delta.active { state.lastActivity[id] = now }
         if delta.overflowed { delta.touched.formUnion(recoverFromOverflow()) }
         if !delta.suspects.isEmpty { delta.touched.formUnion(audit(delta.suspects)) }
@@ -100,7 +101,7 @@ final class Engine: @unchecked Sendable {
             policies.outcome(goal, reports)
             // A pass that stopped at its `delete_rate` budget is followed by the next, a second later; a held trim
             // is tried again once its hold window has passed (if no change about the file came first).
-            let now = DispatchTime.now().uptimeNanoseconds
+            let now = state.clock.uptimeNanoseconds
             if reports.contains(where: \.paced) { scheduleWakeUp(goal.policy, at: now + 1_000_000_000) }
             if reports.contains(where: \.held) { scheduleWakeUp(goal.policy, at: now + UInt64(TrimRun.holdWindow)) }
         }
@@ -112,15 +113,13 @@ final class Engine: @unchecked Sendable {
     /// the roots whose totals the audit changed.
     func audit(_ suspects: Set<RootID>) -> Set<RootID> {
         audits.request(suspects)
-        let (roots, next) = audits.due(now: DispatchTime.now().uptimeNanoseconds)
+        let (roots, next) = audits.due(now: state.clock.uptimeNanoseconds)
         var found = updater.audit(roots, &state)
         let touched = found.touched
         found.touched = []
         carried.merge(found)
         if let next, audits.timer == nil {
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.schedule(deadline: DispatchTime(uptimeNanoseconds: next), leeway: .milliseconds(100))
-            timer.setEventHandler { @Sendable [unowned self] in
+            audits.timer = state.clock.schedule(at: next, on: queue) { @Sendable [unowned self] in
                 self.audits.timer = nil
                 guard self.running else { return }
                 var delta = LedgerDelta()
@@ -128,8 +127,6 @@ final class Engine: @unchecked Sendable {
                 self.step(delta)
                 self.deliver()
             }
-            timer.resume()
-            audits.timer = timer
         }
         return touched
     }
@@ -242,25 +239,21 @@ final class Engine: @unchecked Sendable {
             guard at < existing.at else { return }
             existing.timer.cancel()
         }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: at), leeway: .milliseconds(50))
-        timer.setEventHandler { @Sendable [unowned self] in
+        let timer = state.clock.schedule(at: at, on: queue) { @Sendable [unowned self] in
             self.wakeUps[index] = nil
             guard self.running else { return }
             self.enforce(.timer, roots: self.state.roots.order, onlyPolicy: index)
             self.deliver()
         }
-        timer.resume()
         wakeUps[index] = (at, timer)
     }
 
     /// A repeating call on this queue (the watchdog's heartbeat); cancelled when the engine stops.
     func startHeartbeat(every seconds: Double, _ beat: @escaping @Sendable () -> Void) {
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now(), repeating: .milliseconds(Int(seconds * 1000)), leeway: .milliseconds(50))
-        timer.setEventHandler { @Sendable [unowned self] in if self.running { beat() } }
-        timer.resume()
-        heartbeats.append(timer)
+        let interval = UInt64(max(0.001, seconds) * 1e9)
+        heartbeats.append(state.clock.schedule(at: state.clock.uptimeNanoseconds, repeating: interval, on: queue) {
+            @Sendable [unowned self] in if self.running { beat() }
+        })
     }
 
     /// Starts a timer per policy that wants one (none in observe mode: it has no policies).
@@ -269,15 +262,13 @@ final class Engine: @unchecked Sendable {
         timers.removeAll()
         for (i, policy) in policies.policies.enumerated() {
             guard let seconds = policy.timerInterval else { continue }
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.schedule(deadline: .now() + .seconds(Int(seconds)), repeating: .seconds(Int(seconds)), leeway: .milliseconds(100))
-            timer.setEventHandler { @Sendable [unowned self] in
+            let interval = UInt64(seconds) * 1_000_000_000
+            timers.append(state.clock.schedule(at: state.clock.uptimeNanoseconds + interval, repeating: interval, on: queue) {
+                @Sendable [unowned self] in
                 guard self.running else { return }
                 self.enforce(.timer, roots: self.state.roots.order, onlyPolicy: i)
                 self.deliver()
-            }
-            timer.resume()
-            timers.append(timer)
+            })
         }
     }
 }

@@ -186,7 +186,7 @@ struct LedgerUpdater {
         case .opened:
             guard let r = state.ledger.existingRecord(in: dir, named: name), let settings = state.roots[root]?.settings else { return }
             if settings.spareOpen { state.ledger.noteOpened(r, as: OpenName(dir: dir, name: Array(name))) }
-            if settings.order == .opened { state.ledger.markOpened(r, time: Syscall.fileClockNanoseconds()) }
+            if settings.order == .opened { state.ledger.markOpened(r, time: state.clock.fileTimeNanoseconds) }
         case .closed:
             guard state.roots[root]?.settings.spareOpen == true else { return }
             let key = OpenName(dir: dir, name: Array(name))

@@ -1,15 +1,21 @@
 /// The data the pipeline stages pass along, owned by the engine and handed to each stage in turn: the ledger, the
-/// registered roots, the settings, and the events produced so far (delivered to the sinks at the end of each
-/// step).
+/// registered roots, the settings, the events produced so far (delivered to the sinks at the end of each step),
+/// and the clock and disk every stage reads time and free space from.
 struct PipelineState {
     var settings: WardenSettings
+    let clock: any WardenClock
+    let disk: any DiskProbe
     var ledger = SizeLedger()
     var roots = RootRegistry()
     var events = EventOutbox()
     /// When each root last saw activity (uptime nanoseconds): what `trim_after_idle` waits on.
     var lastActivity: [RootID: UInt64] = [:]
 
-    init(settings: WardenSettings) { self.settings = settings }
+    init(settings: WardenSettings, clock: any WardenClock, disk: any DiskProbe) {
+        self.settings = settings
+        self.clock = clock
+        self.disk = disk
+    }
 
     /// The running totals of root `id`, as events and queries show them.
     func totals(_ id: RootID) -> DirectoryTotals? {

@@ -16,7 +16,7 @@ struct AgePolicy: CleaningPolicy {
     func decide(_ trigger: PolicyTrigger, roots: [RootID], state: PipelineState) -> PolicyDecision {
         guard trigger != .changes else { return PolicyDecision() }
         var decision = PolicyDecision()
-        let now = Syscall.nowNanoseconds()
+        let now = state.clock.fileTimeNanoseconds
         for id in roots {
             guard let rt = state.roots[id], !rt.lost, let maxAge = rt.settings.maxAge else { continue }
             let cutoff = now - maxAge * 1_000_000_000

@@ -48,7 +48,7 @@ struct EvictionGoal: Equatable {
 struct PolicyDecision {
     var goals: [EvictionGoal] = []
     var events: [WardenEvent.Kind] = []
-    /// `DispatchTime` uptime nanoseconds; nil: no wake-up wanted.
+    /// Uptime nanoseconds on the watcher's clock (`WardenClock`); nil: no wake-up wanted.
     var wakeAt: UInt64?
 
     mutating func wake(at time: UInt64) { wakeAt = min(wakeAt ?? .max, time) }

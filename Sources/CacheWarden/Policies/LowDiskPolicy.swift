@@ -9,12 +9,13 @@ struct LowDiskPolicy: CleaningPolicy {
     private struct FilesystemState {
         var armed = true
         var lastFree: Int64?
-        var lastTime: Int64?
+        /// Uptime nanoseconds: a rate must not jump with the wall clock.
+        var lastTime: UInt64?
     }
 
     let timerInterval: Int64?
     private var filesystems: [UInt64: FilesystemState] = [:]
-    private var lastCheck: Int64 = 0
+    private var lastCheck: UInt64 = 0
     /// Filesystems whose paced purge is still going.
     private var purging = Set<UInt64>()
 
@@ -28,7 +29,7 @@ struct LowDiskPolicy: CleaningPolicy {
     }
 
     mutating func decide(_ trigger: PolicyTrigger, roots: [RootID], state: PipelineState) -> PolicyDecision {
-        let now = Syscall.nowNanoseconds()
+        let now = state.clock.uptimeNanoseconds
         if trigger == .changes && now - lastCheck < 1_000_000_000 && purging.isEmpty { return PolicyDecision() }
         lastCheck = now
         var decision = PolicyDecision()
@@ -43,10 +44,10 @@ struct LowDiskPolicy: CleaningPolicy {
         return decision
     }
 
-    private mutating func check(_ dev: UInt64, _ ids: [RootID], now: Int64, state: PipelineState, into decision: inout PolicyDecision) {
+    private mutating func check(_ dev: UInt64, _ ids: [RootID], now: UInt64, state: PipelineState, into decision: inout PolicyDecision) {
         guard let first = state.roots[ids[0]] else { return }
         let space: FreeSpace
-        do { space = try FreeSpace.of(first.path) } catch {
+        do { space = try state.disk.freeSpace(of: first.path) } catch {
             decision.events.append(.error(WardenIssue(message: "statvfs failed: \(error); free space unknown", dir: first.name, kind: "statvfs")))
             return
         }

@@ -1,5 +1,3 @@
-import Dispatch
-
 /// A directory above its high watermark (`trim_at`, the quota by default) is trimmed, oldest first, down to
 /// `trim_to` (half the quota by default: SDWebImage's and mPaaS's rule). With `trim_after_idle` the trim waits
 /// until the directory has had no activity for that long — a build finishes, then its cache is trimmed — unless
@@ -16,7 +14,7 @@ struct QuotaPolicy: CleaningPolicy {
 
     mutating func decide(_ trigger: PolicyTrigger, roots: [RootID], state: PipelineState) -> PolicyDecision {
         var decision = PolicyDecision()
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = state.clock.uptimeNanoseconds
         // A deferred trim's wake-up concerns its own roots, whatever the trigger.
         for id in Set(roots).union(trigger == .timer ? Set(deferredSince.keys) : []).sorted() {
             guard let rt = state.roots[id], !rt.lost, rt.settings.quota > 0 else { deferredSince[id] = nil; continue }

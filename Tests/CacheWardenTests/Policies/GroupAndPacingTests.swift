@@ -40,29 +40,33 @@ import Testing
     @Test func aPacedExpiryTakesItsTimeWhileAQuotaTrimElsewhereIsImmediate() throws {
         let expired = TemporaryTree(), busy = TemporaryTree()
         let old = Date().timeIntervalSince1970 - 30 * 86_400
-        for i in 0..<5000 { expired.write("d\(i % 50)/f\(i)", size: 10, mtime: old + Double(i)) }
+        for i in 0..<500 { expired.write("d\(i % 50)/f\(i)", size: 10, mtime: old + Double(i)) }
         var slow = DirectorySettings(name: "expired", path: expired.path, maxAge: 86_400)
-        slow.deleteRate = 2000   // 5,000 files: passes at 0, 1 and 2 s
+        slow.deleteRate = 200   // 500 files: passes at 0, 1 and 2 s
         let settings = WardenSettings(directories: [slow, DirectorySettings(name: "busy", path: busy.path, quota: 50_000)],
                                       sizeBasis: .apparent)
+        let clock = ManualClock()
         let log = EventLog()
-        let started = Date()
-        let watcher = Watcher(settings: settings) { log.append($0) }
+        let watcher = Watcher(settings: settings, clock: clock, log: log)
         try watcher.start()
         defer { watcher.stop() }
-        // While the expiry is paced, a quota trim in the other directory happens at once.
+        func passes() -> [TrimReport] { log.trims.filter { $0.dir == "expired" && $0.reason == .age } }
+        #expect(passes().map(\.removed) == [200] && passes().allSatisfy(\.paced))
+        // While the expiry is paced, a quota trim in the other directory happens at once: the clock stands still.
         for i in 0..<6 { busy.write("f\(i)", size: 10_000) }
         #expect(eventually { log.trims.contains { $0.dir == "busy" } })
-        let quotaTrimAfter = Date().timeIntervalSince(started)
-        #expect(eventually(timeout: 30) { diskTotals(expired.path).files == 0 })
-        let expiryTook = Date().timeIntervalSince(started)
-        #expect(expiryTook >= 2.0, "5,000 files at 2,000/s took \(expiryTook) s")
-        #expect(quotaTrimAfter < expiryTook)
-        // The last pass's line follows its last unlink: wait for the pass that ended below its budget.
-        func passes() -> [TrimReport] { log.trims.filter { $0.dir == "expired" && $0.reason == .age } }
-        #expect(eventually { passes().contains { !$0.paced } })
-        #expect(passes().count >= 3 && passes().dropLast().allSatisfy(\.paced), "\(log.trims.map { ($0.dir, $0.reason, $0.removed, $0.paced) })")
-        #expect(passes().allSatisfy { $0.removed <= 2000 })
-        #expect(passes().reduce(0) { $0 + $1.removed } == 5000)
+        #expect(diskTotals(expired.path).files == 300)
+        clock.advance(by: 0.999)
+        #expect(passes().count == 1, "a pass came before its second")
+        clock.advance(by: 0.001)
+        #expect(diskTotals(expired.path).files == 100)
+        clock.advance(by: 1)
+        #expect(diskTotals(expired.path).files == 0)
+        #expect(passes().count == 3 && passes().dropLast().allSatisfy(\.paced) && passes().last?.paced == false,
+                "\(log.trims.map { ($0.dir, $0.reason, $0.removed, $0.paced) })")
+        #expect(passes().allSatisfy { $0.removed <= 200 })
+        #expect(passes().reduce(0) { $0 + $1.removed } == 500)
+        clock.advance(by: 5)
+        #expect(passes().count == 3, "a pass after the expiry was done")
     }
 }

@@ -7,25 +7,30 @@ import Testing
 @Suite struct IdleAndSparingTests {
     @Test func aWriterThatKeepsWritingSeesNoDeferredTrimUntilItStops() throws {
         let tree = TemporaryTree()
-        let h = try WatcherHarness(tree, quota: 100_000, basis: .apparent) {
+        let clock = ManualClock()
+        let h = try WatcherHarness(tree, quota: 100_000, basis: .apparent, clock: clock) {
             $0.trimAfterIdle = 1
             $0.hardQuota = .percent(1000)
         }
-        // 5 kB every 100 ms for 3 s: the quota is crossed after 2 s, and the writer goes on for another second
-        // (its rhythm is the scenario: a build writing its cache).
-        var crossedAt: Date?
+        // 5 kB every 100 ms (of the manual clock) for 3 s: the quota is crossed after 2 s, and the writer goes on for
+        // another second (its rhythm is the scenario: a build writing its cache). Each write is seen before the
+        // clock moves, so the clock stands at the write's time when the watcher notes the activity.
+        var crossedAt: Int?
         for i in 0..<30 {
             tree.write("build-\(i)", size: 5000)
-            if crossedAt == nil && diskTotals(tree.path, basis: .apparent).total > 100_000 { crossedAt = Date() }
+            #expect(eventually { h.log.writes.contains { $0.file == "build-\(i)" } })
+            if crossedAt == nil && h.total > 100_000 { crossedAt = i }
+            clock.advance(by: 0.1)
             #expect(h.log.trims.isEmpty, "a trim came while the writer was still writing (file \(i))")
-            usleep(100_000)
         }
-        let stopped = Date()
-        #expect(crossedAt != nil)
-        #expect(eventually(timeout: 10) { !h.log.trims.isEmpty })
+        let crossed = try #require(crossedAt)
+        clock.advance(by: 0.8)   // idle for 0.9 s
+        #expect(h.log.trims.isEmpty, "the trim came less than the idle time after the last write")
+        clock.advance(by: 0.2)   // idle for 1.1 s: the wake-up at 1 s has run
         let trim = try #require(h.log.trims.first)
-        #expect(Date().timeIntervalSince(stopped) >= 0.9, "the trim came less than the idle time after the last write")
-        #expect(trim.deferredSeconds ?? 0 >= 0.9, "\(trim)")
+        // It waited from the crossing until a second after the last write.
+        let waited = 2.9 + 1 - Double(crossed) / 10
+        #expect(abs((trim.deferredSeconds ?? 0) - waited) < 0.001, "\(trim), crossed at write \(crossed)")
         #expect(trim.total <= 50_000)
         #expect(WardenEvent(.trim(trim)).jsonLine().contains("\"deferred_s\":"))
         #expect(h.totalsMatchDisk(basis: .apparent))
@@ -33,18 +38,20 @@ import Testing
 
     @Test func crossingTheHardQuotaTrimsAtOnceDespiteTheIdleWait() throws {
         let tree = TemporaryTree()
-        let h = try WatcherHarness(tree, quota: 100_000, basis: .apparent) {
-            $0.trimAfterIdle = 600   // ten minutes: only the hard quota can trim within this test
+        let clock = ManualClock()
+        let h = try WatcherHarness(tree, quota: 100_000, basis: .apparent, clock: clock) {
+            $0.trimAfterIdle = 600   // ten minutes
             $0.hardQuota = .percent(150)
         }
         for i in 0..<12 { tree.write("a\(i)", size: 10_000) }   // 120 kB: over the quota, under the hard quota
         tree.write("marker", size: 1)
         #expect(eventually { h.log.writes.contains { $0.file == "marker" } })
+        clock.advance(by: 599)   // idle for a second less than the wait
         #expect(h.log.trims.isEmpty)
         for i in 0..<4 { tree.write("b\(i)", size: 10_000) }    // 160 kB: over 150 %
-        #expect(eventually { !h.log.trims.isEmpty })
+        #expect(eventually { !h.log.trims.isEmpty })   // with the clock standing still: at once
         let trim = try #require(h.log.trims.first)
-        #expect(trim.deferredSeconds ?? 0 < 5, "it waited only until the hard quota was crossed")
+        #expect(trim.deferredSeconds == 599, "it waited only until the hard quota was crossed: \(trim)")
         // 12 × 10 kB + 1 B + 3 × 10 kB is already past 150 kB: the trim may run before b3 is written, and b3 then
         // lands on top of the trimmed total. The trim itself went down to half the quota.
         #expect(trim.total <= 50_000, "\(trim.total)")

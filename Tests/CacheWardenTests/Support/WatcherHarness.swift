@@ -4,16 +4,20 @@ import Logging
 import Synchronization
 @testable import CacheWarden
 
-/// Collects every event a watcher delivers.
-final class EventLog: Sendable {
+/// Collects every event a watcher delivers. As a handler it sees them on the callback queue; as a sink, on the
+/// watcher's queue, before the step that made them returns (what a manual clock's `advance` relies on).
+final class EventLog: EventSink {
     private let events = Mutex<[WardenEvent]>([])
     func append(_ e: WardenEvent) { events.withLock { $0.append(e) } }
+    func receive(_ batch: [WardenEvent]) { events.withLock { $0 += batch } }
+    func finish() {}
     var all: [WardenEvent] { events.withLock { $0 } }
 
     var trims: [TrimReport] { all.compactMap { if case .trim(let t) = $0.kind { return t }; return nil } }
     var evictions: [Eviction] { all.compactMap { if case .evict(let e) = $0.kind { return e }; return nil } }
     var writes: [FileWritten] { all.compactMap { if case .write(let w) = $0.kind { return w }; return nil } }
     var names: [String] { all.map(\.name) }
+    var lowDisks: [LowDiskReport] { all.compactMap { if case .lowDisk(let l) = $0.kind { return l }; return nil } }
 }
 
 /// A started watcher on one temporary tree, stopped when the harness is dropped.
@@ -23,15 +27,22 @@ final class WatcherHarness: Sendable {
     let watcher: Watcher
     let name: String
 
+    /// With a `clock`, the log is the watcher's sink (see `Watcher.init(settings:clock:disk:log:)`).
     init(_ tree: TemporaryTree, name: String = "cache", quota: Int64 = 0, basis: SizeBasis = .allocated,
-         backend: BackendFactory = .inotify(), configure: (inout DirectorySettings) -> Void = { _ in }) throws {
+         backend: BackendFactory = .inotify(), clock: (any WardenClock)? = nil,
+         configure: (inout DirectorySettings) -> Void = { _ in }) throws {
         self.tree = tree
         self.name = name
         var dir = DirectorySettings(name: name, path: tree.path, quota: quota)
         configure(&dir)
         let log = self.log
-        watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: basis), mode: .enforce, callbackQueue: nil,
-                          logger: Logger(label: "test"), backend: backend) { log.append($0) }
+        let settings = WardenSettings(directories: [dir], sizeBasis: basis)
+        if let clock {
+            watcher = Watcher(settings: settings, backend: backend, clock: clock, log: log)
+        } else {
+            watcher = Watcher(settings: settings, mode: .enforce, callbackQueue: nil, logger: Logger(label: "test"),
+                              backend: backend) { log.append($0) }
+        }
         try watcher.start()
     }
 
