@@ -139,6 +139,16 @@ final class Child {
     /// end of stream. What was read is appended to `transcript`.
     func waitForStderr(containing text: String, timeout: Double, transcript: inout String) -> UInt64? {
         guard let fd = stderrPipe?.fileHandleForReading.fileDescriptor else { return nil }
+        return Self.wait(on: fd, containing: text, timeout: timeout, transcript: &transcript)
+    }
+
+    /// The same on the stdout pipe.
+    func waitForStdout(containing text: String, timeout: Double, transcript: inout String) -> UInt64? {
+        guard let fd = stdoutPipe?.fileHandleForReading.fileDescriptor else { return nil }
+        return Self.wait(on: fd, containing: text, timeout: timeout, transcript: &transcript)
+    }
+
+    private static func wait(on fd: Int32, containing text: String, timeout: Double, transcript: inout String) -> UInt64? {
         let deadline = Clock.nanos() + UInt64(timeout * 1e9)
         var buffer = [UInt8](repeating: 0, count: 4096)
         var seen: [UInt8] = []

@@ -14,6 +14,8 @@ struct IndexResult: Sendable {
     var inotifywaitNote: String?
     /// One `index-child` report per run.
     var cachewarden: [IndexChildReport]
+    /// The same tree as a user sees it (the CLI process to `ready`, paired with `du -s`); nil without the CLI.
+    var userView: UserViewIndex?
 
     var cachewardenMedian: Double { Stats.median(cachewarden.map(\.seconds)) }
     var duMedian: Double { Stats.median(du) }
@@ -82,8 +84,17 @@ enum IndexBenchmark {
         // CacheWarden: a fresh child per run.
         var reports: [IndexChildReport] = []
         for _ in 0..<runs { reports.append(try indexChild(root, env: env)) }
-        let result = IndexResult(tree: tree, du: du, duKiB: duKiB, inotifywait: inotify, inotifywaitNote: inotifyNote,
+        var result = IndexResult(tree: tree, du: du, duKiB: duKiB, inotifywait: inotify, inotifywaitNote: inotifyNote,
                                  cachewarden: reports)
+        do {
+            let view = try UserViewIndex.measure(root: root, files: tree.files, runs: runs, env: env, work: work)
+            result.userView = view
+            log("index: as a user sees it: cachewarden run → ready \(Format.seconds(view.cachewardenMedian)) vs du -s "
+                + "\(Format.seconds(view.duMedian)) in the same loop (×\(Format.decimal(view.ratioToDu, 2)) median of pairs), "
+                + "RSS after ready \(Format.decimal(view.bytesPerFile, 0)) B/file above an idle watcher")
+        } catch {
+            log("index: no user-view figures: \(error)")
+        }
         log("index: cachewarden start→ready median \(Format.seconds(result.cachewardenMedian)), "
             + "\(result.countedFiles) files, peak RSS +\(Format.decimal(result.hwmBytesPerFile, 0)) B/file")
         if let first = reports.first, first.files > 0 {

@@ -18,7 +18,14 @@ struct IndexSection: BenchSection {
                 Report.Row(metric: "memory \(n) files: RSS growth after ready",
                            cachewarden: "\(Format.decimal(r.rssBytesPerFile, 0)) B/file",
                            peer: "peak: \(Format.decimal(r.hwmBytesPerFile, 0)) B/file", ratio: ""),
-            ]
+            ] + (r.userView.map { v in [
+                Report.Row(metric: "index \(n) files as a user sees it: cachewarden run → ready, paired with du -s",
+                           cachewarden: Format.seconds(v.cachewardenMedian), peer: "du -s: \(Format.seconds(v.duMedian))",
+                           ratio: "×\(Format.decimal(v.ratioToDu, 2))"),
+                Report.Row(metric: "memory \(n) files as a user sees it: RSS after ready − idle watcher's",
+                           cachewarden: "\(Format.decimal(v.bytesPerFile, 0)) B/file",
+                           peer: "idle: \(Format.bytes(v.idleRSS))", ratio: ""),
+            ] } ?? [])
         }
     }
 
@@ -46,6 +53,14 @@ struct IndexSection: BenchSection {
                 ("ratio_inotifywait", .number(r.inotifywaitMedian.map { r.cachewardenMedian / $0 })),
                 ("peak_rss_bytes_per_file", .number(r.hwmBytesPerFile)),
                 ("rss_bytes_per_file", .number(r.rssBytesPerFile)),
+                ("user_view", r.userView.map { v in .object([
+                    ("cachewarden_s", .array(v.pairs.map { .number($0.cachewarden) })),
+                    ("du_s", .array(v.pairs.map { .number($0.du) })),
+                    ("ratio_du_median_of_pairs", .number(v.ratioToDu)),
+                    ("rss_after_ready_bytes", .array(v.rssAfterReady.map { .integer($0) })),
+                    ("idle_rss_bytes", .integer(v.idleRSS)),
+                    ("rss_bytes_per_file_above_idle", .number(v.bytesPerFile)),
+                ]) } ?? .null),
                 ("ledger_bytes_per_file", .object((r.cachewarden.first?.ledger ?? [:]).sorted { $0.key < $1.key }.map {
                     ($0.key, .number(Double($0.value) / Double(max(1, r.countedFiles))))
                 })),

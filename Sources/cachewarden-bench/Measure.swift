@@ -59,8 +59,11 @@ struct MemorySample: Codable, Sendable {
     var hwmBytes: Int64
 
     /// The current figures of this process (zeros when `/proc` cannot be read).
-    static func current() -> MemorySample {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
+    static func current() -> MemorySample { of(nil) }
+
+    /// The current figures of process `pid` (this one when nil).
+    static func of(_ pid: pid_t?) -> MemorySample {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8) else {
             return MemorySample(rssBytes: 0, hwmBytes: 0)
         }
         func field(_ name: String) -> Int64 {
