@@ -8,6 +8,7 @@
 #   PREFIX/share/zsh/site-functions/_cachewarden
 #   PREFIX/share/fish/vendor_completions.d/cachewarden.fish
 #   PREFIX/lib/systemd/system/cachewarden.service           (ExecStart= pointing at PREFIX/bin)
+#   PREFIX/lib/systemd/user/cachewarden.service             (the per-user unit, `systemctl --user`; the same)
 # The build has a folder of its own (SCRATCH), so it never waits on a `swift build` or `swift test` in .build.
 
 PREFIX ?= /usr/local
@@ -41,7 +42,8 @@ completions: build
 
 install: all
 	$(INSTALL) -d $(ROOT)/bin $(ROOT)/share/man/man1 $(ROOT)/share/bash-completion/completions \
-		$(ROOT)/share/zsh/site-functions $(ROOT)/share/fish/vendor_completions.d $(ROOT)/lib/systemd/system
+		$(ROOT)/share/zsh/site-functions $(ROOT)/share/fish/vendor_completions.d $(ROOT)/lib/systemd/system \
+		$(ROOT)/lib/systemd/user
 	$(INSTALL) -m 0755 $(BIN) $(ROOT)/bin/cachewarden
 	$(INSTALL) -m 0644 $(OUT)/man/cachewarden.1 $(ROOT)/share/man/man1/cachewarden.1
 	$(INSTALL) -m 0644 $(OUT)/completions/cachewarden.bash $(ROOT)/share/bash-completion/completions/cachewarden
@@ -50,6 +52,9 @@ install: all
 	sed 's|/usr/local/bin/cachewarden|$(PREFIX)/bin/cachewarden|g' Examples/systemd/cachewarden.service \
 		> $(ROOT)/lib/systemd/system/cachewarden.service
 	chmod 0644 $(ROOT)/lib/systemd/system/cachewarden.service
+	sed 's|/usr/local/bin/cachewarden|$(PREFIX)/bin/cachewarden|g' Examples/systemd/user/cachewarden.service \
+		> $(ROOT)/lib/systemd/user/cachewarden.service
+	chmod 0644 $(ROOT)/lib/systemd/user/cachewarden.service
 
 # The binary without its symbol tables (92 MB -> 63 MB); `install` leaves stripping to packagers (dh_strip).
 install-strip: install
@@ -58,7 +63,8 @@ install-strip: install
 uninstall:
 	rm -f $(ROOT)/bin/cachewarden $(ROOT)/share/man/man1/cachewarden.1 \
 		$(ROOT)/share/bash-completion/completions/cachewarden $(ROOT)/share/zsh/site-functions/_cachewarden \
-		$(ROOT)/share/fish/vendor_completions.d/cachewarden.fish $(ROOT)/lib/systemd/system/cachewarden.service
+		$(ROOT)/share/fish/vendor_completions.d/cachewarden.fish $(ROOT)/lib/systemd/system/cachewarden.service \
+		$(ROOT)/lib/systemd/user/cachewarden.service
 
 clean:
 	rm -rf $(SCRATCH)

@@ -12,7 +12,7 @@ struct CheckCommand: ParsableCommand {
     @OptionGroup var source: SettingsOptions
 
     func run() throws {
-        let s = try source.load().resolved()
+        let s = try source.withDefaultConfig().load().resolved()
         print("# cachewarden \(CacheWardenVersion.current)")
         print("size_basis = \(s.sizeBasis.rawValue)")
         if let e = s.expireInterval { print("expire_interval = \(e)s") }

@@ -21,6 +21,7 @@ struct ClearCommand: ParsableCommand {
     var names: [String] = []
 
     func run() throws {
+        let source = daemon.controlSocket == nil ? self.source.withDefaultConfig() : self.source
         if source.dir == nil, let client = try daemon.connect(config: source.config) {
             let reply = try client.clear(names, dryRun: dryRun)
             print(String(decoding: try JSONSerialization.data(withJSONObject: reply, options: [.sortedKeys]), as: UTF8.self))

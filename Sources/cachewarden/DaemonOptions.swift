@@ -3,36 +3,43 @@ import CacheWarden
 import Foundation
 
 /// Where the daemon's control socket is: `--control-socket`, else the config file's `control_socket`, else
-/// systemd's `$RUNTIME_DIRECTORY/cachewarden.sock` (the daemon listens there only under systemd; a client also
-/// tries `/run/cachewarden/cachewarden.sock`, where the shipped unit puts it).
+/// `DefaultLocations`: systemd's `$RUNTIME_DIRECTORY/cachewarden.sock`; for a user's instance (non-root, default
+/// config) `$XDG_RUNTIME_DIR/cachewarden/cachewarden.sock`; else none. A client tries the same, and then
+/// `/run/cachewarden/cachewarden.sock`, where the shipped system unit puts it.
 struct DaemonOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The daemon's control socket (default: the config's control_socket, else $RUNTIME_DIRECTORY/cachewarden.sock, else /run/cachewarden/cachewarden.sock for clients).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("The daemon's control socket (default: the config's control_socket, else $RUNTIME_DIRECTORY/cachewarden.sock, else for a user $XDG_RUNTIME_DIR/cachewarden/cachewarden.sock; clients then try /run/cachewarden/cachewarden.sock).", valueName: "path"))
     var controlSocket: String?
 
-    /// The socket `cachewarden run` listens on, or nil for none.
-    func daemonPath(_ settings: WardenSettings, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    /// The socket `cachewarden run` listens on, or nil for none; `userInstance`: the config came from the default
+    /// lookup.
+    func daemonPath(_ settings: WardenSettings, userInstance: Bool, locations: DefaultLocations = .current) -> String? {
         if let controlSocket { return Self.absolute(controlSocket) }
         if let configured = settings.controlSocket { return configured }
-        return environment["RUNTIME_DIRECTORY"] == nil ? nil : ControlClient.defaultPath(environment: environment)
+        return locations.daemonSocket(userInstance: userInstance)
     }
 
-    /// The socket a client talks to (the config file, when given, is read only for its `control_socket`).
-    func clientPath(config: String?) throws -> String {
-        if let controlSocket { return Self.absolute(controlSocket) }
-        if let config, let configured = try WardenSettings.load(configFile: config).controlSocket { return configured }
-        return ControlClient.defaultPath()
+    /// The sockets a client tries, in order (the config file, when given, is read only for its `control_socket`).
+    func clientPaths(config: String?, locations: DefaultLocations = .current) throws -> [String] {
+        if let controlSocket { return [Self.absolute(controlSocket)] }
+        if let config, let configured = try WardenSettings.load(configFile: config).controlSocket { return [configured] }
+        return locations.clientSockets
     }
 
-    /// A connection to the daemon, or nil when nobody answers there.
+    /// A connection to the first of `paths` that answers, or nil.
+    static func firstAnswering(_ paths: [String]) -> ControlClient? {
+        paths.lazy.compactMap { ControlClient(path: $0) }.first
+    }
+
+    /// A connection to the daemon, or nil when nobody answers.
     func connect(config: String?) throws -> ControlClient? {
-        ControlClient(path: try clientPath(config: config))
+        Self.firstAnswering(try clientPaths(config: config))
     }
 
     /// A connection to the daemon, or the one-line error of a command that needs one.
     func require(config: String?, for command: String) throws -> ControlClient {
-        let path = try clientPath(config: config)
-        guard let client = ControlClient(path: path) else {
-            throw DaemonUnavailable(message: "no daemon answers on \(path): `cachewarden \(command)` needs a running `cachewarden run` with a control socket (give --control-socket or --config)")
+        let paths = try clientPaths(config: config)
+        guard let client = Self.firstAnswering(paths) else {
+            throw DaemonUnavailable(message: "no daemon answers on \(paths.joined(separator: " or ")): `cachewarden \(command)` needs a running `cachewarden run` with a control socket (give --control-socket or --config)")
         }
         return client
     }

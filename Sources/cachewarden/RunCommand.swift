@@ -40,6 +40,7 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
+        let source = self.source.withDefaultConfig()
         let settings = try source.load()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -48,7 +49,9 @@ struct RunCommand: ParsableCommand {
         }
         var logger = Logger(label: "cachewarden")
         logger.logLevel = debug ? .debug : .info
-        let service = RunService(settings: settings, configFile: source.config, socketPath: daemon.daemonPath(settings),
+        let socket = daemon.daemonPath(settings, userInstance: self.source.usesDefaultConfig)
+        DefaultConfig.prepareFolder(of: socket)
+        let service = RunService(settings: settings, configFile: source.config, socketPath: socket,
                                  mode: dryRun ? .dryRun : .enforce, logger: logger,
                                  bufferLimit: Int(WardenSettings.parseSize(maxBuffered) ?? 8 << 20), exitOnEpipe: exitOnEpipe)
         try service.run()

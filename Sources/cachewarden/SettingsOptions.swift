@@ -28,7 +28,7 @@ struct SettingsOptions: ParsableArguments {
             }
             return try WardenSettings.load(configFile: file)
         case (nil, let path?):
-            var lines = ["dir.\(Self.name(for: path)).path = \(path)"]
+            var lines = ["dir.\(Self.name(for: path)).path = \(Self.literal(path))"]
             if let quota { lines.append("dir.\(Self.name(for: path)).quota = \(quota)") }
             if let maxAge { lines.append("dir.\(Self.name(for: path)).max_age = \(maxAge)") }
             if let sizeBasis { lines.append("size_basis = \(sizeBasis)") }
@@ -40,7 +40,7 @@ struct SettingsOptions: ParsableArguments {
                     .replacingOccurrences(of: "max_age", with: "max-age").replacingOccurrences(of: "size_basis", with: "--size-basis"))
             }
         case (nil, nil):
-            throw CLIUsageError(message: "give --config FILE or --dir PATH")
+            throw DefaultConfig.missing()
         case (_?, _?):
             throw CLIUsageError(message: "give either --config or --dir, not both")
         }

@@ -11,8 +11,9 @@ struct StatusCommand: ParsableCommand {
         abstract: "Print a size report per directory: a table (with usage bars on a terminal) or JSON lines.",
         discussion: """
             Asks the running daemon (its control socket) first: the answer comes from memory, without a rescan. \
-            When no daemon answers, the directories of --config or --dir are scanned once in observe mode (nothing \
-            can be deleted) and one line on stderr says so. --scan always scans.
+            When no daemon answers, the directories of --config or --dir (or of the default config file, see \
+            docs/defaults.md) are scanned once in observe mode (nothing can be deleted) and one line on stderr says \
+            so. --scan always scans.
             """
     )
 
@@ -36,7 +37,9 @@ struct StatusCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (dirs, groups) = try report()
+        // With --control-socket alone, no daemon there is an error (no fallback to the default config's scan).
+        let source = daemon.controlSocket == nil ? self.source.withDefaultConfig() : self.source
+        let (dirs, groups) = try report(source)
         let binary = iec || (!si && Self.configUsesBinaryUnits(source.config))
         let now = Date()
         if json {
@@ -51,16 +54,18 @@ struct StatusCommand: ParsableCommand {
     }
 
     /// From the daemon when it answers (not with --dir or --scan); else a scan, announced on stderr.
-    private func report() throws -> ([DirectoryStatus], [GroupStatus]) {
+    private func report(_ source: SettingsOptions) throws -> ([DirectoryStatus], [GroupStatus]) {
         var noDaemonAt: String?
         if source.dir == nil && !scan {
-            let path = try daemon.clientPath(config: source.config)
-            if let client = ControlClient(path: path) {
+            let paths = try daemon.clientPaths(config: source.config)
+            if let client = DaemonOptions.firstAnswering(paths) {
                 let status = try client.status()
                 return (status.dirs, status.groups)
             }
+            let path = paths.joined(separator: " or ")
             noDaemonAt = path
             guard source.config != nil else {
+                if daemon.controlSocket == nil { throw DefaultConfig.missing(noDaemonAt: path) }
                 throw DaemonUnavailable(message: "no daemon answers on \(path); give --config FILE or --dir PATH to scan instead")
             }
         }

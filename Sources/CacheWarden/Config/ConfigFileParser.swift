@@ -158,6 +158,8 @@ struct ConfigFileParser {
     ]
 
     let file: String
+    /// The home directory and environment that `~` and `$NAME` in paths stand for (`PathExpansion`).
+    var locations = DefaultLocations.current
 
     /// A directory's keys as read so far.
     private struct DirectoryDraft {
@@ -197,6 +199,7 @@ struct ConfigFileParser {
         d.seen[key] = n
         guard !value.isEmpty else { throw error(n, "\(key) has no value; expected `\(key) = <value>`") }
         if let apply = Self.globalKeys[key] {
+            let value = try expandingPath(value, key: key, line: n)
             if let expected = apply(&d.settings, value) { throw error(n, "bad value `\(value)` for \(key): \(expected)") }
             return
         }
@@ -233,6 +236,7 @@ struct ConfigFileParser {
         guard let apply = Self.directoryKeys[field] else {
             throw error(n, "unknown key \(key); expected dir.\(name).<\(Self.directoryKeys.keys.sorted().joined(separator: "|"))>")
         }
+        let value = try expandingPath(value, key: key, line: n)
         var entry = d.directories[name] ?? DirectoryDraft(settings: DirectorySettings(name: name, path: ""), firstLine: n)
         if d.directories[name] == nil { d.order.append(name) }
         if let expected = apply(&entry.settings, value) { throw error(n, "bad value `\(value)` for \(key): \(expected)") }
@@ -300,6 +304,7 @@ struct ConfigFileParser {
 
 extension WardenSettings {
     /// Loads a `key = value` config file. Errors name the file and line (`FILE:LINE: …`).
+    /// `~` and `$NAME` in path values stand for this process's home and environment (see `DefaultLocations`).
     public static func load(configFile path: String) throws(ConfigError) -> WardenSettings {
         guard let text = FileContents.read(path) else {
             throw ConfigError(file: path, message: "cannot read the config file (\(String(cString: strerror(errno)))); expected a readable file")
@@ -383,7 +388,7 @@ extension WardenSettings {
     public static func parseSize(_ text: String) -> Int64? { ValueParsers.size(text) }
 
     /// Parses config text from `source` (used in error messages); relative paths resolve against
-    /// `relativeTo` (default: the current directory).
+    /// `relativeTo` (default: the current directory). `~` and `$NAME` in path values are expanded as in a file.
     public static func parse(_ text: String, source: String, relativeTo base: String?) throws(ConfigError) -> WardenSettings {
         try ConfigFileParser(file: source).parse(text, baseDirectory: base ?? PathResolver.currentDirectory())
     }

@@ -11,12 +11,15 @@ func cachewardenBinary() -> String {
     return root.appendingPathComponent(".build/debug/cachewarden").path
 }
 
-/// Runs a program to completion, returning its status, stdout and stderr.
+/// Runs a program to completion, returning its status, stdout and stderr; `environment` entries are added to the
+/// test's own (nil removes one).
 @discardableResult
-func runProcess(_ path: String, _ args: [String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
+func runProcess(_ path: String, _ args: [String], stdin: String? = nil,
+                environment: [String: String?] = [:]) throws -> (status: Int32, out: String, err: String) {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: path)
     p.arguments = args
+    p.environment = testEnvironment(environment)
     let out = Pipe(), err = Pipe(), inp = Pipe()
     p.standardOutput = out
     p.standardError = err
@@ -28,6 +31,13 @@ func runProcess(_ path: String, _ args: [String], stdin: String? = nil) throws -
     let e = err.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
     return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}
+
+/// The test's own environment with `changes` applied (nil removes a variable).
+func testEnvironment(_ changes: [String: String?]) -> [String: String] {
+    var env = ProcessInfo.processInfo.environment
+    for (k, v) in changes { env[k] = v }
+    return env
 }
 
 /// Whether a program is on PATH.
@@ -75,11 +85,7 @@ final class RunningCLI: @unchecked Sendable {
     init(_ args: [String], executable: String = cachewardenBinary(), environment: [String: String?] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = args
-        if !environment.isEmpty {
-            var env = ProcessInfo.processInfo.environment
-            for (k, v) in environment { env[k] = v }
-            process.environment = env
-        }
+        process.environment = testEnvironment(environment)
         process.standardOutput = output
         process.standardError = errors
         output.fileHandleForReading.readabilityHandler = { [weak self] h in
