@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Keeps systemd's one-line `STATUS=` (what `systemctl status` shows) current: directories, bytes, and the last
 /// trim, sent at most once a second after changes. The totals come from the events themselves (every `ready`,
@@ -39,10 +40,20 @@ public final class SystemdStatusSink: EventSink, @unchecked Sendable {
         case .stop(let t): totals[t.dir] = nil
         case .trim(let t):
             totals[t.dir] = t.total
-            let clock = DateFormatter.localizedString(from: event.time, dateStyle: .none, timeStyle: .medium)
-            lastTrim = "last trim \(t.dir) \(t.removed) files \(ByteText.iec(t.freed)) (\(t.reason.rawValue)) at \(clock)"
+            lastTrim = "last trim \(t.dir) \(t.removed) files \(ByteText.iec(t.freed)) (\(t.reason.rawValue)) at \(Self.clock(event.time))"
         default: break
         }
+    }
+
+    /// The local wall-clock time as `HH:MM:SS`, from `localtime_r` (the system's time zone, `TZ` or
+    /// /etc/localtime). Not `DateFormatter`: it is Foundation's, and would bring ICU's 30 MB of locale data into
+    /// the binary for one time of day; a journal reader wants a plain 24-hour clock anyway.
+    static func clock(_ time: Date) -> String {
+        var seconds = time_t(time.timeIntervalSince1970.rounded(.down))
+        var tm = tm()
+        guard localtime_r(&seconds, &tm) != nil else { return "?" }
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec))"
     }
 
     private func line() -> String {

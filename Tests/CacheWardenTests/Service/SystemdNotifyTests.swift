@@ -23,7 +23,7 @@ final class NotifyListener: Sendable {
         fd = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
         try UnixSocket.bind(fd, address)
         let fd = self.fd
-        Thread.detachNewThread { [messages] in
+        Foundation.Thread.detachNewThread { [messages] in
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
                 let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -133,6 +133,16 @@ final class NotifyListener: Sendable {
         #expect(listener.with("WATCHDOG=1").count <= stuckAt + 1, "pings went on while the queue was stuck")
         release.signal()
         #expect(eventually { listener.with("WATCHDOG=1").count >= stuckAt + 3 }, "pings did not resume")
+    }
+
+    @Test func theLastTrimsClockIsTheLocalTimeOfDayAsFoundationFormatsIt() {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss"
+        formatter.timeZone = TimeZone.current
+        for t in [0, 1_700_000_000.999, 1_795_567_482.5, Date().timeIntervalSince1970] {
+            let date = Date(timeIntervalSince1970: t)
+            #expect(SystemdStatusSink.clock(date) == formatter.string(from: date), "\(t)")
+        }
     }
 }
 
