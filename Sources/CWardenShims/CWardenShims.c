@@ -3,6 +3,8 @@
 #include "CWardenShims.h"
 #include <fcntl.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
@@ -22,4 +24,11 @@ int cwsys_filesystem_magic(const char *path, uint32_t *magic) {
     if (statfs(path, &fs) != 0) return -1;
     *magic = (uint32_t)fs.f_type;
     return 0;
+}
+
+void cwsys_name_thread(const char *name) {
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = 0;
+    pthread_setname_np(pthread_self(), shortened);
 }

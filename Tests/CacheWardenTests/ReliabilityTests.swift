@@ -254,7 +254,7 @@ import Testing
         let h = try WatcherHarness(tree, basis: .apparent)
         let rounds = Int(ProcessInfo.processInfo.environment["CACHEWARDEN_SWAP_ROUNDS"] ?? "") ?? 1000
         let done = Atomic<Bool>(false)
-        let attacker = Thread {
+        let attacker = Foundation.Thread {
             for i in 0..<rounds {
                 for j in 0..<3 { tree.write("sub/old\(i)-\(j)", size: 100, mtime: 2_000) }
                 _ = Glibc.rename(tree.url("sub"), tree.url("sub.real"))

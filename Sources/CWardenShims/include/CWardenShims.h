@@ -6,6 +6,7 @@
 //  * `malloc_trim(3)`: <malloc.h> is not part of Swift's Glibc module (`cwsys_release_free_memory`).
 //  * `statfs(2)`: <sys/vfs.h> is not part of it either, and `statvfs` has no filesystem type
 //    (`cwsys_filesystem_magic`).
+//  * `pthread_setname_np(3)` is a GNU extension Swift's Glibc module does not declare (`cwsys_name_thread`).
 //
 // Every symbol here is prefixed `cwsys_`.
 #ifndef CWARDENSHIMS_H
@@ -24,5 +25,8 @@ int cwsys_release_free_memory(void);
 /// The `f_type` magic of the filesystem holding `path` (32 bits, as in <linux/magic.h>). Returns 0 on success,
 /// -1 with `errno` set on failure.
 int cwsys_filesystem_magic(const char *path, uint32_t *magic);
+
+/// Names the calling thread (as `top -H` and /proc/PID/task/TID/comm show it; the kernel keeps 15 bytes).
+void cwsys_name_thread(const char *name);
 
 #endif

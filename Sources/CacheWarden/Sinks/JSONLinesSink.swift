@@ -1,4 +1,4 @@
-import Foundation
+import Dispatch
 import Glibc
 import Synchronization
 
@@ -72,8 +72,8 @@ public final class JSONLinesSink: EventSink {
 
     /// Waits (up to `timeout` seconds) until every queued line is written.
     public func flush(timeout: Double) {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        let deadline = DispatchTime.now() + timeout
+        while DispatchTime.now() < deadline {
             let idle = shared.state.withLock { s in s.closed || (s.pending.isEmpty && !s.writing) }
             if idle { return }
             usleep(1000)
