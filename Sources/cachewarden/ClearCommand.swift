@@ -1,6 +1,5 @@
 import ArgumentParser
 import CacheWarden
-import Foundation
 import Glibc
 
 /// `cachewarden clear`: remove the files of some or all directories, with progress phases as JSON lines.
@@ -24,7 +23,7 @@ struct ClearCommand: ParsableCommand {
         let source = daemon.controlSocket == nil ? self.source.withDefaultConfig() : self.source
         if source.dir == nil, let client = try daemon.connect(config: source.config) {
             let reply = try client.clear(names, dryRun: dryRun)
-            print(String(decoding: try JSONSerialization.data(withJSONObject: reply, options: [.sortedKeys]), as: UTF8.self))
+            print(JSONValue.object(reply).jsonText)
             return
         }
         let settings = try source.load()
@@ -40,7 +39,7 @@ struct ClearCommand: ParsableCommand {
             guard tty else { return }
             let filled = Int(p.progress * 30)
             let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: 30 - filled)
-            FileHandle.standardError.write(Data("\r\(p.phase.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) [\(bar)] \(Int(p.progress * 100))%\(p.phase == .done ? "\n" : "")".utf8))
+            StandardStreams.error("\r\(StandardStreams.padded(p.phase.rawValue, to: 16)) [\(bar)] \(Int(p.progress * 100))%\(p.phase == .done ? "\n" : "")")
         }
     }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import CacheWarden
-import Foundation
 import Glibc
 
 /// `cachewarden events [--filter trim,evict]`: print the running daemon's live event lines, a second consumer of
@@ -18,7 +17,7 @@ struct EventsCommand: ParsableCommand {
     var filter: String?
 
     var events: [String] {
-        filter.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+        filter.map { $0.split(separator: ",").map { $0.split(whereSeparator: \.isWhitespace).joined(separator: " ") } } ?? []
     }
 
     func validate() throws {
@@ -34,13 +33,12 @@ struct EventsCommand: ParsableCommand {
         try client.subscribe(events)
         while let line = try client.readLine(wait: true) {
             // Event lines start with `{"event":`; only the daemon's note on ending a subscription starts with "ok".
-            if line.starts(with: Array(#"{"ok":false"#.utf8)),
-               let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] {
-                throw ControlClientError("the daemon ended the subscription: \(object["error"] as? String ?? "no reason given")")
+            if line.starts(with: Array(#"{"ok":false"#.utf8)), let note = try? JSONValue(parsing: line) {
+                throw ControlClientError("the daemon ended the subscription: \(note["error"]?.string ?? "no reason given")")
             }
             var out = line
             out.append(UInt8(ascii: "\n"))
-            guard (try? FileHandle.standardOutput.write(contentsOf: Data(out))) != nil else {
+            guard StandardStreams.write(out, to: 1) else {
                 return   // our reader went away (a closed pipe): nothing more to print
             }
         }

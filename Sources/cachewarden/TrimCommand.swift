@@ -1,6 +1,5 @@
 import ArgumentParser
 import CacheWarden
-import Foundation
 
 /// `cachewarden trim NAME [--to SIZE]`: ask the running daemon to trim one directory now.
 struct TrimCommand: ParsableCommand {
@@ -27,6 +26,6 @@ struct TrimCommand: ParsableCommand {
     func run() throws {
         let client = try client.require(for: "trim")
         let trim = try client.trim(name, to: to)
-        print(String(decoding: try JSONSerialization.data(withJSONObject: trim, options: [.sortedKeys]), as: UTF8.self))
+        print(JSONValue.object(trim).jsonText)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A running daemon's status, as its control socket answers it.
 public struct DaemonStatus: Sendable {
@@ -32,24 +32,24 @@ extension ControlClient {
     public func status() throws -> DaemonStatus {
         let reply = try checked(request(["command": "status"]))
         let now = Date()
-        let dirs = (reply["dirs"] as? [[String: Any]] ?? []).compactMap { Self.directoryStatus($0, now: now) }
-        let groups = (reply["groups"] as? [[String: Any]] ?? []).map { g in
-            GroupStatus(name: g["group"] as? String ?? "", total: Self.int64(g["total"]), quota: Self.int64(g["quota"]),
-                        members: g["members"] as? [String] ?? [])
+        let dirs = (reply["dirs"]?.array ?? []).compactMap { Self.directoryStatus($0, now: now) }
+        let groups = (reply["groups"]?.array ?? []).map { g in
+            GroupStatus(name: g["group"]?.string ?? "", total: g["total"]?.integer ?? 0, quota: g["quota"]?.integer ?? 0,
+                        members: g["members"]?.strings ?? [])
         }
-        return DaemonStatus(version: reply["version"] as? String ?? "", dirs: dirs, groups: groups)
+        return DaemonStatus(version: reply["version"]?.string ?? "", dirs: dirs, groups: groups)
     }
 
     /// Trims directory `dir` to `to` (a size like `"100MB"`; nil: its `trim_to` target). Returns the `trim` object.
-    public func trim(_ dir: String, to: String?) throws -> [String: Any] {
-        var request: [String: Any] = ["command": "trim", "dir": dir]
-        if let to { request["to"] = to }
-        return try checked(self.request(request))["trim"] as? [String: Any] ?? [:]
+    public func trim(_ dir: String, to: String?) throws -> [String: JSONValue] {
+        var request: [String: JSONValue] = ["command": "trim", "dir": .string(dir)]
+        if let to { request["to"] = .string(to) }
+        return try checked(self.request(request))["trim"]?.object ?? [:]
     }
 
     /// Clears the named directories (all when empty); returns the reply (`removed`, `freed`, `dirs`).
-    public func clear(_ dirs: [String], dryRun: Bool) throws -> [String: Any] {
-        try checked(request(["command": "clear", "dirs": dirs, "dry_run": dryRun]))
+    public func clear(_ dirs: [String], dryRun: Bool) throws -> [String: JSONValue] {
+        try checked(request(["command": "clear", "dirs": .array(dirs.map(JSONValue.string)), "dry_run": .bool(dryRun)]))
     }
 
     /// Asks the daemon to re-read its config file.
@@ -59,27 +59,25 @@ extension ControlClient {
 
     /// Subscribes to the named events (all when empty); read them with `readLine(wait: true)`.
     public func subscribe(_ events: [String]) throws {
-        _ = try checked(request(["command": "subscribe", "events": events]))
+        _ = try checked(request(["command": "subscribe", "events": .array(events.map(JSONValue.string))]))
     }
 
-    private func checked(_ reply: [String: Any]) throws -> [String: Any] {
-        guard reply["ok"] as? Bool == true else {
-            throw ControlClientError("the daemon on \(path) refused: \(reply["error"] as? String ?? "no reason given")", refused: true)
+    private func checked(_ reply: [String: JSONValue]) throws -> [String: JSONValue] {
+        guard reply["ok"]?.bool == true else {
+            throw ControlClientError("the daemon on \(path) refused: \(reply["error"]?.string ?? "no reason given")", refused: true)
         }
         return reply
     }
 
-    static func int64(_ value: Any?) -> Int64 { (value as? NSNumber)?.int64Value ?? 0 }
-
     /// A `status` reply's directory object, back into the type `cachewarden status` prints.
-    static func directoryStatus(_ o: [String: Any], now: Date) -> DirectoryStatus? {
-        guard let dir = o["dir"] as? String, let path = o["path"] as? String else { return nil }
-        let totals = DirectoryTotals(dir: dir, path: path, total: int64(o["total"]), files: Int(int64(o["files"])),
-                                     quota: int64(o["quota"]))
+    static func directoryStatus(_ o: JSONValue, now: Date) -> DirectoryStatus? {
+        guard let dir = o["dir"]?.string, let path = o["path"]?.string else { return nil }
+        let totals = DirectoryTotals(dir: dir, path: path, total: o["total"]?.integer ?? 0, files: Int(o["files"]?.integer ?? 0),
+                                     quota: o["quota"]?.integer ?? 0)
         return DirectoryStatus(
-            totals: totals, oldest: (o["oldest_age_s"] as? NSNumber).map { now.addingTimeInterval(-$0.doubleValue) },
-            protectedBytes: int64(o["protected"]), filesystemFree: (o["fs_free"] as? NSNumber)?.int64Value,
-            group: o["group"] as? String, trimTarget: (o["trim_target"] as? NSNumber)?.int64Value,
-            watches: (o["watches"] as? NSNumber).map { $0.intValue })
+            totals: totals, oldest: o["oldest_age_s"]?.number.map { now.addingTimeInterval(-$0) },
+            protectedBytes: o["protected"]?.integer ?? 0, filesystemFree: o["fs_free"]?.integer,
+            group: o["group"]?.string, trimTarget: o["trim_target"]?.integer,
+            watches: o["watches"]?.integer.map { Int($0) })
     }
 }

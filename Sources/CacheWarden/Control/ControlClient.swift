@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import SystemPackage
 
@@ -25,17 +25,18 @@ public final class ControlClient {
     deinit { Syscall.close(fd) }
 
     /// Sends `request` (one JSON object) and returns the reply, parsed.
-    public func request(_ request: [String: Any]) throws -> [String: Any] {
+    public func request(_ request: [String: JSONValue]) throws -> [String: JSONValue] {
         try send(request)
-        guard let line = try readLine(), let reply = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
-            throw ControlClientError("the daemon closed the connection without a reply")
+        guard let line = try readLine() else { throw ControlClientError("the daemon closed the connection without a reply") }
+        guard let reply = (try? JSONValue(parsing: line))?.object else {
+            throw ControlClientError("the daemon's reply is not a JSON object: \(String(decoding: line.prefix(200), as: UTF8.self))")
         }
         return reply
     }
 
     /// Sends one request line.
-    public func send(_ request: [String: Any]) throws {
-        var line = Array(try JSONSerialization.data(withJSONObject: request))
+    public func send(_ request: [String: JSONValue]) throws {
+        var line = JSONValue.object(request).jsonBytes()
         line.append(UInt8(ascii: "\n"))
         try sendRaw(line)
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The replies of the control socket, one JSON object per line, each with `"ok"` and the request's `"command"`; an
 /// error reply says what to fix (`"error"`).

@@ -1,7 +1,6 @@
-import Foundation
-
-/// One request on the control socket: a JSON object on one line, as watchman's JSON PDUs. Parsed with Foundation's
-/// JSON reader (requests are small and rare); replies are written by the same `JSONLineBuilder` as the event lines.
+/// One request on the control socket: a JSON object on one line, as watchman's JSON PDUs. Read into a `JSONValue`
+/// (`JSONDecoder`; requests are small and rare) and checked field by field; replies are written by the same
+/// `JSONLineBuilder` as the event lines.
 enum ControlRequest: Equatable {
     case status
     case version
@@ -17,10 +16,10 @@ enum ControlRequest: Equatable {
 
     /// Parses one line; the error is what the reply says to fix.
     static func parse(_ line: [UInt8]) -> Result<ControlRequest, ControlError> {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line)), let fields = object as? [String: Any] else {
+        guard let fields = (try? JSONValue(parsing: line))?.object else {
             return .failure(ControlError("the request is not a JSON object on one line; send e.g. {\"command\":\"status\"}"))
         }
-        guard let command = fields["command"] as? String else {
+        guard let command = fields["command"]?.string else {
             return .failure(ControlError("the request has no \"command\"; expected one of \(commands.joined(separator: ", "))"))
         }
         switch command {
@@ -35,42 +34,45 @@ enum ControlRequest: Equatable {
         }
     }
 
-    private static func trim(_ fields: [String: Any]) -> Result<ControlRequest, ControlError> {
-        guard let dir = fields["dir"] as? String else {
-            return .failure(ControlError("trim needs \"dir\": the directory's name, e.g. {\"command\":\"trim\",\"dir\":\"img\",\"to\":\"100MB\"}"))
+    private static func trim(_ fields: [String: JSONValue]) -> Result<ControlRequest, ControlError> {
+        guard let dir = fields["dir"]?.string else {
+            return .failure(ControlError(command: "trim", "trim needs \"dir\": the directory's name, e.g. {\"command\":\"trim\",\"dir\":\"img\",\"to\":\"100MB\"}"))
         }
         guard let to = fields["to"] else { return .success(.trim(dir: dir, to: nil)) }
-        if let text = to as? String, let bytes = ValueParsers.size(text) { return .success(.trim(dir: dir, to: bytes)) }
-        if let number = to as? Int, number >= 0 { return .success(.trim(dir: dir, to: Int64(number))) }
-        return .failure(ControlError("bad \"to\" \(String(describing: to)): expected a size like \"500MB\" or a number of bytes"))
+        if let text = to.string, let bytes = ValueParsers.size(text) { return .success(.trim(dir: dir, to: bytes)) }
+        if case .integer(let number) = to, number >= 0 { return .success(.trim(dir: dir, to: number)) }
+        return .failure(ControlError(command: "trim", "bad \"to\" \(to.jsonText): expected a size like \"500MB\" or a number of bytes"))
     }
 
-    private static func clear(_ fields: [String: Any]) -> Result<ControlRequest, ControlError> {
-        let dirs = fields["dirs"] ?? [String]()
-        guard let names = dirs as? [String] else {
-            return .failure(ControlError("bad \"dirs\": expected a list of directory names (empty: all)"))
+    private static func clear(_ fields: [String: JSONValue]) -> Result<ControlRequest, ControlError> {
+        guard let names = (fields["dirs"] ?? []).strings else {
+            return .failure(ControlError(command: "clear", "bad \"dirs\": expected a list of directory names (empty: all)"))
         }
-        guard let dryRun = (fields["dry_run"] ?? false) as? Bool else {
-            return .failure(ControlError("bad \"dry_run\": expected true or false"))
+        guard let dryRun = (fields["dry_run"] ?? false).bool else {
+            return .failure(ControlError(command: "clear", "bad \"dry_run\": expected true or false"))
         }
         return .success(.clear(dirs: names, dryRun: dryRun))
     }
 
-    private static func subscribe(_ fields: [String: Any]) -> Result<ControlRequest, ControlError> {
-        let events = fields["events"] ?? [String]()
-        guard let names = events as? [String] else {
-            return .failure(ControlError("bad \"events\": expected a list of event names (empty: all)"))
+    private static func subscribe(_ fields: [String: JSONValue]) -> Result<ControlRequest, ControlError> {
+        guard let names = (fields["events"] ?? []).strings else {
+            return .failure(ControlError(command: "subscribe", "bad \"events\": expected a list of event names (empty: all)"))
         }
         let unknown = names.filter { !eventNames.contains($0) }
         guard unknown.isEmpty else {
-            return .failure(ControlError("unknown event \(unknown[0]); expected some of \(eventNames.sorted().joined(separator: ", "))"))
+            return .failure(ControlError(command: "subscribe", "unknown event \(unknown[0]); expected some of \(eventNames.sorted().joined(separator: ", "))"))
         }
         return .success(.subscribe(events: Set(names)))
     }
 }
 
-/// What a request got wrong, worded as what to do instead.
+/// What a request got wrong, worded as what to do instead; `command` names the request when it got that far (the
+/// error reply carries it, as every reply does).
 struct ControlError: Error, Equatable {
+    var command: String?
     var message: String
-    init(_ message: String) { self.message = message }
+    init(command: String? = nil, _ message: String) {
+        self.command = command
+        self.message = message
+    }
 }

@@ -133,7 +133,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
 
     private func handle(_ line: [UInt8], from c: ControlConnection) {
         switch ControlRequest.parse(line) {
-        case .failure(let error): c.send(ControlReply.error(nil, error.message))
+        case .failure(let error): c.send(ControlReply.error(error.command, error.message))
         case .success(.subscribe(let events)):
             c.subscription = events
             c.send(ControlReply.ok("subscribe") { $0.add("events", events.sorted()) })

@@ -69,29 +69,29 @@ final class SharedCount: Sendable {
         let daemon = try SocketDaemon(tree, reloadResult: "reload failed: cachewarden.conf:3: unknown key")
         let c = try daemon.client()
         let version = try c.request(["command": "version"])
-        #expect(version["ok"] as? Bool == true && version["version"] as? String == CacheWardenVersion.current)
-        #expect((version["commands"] as? [String])?.contains("subscribe") == true)
+        #expect(version["ok"]?.bool == true && version["version"]?.string == CacheWardenVersion.current)
+        #expect(version["commands"]?.strings?.contains("subscribe") == true)
 
         let noTarget = try c.request(["command": "trim", "dir": "cache"])
-        #expect(noTarget["ok"] as? Bool == false && (noTarget["error"] as? String ?? "").contains("no quota"))
+        #expect(noTarget["ok"]?.bool == false && (noTarget["error"]?.string ?? "").contains("no quota"))
         let unknown = try c.request(["command": "trim", "dir": "nope", "to": "1MB"])
-        #expect(unknown["ok"] as? Bool == false && (unknown["error"] as? String ?? "").contains("nope"))
+        #expect(unknown["ok"]?.bool == false && (unknown["error"]?.string ?? "").contains("nope"))
 
         let dry = try c.clear(["cache"], dryRun: true)
-        #expect(dry["removed"] as? Int == 10 && dry["dry_run"] as? Bool == true)
+        #expect(dry["removed"]?.integer == 10 && dry["dry_run"]?.bool == true)
         #expect(diskTotals(tree.url("cache")).files == 10, "a dry run deleted files")
 
         let perFile = diskTotals(tree.url("cache")).total / 10
         let trim = try c.trim("cache", to: "\(perFile * 5)")
-        #expect(trim["removed"] as? Int == 5 && trim["reason"] as? String == "manual")
+        #expect(trim["removed"]?.integer == 5 && trim["reason"]?.string == "manual")
         #expect(!tree.exists("cache/f0") && tree.exists("cache/f9"), "oldest first")
 
         let reload = try c.request(["command": "reload"])
-        #expect(reload["ok"] as? Bool == false && (reload["error"] as? String ?? "").contains("cachewarden.conf:3"))
+        #expect(reload["ok"]?.bool == false && (reload["error"]?.string ?? "").contains("cachewarden.conf:3"))
         #expect(daemon.reloads.count == 1)
 
         let cleared = try c.clear([], dryRun: false)
-        #expect(cleared["removed"] as? Int == 5)
+        #expect(cleared["removed"]?.integer == 5)
         #expect(diskTotals(tree.url("cache")).files == 0)
         #expect(try c.status().dirs.first?.totals.total == diskTotals(tree.url("cache")).total)
     }
@@ -116,6 +116,10 @@ final class SharedCount: Sendable {
             #expect(reply["ok"] as? Bool == false, "\(line)")
             #expect((reply["error"] as? String ?? "").contains(complaint), "\(line): \(reply)")
         }
+        // An error about a known request names it, as every reply does.
+        try c.sendRaw(Array(#"{"command":"trim","dir":"cache","to":-1}"#.utf8) + [10])
+        let named = try #require(try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
+        #expect(named["command"] as? String == "trim" && (named["error"] as? String ?? "").contains("bad \"to\" -1"), "\(named)")
         // A line that never ends is refused and its connection closed; others are unaffected.
         let flood = try daemon.client()
         try flood.sendRaw([UInt8](repeating: UInt8(ascii: "x"), count: ControlConnection.maxLine + 10))

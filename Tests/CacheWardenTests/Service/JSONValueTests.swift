@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+@testable import CacheWarden
+
+/// The control protocol's JSON values: read and written with Codable, checked against Foundation's
+/// `JSONSerialization` (the reader the protocol used before, and what clients in other languages resemble).
+@Suite struct JSONValueTests {
+    @Test func readsWhatJSONSerializationReadsAndKeepsIntegersExact() throws {
+        let text = #"{"a":[1,-2,9223372036854775807,1.5,1e3,true,false,null,"x\/y\u00e9\n"],"b":{"c":{}},"d":[]}"#
+        let v = try JSONValue(parsing: Array(text.utf8))
+        let a = try #require(v["a"]?.array)
+        #expect(a[0] == .integer(1) && a[1] == .integer(-2) && a[2] == .integer(Int64.max))
+        #expect(a[3] == .number(1.5) && a[4].integer == 1000 && a[5] == .bool(true) && a[6] == false && a[7] == .null)
+        #expect(a[8].string == "x/yé\n")
+        #expect(v["b"]?["c"] == .object([:]) && v["d"] == .array([]) && v["missing"] == nil)
+        for bad in ["", "{", "{\"a\":}", "nul", "\u{1}"] {
+            #expect(throws: (any Error).self, "\(bad)") { try JSONValue(parsing: Array(bad.utf8)) }
+        }
+    }
+
+    @Test func printsWithSortedKeysAsJSONSerializationDid() throws {
+        let value: JSONValue = ["total_before": 3, "dir": "c/d", "dry_run": false, "duration_ms": .number(0.55),
+                                "dirs": ["a", "b"], "total": 1, "nothing": nil]
+        let reference = try JSONSerialization.data(
+            withJSONObject: ["total_before": 3, "dir": "c/d", "dry_run": false, "duration_ms": 0.55, "dirs": ["a", "b"],
+                             "total": 1, "nothing": NSNull()] as [String: Any], options: [.sortedKeys])
+        #expect(value.jsonText == String(decoding: reference, as: UTF8.self))
+        #expect(JSONValue.number(.infinity).jsonText == "null" && JSONValue.array([.number(.nan)]).jsonText == "[null]")
+        // What is printed reads back as the same value.
+        #expect(try JSONValue(parsing: value.jsonBytes()) == value)
+    }
+}
