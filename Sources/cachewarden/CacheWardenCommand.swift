@@ -1,6 +1,6 @@
 import ArgumentParser
 import CacheWarden
-import Foundation
+import Glibc
 
 /// `cachewarden`: the command-line client of the CacheWarden library.
 struct CacheWardenCommand: ParsableCommand {
@@ -56,7 +56,7 @@ enum Main {
     }
 
     static func fail(_ message: String, status: Int32) -> Never {
-        FileHandle.standardError.write(Data("cachewarden: \(message)\n".utf8))
+        StandardStreams.error("cachewarden: \(message)\n")
         exit(status)
     }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CacheWarden
-import Foundation
+import FoundationEssentials
 
 /// Where the daemon's control socket is: `--control-socket`, else the config file's `control_socket`, else
 /// `DefaultLocations`: systemd's `$RUNTIME_DIRECTORY/cachewarden.sock`; for a user's instance (non-root, default

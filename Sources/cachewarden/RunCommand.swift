@@ -1,6 +1,5 @@
 import ArgumentParser
 import CacheWarden
-import Foundation
 import Logging
 
 /// `cachewarden run`: watch in the foreground and print one JSON line per event on stdout.

@@ -1,6 +1,5 @@
 import CacheWarden
 import Dispatch
-import Foundation
 import Glibc
 import Logging
 
@@ -23,7 +22,7 @@ final class RunService: @unchecked Sendable {
         self.configFile = configFile
         stdout = JSONLinesSink(bufferLimit: bufferLimit) {
             if exitOnEpipe { Glibc.exit(0) }
-            FileHandle.standardError.write(Data("cachewarden: stdout is closed (EPIPE); events are discarded from now on, quotas are still enforced\n".utf8))
+            StandardStreams.error("cachewarden: stdout is closed (EPIPE); events are discarded from now on, quotas are still enforced\n")
         }
         server = socketPath.map { ControlServer(path: $0, mode: settings.controlSocketMode) }
         metrics = settings.metricsFile.map { MetricsFileSink(path: $0, interval: Double(settings.metricsInterval), logger: logger) }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ArgumentParser
 import CacheWarden
 
@@ -36,8 +36,8 @@ struct SettingsOptions: ParsableArguments {
             do {
                 return try WardenSettings.parse(lines.joined(separator: "\n"), source: "command line", relativeTo: nil)
             } catch {
-                throw CLIUsageError(message: error.message.replacingOccurrences(of: "dir.\(Self.name(for: path)).", with: "--")
-                    .replacingOccurrences(of: "max_age", with: "max-age").replacingOccurrences(of: "size_basis", with: "--size-basis"))
+                throw CLIUsageError(message: error.message.replacing("dir.\(Self.name(for: path)).", with: "--")
+                    .replacing("max_age", with: "max-age").replacing("size_basis", with: "--size-basis"))
             }
         case (nil, nil):
             throw DefaultConfig.missing()

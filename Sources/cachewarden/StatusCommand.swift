@@ -1,6 +1,6 @@
 import ArgumentParser
 import CacheWarden
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// `cachewarden status`: one row per directory (total, files, quota, use, oldest file, free space), from the
@@ -48,7 +48,7 @@ struct StatusCommand: ParsableCommand {
         }
         printTable(dirs, binary: binary, now: now)
         for g in groups {
-            let use = String(format: "%.0f%%", Double(g.total) * 100 / Double(max(1, g.quota)))
+            let use = ByteText.percent(g.total, of: g.quota)
             print("group \(g.name): \(Self.size(g.total, binary)) of \(Self.size(g.quota, binary)) (\(use)) shared by \(g.members.joined(separator: ", "))")
         }
     }
@@ -71,7 +71,7 @@ struct StatusCommand: ParsableCommand {
         }
         let settings = try source.load()
         if let noDaemonAt {
-            FileHandle.standardError.write(Data("cachewarden: no daemon answers on \(noDaemonAt); scanning the directories instead (observe mode)\n".utf8))
+            StandardStreams.error("cachewarden: no daemon answers on \(noDaemonAt); scanning the directories instead (observe mode)\n")
         }
         // A report is a scan in observe mode: nothing is watched, and nothing can be deleted.
         let dirs = try Watcher.report(settings)
@@ -87,7 +87,7 @@ struct StatusCommand: ParsableCommand {
         let tty = isatty(1) == 1
         var rows = [["NAME", "PATH", "TOTAL", "FILES", "QUOTA", "USE", "PROTECTED", "OLDEST", "FS FREE"]]
         for r in dirs {
-            let use = r.totals.quota > 0 ? String(format: "%.0f%%", Self.percent(r)) + (tty ? " " + Self.bar(Self.percent(r)) : "") : "-"
+            let use = r.totals.quota > 0 ? ByteText.percent(r.totals.total, of: r.totals.quota) + (tty ? " " + Self.bar(Self.percent(r)) : "") : "-"
             rows.append([
                 r.totals.dir, r.totals.path, Self.size(r.totals.total, binary), String(r.totals.files),
                 r.totals.quota > 0 ? Self.size(r.totals.quota, binary) : "none", use,
@@ -98,7 +98,7 @@ struct StatusCommand: ParsableCommand {
         }
         let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max() ?? 0 }
         for row in rows {
-            print(row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
+            print(row.enumerated().map { StandardStreams.padded($1, to: widths[$0]) }.joined(separator: "  "))
         }
     }
 

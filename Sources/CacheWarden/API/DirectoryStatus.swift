@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A size report of one directory (what `cachewarden status` shows).
 public struct DirectoryStatus: Sendable, Equatable {

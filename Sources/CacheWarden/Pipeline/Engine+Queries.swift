@@ -108,4 +108,4 @@ extension Engine {
     }
 }
 
-import Foundation
+import FoundationEssentials

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// systemd's notify protocol without linking libsystemd: one datagram per message to `$NOTIFY_SOCKET` (a path,

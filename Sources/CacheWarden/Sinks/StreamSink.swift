@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// Any number of `AsyncStream`s of events; each ends when the watcher stops. A bounded stream keeps the oldest
@@ -11,7 +10,8 @@ public final class StreamSink: EventSink {
         var dropped = 0
     }
     private struct State {
-        var consumers: [UUID: Consumer] = [:]
+        var consumers: [Int: Consumer] = [:]
+        var nextID = 0
         var finished = false
     }
     private let state = Mutex(State())
@@ -26,10 +26,10 @@ public final class StreamSink: EventSink {
         case .bounded(let limit): policy = .bufferingOldest(max(1, limit))
         }
         let (stream, continuation) = AsyncStream<WardenEvent>.makeStream(bufferingPolicy: policy)
-        let id = UUID()
-        let finished = state.withLock { s -> Bool in
-            if !s.finished { s.consumers[id] = Consumer(continuation: continuation) }
-            return s.finished
+        let (id, finished) = state.withLock { s -> (Int, Bool) in
+            s.nextID += 1
+            if !s.finished { s.consumers[s.nextID] = Consumer(continuation: continuation) }
+            return (s.nextID, s.finished)
         }
         if finished { continuation.finish(); return stream }
         continuation.onTermination = { @Sendable [weak self] _ in

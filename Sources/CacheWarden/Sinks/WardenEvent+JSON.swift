@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension WardenEvent {
     /// The event as one JSON object on one line (ending in `\n`), exactly as `cachewarden run` prints it.

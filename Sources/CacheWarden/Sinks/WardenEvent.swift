@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why files were removed.
 public enum TrimReason: String, Sendable {

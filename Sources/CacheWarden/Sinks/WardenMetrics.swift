@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Prometheus
 
 /// CacheWarden's metrics in swift-prometheus's registry: counters fed by events, gauges set from a status snapshot.
