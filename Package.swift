@@ -13,7 +13,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // The C shim over <sys/inotify.h>: record decoding and mask constants Swift cannot import,
@@ -33,9 +32,10 @@ let package = Package(
                 "CInotify",
                 "CWardenShims",
                 .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "Collections", package: "swift-collections"),
+                // OrderedCollections alone: the `Collections` umbrella linked every module of the package
+                // (ropes, hash trees, bit sets, …, 1.2 MB of the static binary) for one OrderedDictionary.
+                .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // The command-line client: one struct per subcommand.

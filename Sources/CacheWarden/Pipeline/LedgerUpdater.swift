@@ -1,4 +1,4 @@
-import Collections
+import OrderedCollections
 
 /// A rename half seen (`movedFrom`) and waiting for its `movedTo`: the entry is out of its directory's table but
 /// still counted.
