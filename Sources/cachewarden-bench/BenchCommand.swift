@@ -28,7 +28,9 @@ struct BenchCommand: ParsableCommand {
             RSS per file), throughput (a writer thread vs the watcher in a child), trim (quota-trim latency, \
             half-tree trim vs xargs rm, per-file cost vs a watched unlink loop), overshoot (peak used bytes above a \
             64 MB quota on a tmpfs of its own under a writer of 8,000 × 64 KiB at full speed and at 700 MB/s, \
-            sampled every 200 µs; needs root to mount it), sink (JSON lines/s). --quick: 10k-file index, 20k writes, 5 trims; \
+            sampled every 200 µs; needs root to mount it), sink (JSON lines/s), footprint (binary size stripped, idle RSS of \
+            `run` on an empty folder, `--version` time; vs inotifywait; measures --binary, default the static build of \
+            `make build` when present, else the CLI). --quick: 10k-file index, 20k writes, 5 trims; \
             under a minute on 2 cores. Full: 100k and 1M-file index, 200k writes, 20 trims of 1,000 files.
             """,
         subcommands: [IndexChildCommand.self])
@@ -69,10 +71,13 @@ struct BenchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The cachewarden CLI binary for the throughput child (default: next to this binary, then .build/{release,debug}).", valueName: "path"))
     var cli: String?
 
+    @Option(help: ArgumentHelp("The cachewarden binary the footprint section measures (default: .build-install/release/cachewarden, what `make build` writes and `make install` installs, when it exists; else the CLI).", valueName: "path"))
+    var binary: String?
+
     @Option(help: ArgumentHelp("Index-tree data: auto, real or sparse.", valueName: "fill"))
     var fill: Fill = .auto
 
-    @Option(help: ArgumentHelp("Comma-separated sections to run: index,links,throughput,trim,overshoot,sink (default: all).", valueName: "list"))
+    @Option(help: ArgumentHelp("Comma-separated sections to run: index,links,throughput,trim,overshoot,sink,footprint (default: all).", valueName: "list"))
     var only: String?
 
     @Flag(help: "Keep the temporary folder.")
@@ -118,6 +123,7 @@ struct BenchCommand: ParsableCommand {
         for line in env.summaryLines { log(line) }
         var runner = BenchRunner(sizes: sizes, env: env, work: work, log: log,
                                  report: Report(env: env, mode: quick ? "quick" : "full", workDirectory: work, runs: runs))
+        runner.footprintBinary = FootprintBenchmark.binary(explicit: binary, env: env)
         let sections = Set((only ?? BenchRunner.allSections.joined(separator: ",")).split(separator: ",").map(String.init))
         runner.runSections(sections)
         runner.report.wallSeconds = Clock.seconds(since: wallStart)

@@ -17,13 +17,15 @@ struct BenchSizes {
 /// Runs the sections the command asked for, in order, into one report; a section that fails is recorded and the
 /// others still run.
 struct BenchRunner {
-    static let allSections = ["index", "links", "throughput", "trim", "overshoot", "sink"]
+    static let allSections = ["index", "links", "throughput", "trim", "overshoot", "sink", "footprint"]
 
     let sizes: BenchSizes
     let env: Environment
     let work: String
     let log: (String) -> Void
     var report: Report
+    /// The binary the footprint section measures (see `FootprintBenchmark.binary`).
+    var footprintBinary: String?
     /// Trees the throughput section leaves for the trim section to reuse.
     private var spares: [SpareTree] = []
 
@@ -50,6 +52,7 @@ struct BenchRunner {
                         report.sections.append(OvershootSection(result: try OvershootBenchmark.run(
                             rate: rate, runs: sizes.overshootRuns, env: env, work: work, log: log)))
                     }
+                case "footprint": try footprint()
                 default: report.sections.append(try SinkBenchmark.run(lines: sizes.sinkLines, work: work, log: log))
                 }
             } catch {
@@ -84,6 +87,11 @@ struct BenchRunner {
             results.append(try IndexBenchmark.run(files: n, sparse: sparse, runs: runs, env: env, work: work, log: log,
                                                   whileBuilt: n == sizes.index.max() ? status : nil))
         }
+    }
+
+    private mutating func footprint() throws {
+        guard let binary = footprintBinary else { log("footprint: skipped (no cachewarden binary found)"); return }
+        report.sections.append(FootprintSection(result: try FootprintBenchmark.run(binary: binary, env: env, work: work, log: log)))
     }
 
     private mutating func throughput() throws {
