@@ -38,11 +38,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What the daemon adds around the library, used by the CLI: the control socket (server, client, protocol),
+        // systemd readiness/watchdog/status, and the Prometheus metrics file. Not part of what an embedder uses.
+        .target(
+            name: "CacheWardenService",
+            dependencies: [
+                "CacheWarden",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The command-line client: one struct per subcommand.
         .executableTarget(
             name: "cachewarden",
             dependencies: [
                 "CacheWarden",
+                "CacheWardenService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -51,6 +62,7 @@ let package = Package(
             name: "cachewarden-bench",
             dependencies: [
                 "CacheWarden",
+                "CacheWardenService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -62,7 +74,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheWardenTests",
-            dependencies: ["CacheWarden", "CInotify"]
+            dependencies: ["CacheWarden", "CacheWardenService", "CInotify"]
         ),
     ],
     swiftLanguageModes: [.v6]

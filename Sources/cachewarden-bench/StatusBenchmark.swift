@@ -1,4 +1,5 @@
 import CacheWarden
+import CacheWardenService
 import Foundation
 import Glibc
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheWarden
+import CacheWardenService
 import Glibc
 
 /// `cachewarden`: the command-line client of the CacheWarden library.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheWarden
+import CacheWardenService
 import Glibc
 
 /// `cachewarden clear`: remove the files of some or all directories, with progress phases as JSON lines.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheWarden
+import CacheWardenService
 
 /// The options of a command that only talks to a running daemon (`trim`, `reload`, `events`): where its socket is,
 /// given directly or through the config file.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheWarden
+import CacheWardenService
 import FoundationEssentials
 
 /// Where the daemon's control socket is: `--control-socket`, else the config file's `control_socket`, else

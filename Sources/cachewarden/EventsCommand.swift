@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheWarden
+import CacheWardenService
 import Glibc
 
 /// `cachewarden events [--filter trim,evict]`: print the running daemon's live event lines, a second consumer of

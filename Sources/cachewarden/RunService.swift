@@ -1,4 +1,5 @@
 import CacheWarden
+import CacheWardenService
 import Dispatch
 import Glibc
 import Logging

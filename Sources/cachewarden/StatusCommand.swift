@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheWarden
+import CacheWardenService
 import FoundationEssentials
 import Glibc
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheWarden
+import CacheWardenService
 
 /// `cachewarden trim NAME [--to SIZE]`: ask the running daemon to trim one directory now.
 struct TrimCommand: ParsableCommand {

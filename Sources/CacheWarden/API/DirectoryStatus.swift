@@ -44,7 +44,7 @@ public struct DirectoryStatus: Sendable, Equatable {
 
 extension JSONLineBuilder {
     /// A directory's status fields (also the objects of the control socket's `status` reply).
-    mutating func add(_ s: DirectoryStatus, now: Date) {
+    package mutating func add(_ s: DirectoryStatus, now: Date) {
         add("dir", s.totals.dir)
         add("path", s.totals.path)
         add("total", s.totals.total)

@@ -67,9 +67,13 @@ public struct DefaultLocations: Sendable {
         euid == 0 ? Self.systemConfigFile : baseDirectory("XDG_CONFIG_HOME").map { $0 + "/cachewarden/cachewarden.conf" }
     }
 
-    /// The socket in systemd's `RuntimeDirectory=` (`$RUNTIME_DIRECTORY/cachewarden.sock`), when that is set.
+    /// The system service's socket: the `RuntimeDirectory=cachewarden` of the unit we ship.
+    public static let systemSocket = "/run/cachewarden/cachewarden.sock"
+
+    /// The socket in systemd's `RuntimeDirectory=` (`$RUNTIME_DIRECTORY/cachewarden.sock`; of several
+    /// directories, the first), when that is set.
     public var serviceSocket: String? {
-        lookup("RUNTIME_DIRECTORY").map { ControlClient.defaultPath(environment: ["RUNTIME_DIRECTORY": $0]) }
+        lookup("RUNTIME_DIRECTORY").map { ($0.split(separator: ":").first.map(String.init) ?? $0) + "/cachewarden.sock" }
     }
 
     /// A user's socket, `$XDG_RUNTIME_DIR/cachewarden/cachewarden.sock`: nil for root, or when `XDG_RUNTIME_DIR`
@@ -90,6 +94,6 @@ public struct DefaultLocations: Sendable {
     /// alone when set; else `userSocket` (a user's), then the system service's `/run/cachewarden/cachewarden.sock`.
     public var clientSockets: [String] {
         if let service = serviceSocket { return [service] }
-        return (userSocket.map { [$0] } ?? []) + [ControlClient.defaultPath(environment: [:])]
+        return (userSocket.map { [$0] } ?? []) + [Self.systemSocket]
     }
 }

@@ -2,15 +2,15 @@ import Glibc
 import SystemPackage
 
 /// Path arithmetic for registration: absolute paths, parents, existence checks, and nesting between roots.
-enum PathResolver {
-    static func currentDirectory() -> String {
+package enum PathResolver {
+    package static func currentDirectory() -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return "/" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// `path` made absolute against `base`, with `.`/`..`/duplicate slashes removed lexically.
-    static func absolute(_ path: String, relativeTo base: String) -> String {
+    package static func absolute(_ path: String, relativeTo base: String) -> String {
         let joined = path.hasPrefix("/") ? path : base + "/" + path
         var parts: [Substring] = []
         for part in joined.split(separator: "/") {
@@ -22,7 +22,7 @@ enum PathResolver {
     }
 
     /// `mkdir -p`: creates `path` and its missing parents (failures surface in the existence check that follows).
-    static func createDirectories(_ path: String) {
+    package static func createDirectories(_ path: String) {
         var current = ""
         for part in path.split(separator: "/") {
             current += "/" + part
@@ -31,17 +31,17 @@ enum PathResolver {
     }
 
     /// Whether nothing exists at `path` (not even a dangling symlink).
-    static func isMissing(_ path: String) -> Bool {
+    package static func isMissing(_ path: String) -> Bool {
         do throws(Errno) { _ = try Syscall.lstat(path: path); return false } catch { return error == .noSuchFileOrDirectory }
     }
 
-    static func parent(of path: String) -> String {
+    package static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
         return String(path[..<slash])
     }
 
     /// Why `path` cannot be a registered root, or `nil` when it can.
-    static func directoryProblem(_ path: String) -> String? {
+    package static func directoryProblem(_ path: String) -> String? {
         let st: stat
         do throws(Errno) { st = try Syscall.lstat(path: path) } catch {
             if error == .noSuchFileOrDirectory { return "\(path) does not exist; expected an existing directory" }
@@ -55,7 +55,7 @@ enum PathResolver {
     }
 
     /// The first pair of directories whose paths are equal or nested, if any.
-    static func firstOverlap(_ dirs: [DirectorySettings]) -> (DirectorySettings, DirectorySettings)? {
+    package static func firstOverlap(_ dirs: [DirectorySettings]) -> (DirectorySettings, DirectorySettings)? {
         for (i, a) in dirs.enumerated() {
             for b in dirs[(i + 1)...] {
                 let pa = a.path.hasSuffix("/") ? a.path : a.path + "/"

@@ -1,13 +1,13 @@
 /// Parsers for the value syntaxes of the config file (sizes, ages, booleans, globs, thresholds). Each returns
 /// `nil` for a malformed value; the caller words the error with the key's expectation.
-enum ValueParsers {
+package enum ValueParsers {
     /// `500MB`, `1.5GiB`, `0`, `4096B`: decimal units are powers of 1000, binary units powers of 1024.
-    static let sizeUnits: [(suffix: String, factor: Double)] = [
+    package static let sizeUnits: [(suffix: String, factor: Double)] = [
         ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024), ("TiB", 1024 * 1024 * 1024 * 1024),
         ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("B", 1),
     ]
 
-    static func size(_ text: String) -> Int64? {
+    package static func size(_ text: String) -> Int64? {
         let (number, unit) = splitNumber(text)
         guard let value = Double(number), value >= 0, value.isFinite else { return nil }
         var factor: Double = 1
@@ -23,7 +23,7 @@ enum ValueParsers {
     }
 
     /// `30s`, `5m`, `2h`, `3d`, `1w`, and `1mo` (30 days) when `allowMonths`: seconds.
-    static func age(_ text: String, allowMonths: Bool) -> Int64? {
+    package static func age(_ text: String, allowMonths: Bool) -> Int64? {
         let (number, unit) = splitNumber(text)
         guard let value = Int64(number), value > 0 else { return nil }
         let seconds: Int64
@@ -40,7 +40,7 @@ enum ValueParsers {
         return overflow ? nil : product
     }
 
-    static func bool(_ text: String) -> Bool? {
+    package static func bool(_ text: String) -> Bool? {
         switch text.lowercased() {
         case "true", "yes", "on", "1": return true
         case "false", "no", "off", "0": return false
@@ -49,13 +49,13 @@ enum ValueParsers {
     }
 
     /// `10%` (strictly between 0 and 100) or a size: a free-space threshold.
-    static func threshold(_ text: String) -> SizeLimit? {
+    package static func threshold(_ text: String) -> SizeLimit? {
         guard let l = limit(text, percent: 0...100), l != .percent(100) else { return nil }
         return l
     }
 
     /// A share like `50%` (above 0, within `percent`) or a size.
-    static func limit(_ text: String, percent: ClosedRange<Double>) -> SizeLimit? {
+    package static func limit(_ text: String, percent: ClosedRange<Double>) -> SizeLimit? {
         if text.hasSuffix("%") {
             guard let p = Double(text.dropLast().trimmingSpaces), p > 0, percent.contains(p) else { return nil }
             return .percent(p)
@@ -64,7 +64,7 @@ enum ValueParsers {
     }
 
     /// `file`, `entry` or `depth:N` (N ≥ 1).
-    static func unit(_ text: String) -> EvictionUnit? {
+    package static func unit(_ text: String) -> EvictionUnit? {
         switch text {
         case "file": return .file
         case "entry": return .entry
@@ -75,14 +75,14 @@ enum ValueParsers {
     }
 
     /// `100/s` or `100`: files per second, positive.
-    static func rate(_ text: String) -> Int? {
+    package static func rate(_ text: String) -> Int? {
         let number = text.hasSuffix("/s") ? String(text.dropLast(2)).trimmingSpaces : text
         guard let n = Int(number), n > 0 else { return nil }
         return n
     }
 
     /// A comma-separated list of non-empty globs.
-    static func globs(_ text: String) -> [String]? {
+    package static func globs(_ text: String) -> [String]? {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingSpaces }
         guard !parts.contains(where: \.isEmpty) else { return nil }
         return parts
@@ -100,7 +100,7 @@ enum ValueParsers {
 
 extension StringProtocol {
     /// The string without leading and trailing spaces and tabs.
-    var trimmingSpaces: String {
+    package var trimmingSpaces: String {
         var s = Substring(self)
         while let f = s.first, f == " " || f == "\t" || f == "\r" { s = s.dropFirst() }
         while let l = s.last, l == " " || l == "\t" || l == "\r" { s = s.dropLast() }

@@ -5,10 +5,10 @@ import SystemPackage
 /// The one place where system calls are retried on `EINTR` and their failures turned into typed `Errno` values,
 /// in the manner of swift-system. Every raw call CacheWarden makes goes through `Syscall.retrying`, directly or
 /// through one of the typed wrappers below.
-enum Syscall {
+package enum Syscall {
     /// Runs `body` until it does not fail with `EINTR`; returns its result or throws the `errno` it left.
     @inline(__always)
-    static func retrying<T: FixedWidthInteger>(_ body: () -> T) throws(Errno) -> T {
+    package static func retrying<T: FixedWidthInteger>(_ body: () -> T) throws(Errno) -> T {
         while true {
             let result = body()
             if result != -1 { return result }
@@ -19,58 +19,58 @@ enum Syscall {
     }
 
     /// `openat(2)` of a directory that must not be a symlink, close-on-exec.
-    static func openDirectory(at dirfd: Int32, _ name: UnsafePointer<CChar>) throws(Errno) -> Int32 {
+    package static func openDirectory(at dirfd: Int32, _ name: UnsafePointer<CChar>) throws(Errno) -> Int32 {
         try retrying { openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
     }
 
     /// `openat(2)` of a directory by absolute path (a root), never through a final symlink.
-    static func openDirectory(path: String) throws(Errno) -> Int32 {
+    package static func openDirectory(path: String) throws(Errno) -> Int32 {
         try Array(path.utf8).withCString { p throws(Errno) in try openDirectory(at: AT_FDCWD, p) }
     }
 
     /// `fstatat(2)` without following a final symlink.
-    static func lstat(at dirfd: Int32, _ name: UnsafePointer<CChar>) throws(Errno) -> stat {
+    package static func lstat(at dirfd: Int32, _ name: UnsafePointer<CChar>) throws(Errno) -> stat {
         var st = stat()
         _ = try retrying { fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) }
         return st
     }
 
     /// `lstat(2)` of a path.
-    static func lstat(path: String) throws(Errno) -> stat {
+    package static func lstat(path: String) throws(Errno) -> stat {
         try Array(path.utf8).withCString { p throws(Errno) in try lstat(at: AT_FDCWD, p) }
     }
 
     /// `fstat(2)` of an open descriptor.
-    static func fstat(_ fd: Int32) throws(Errno) -> stat {
+    package static func fstat(_ fd: Int32) throws(Errno) -> stat {
         var st = stat()
         _ = try retrying { Glibc.fstat(fd, &st) }
         return st
     }
 
     /// `dup(2)`, close-on-exec.
-    static func duplicate(_ fd: Int32) throws(Errno) -> Int32 {
+    package static func duplicate(_ fd: Int32) throws(Errno) -> Int32 {
         try retrying { fcntl(fd, F_DUPFD_CLOEXEC, 0) }
     }
 
     /// `unlinkat(2)` of a name in a directory (`AT_REMOVEDIR` for an empty directory).
-    static func unlink(at dirfd: Int32, _ name: UnsafePointer<CChar>, directory: Bool = false) throws(Errno) {
+    package static func unlink(at dirfd: Int32, _ name: UnsafePointer<CChar>, directory: Bool = false) throws(Errno) {
         _ = try retrying { unlinkat(dirfd, name, directory ? AT_REMOVEDIR : 0) }
     }
 
     /// `unlink(2)` of a path (a file CacheWarden itself wrote: never a victim, which goes through `unlink(at:)`).
-    static func unlink(path: String) throws(Errno) {
+    package static func unlink(path: String) throws(Errno) {
         _ = try Array(path.utf8).withCString { p throws(Errno) in try retrying { Glibc.unlink(p) } }
     }
 
     /// `mkdir(2)`; an existing entry is not an error.
-    static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(Errno) {
+    package static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(Errno) {
         do throws(Errno) { _ = try retrying { mkdir(path, mode) } } catch {
             if error != .fileExists { throw error }
         }
     }
 
     /// `read(2)` into `buffer`; 0 at end of file or when a non-blocking descriptor has nothing (`EAGAIN`).
-    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         do throws(Errno) {
             return try retrying { Glibc.read(fd, buffer.baseAddress, buffer.count) }
         } catch {
@@ -80,28 +80,28 @@ enum Syscall {
     }
 
     /// `statvfs(3)` of the filesystem holding `path`.
-    static func statfs(_ path: String) throws(Errno) -> statvfs {
+    package static func statfs(_ path: String) throws(Errno) -> statvfs {
         var vfs = statvfs()
         _ = try retrying { statvfs(path, &vfs) }
         return vfs
     }
 
     /// The `f_type` magic of the filesystem holding `path` (`statfs(2)`; `statvfs` does not have it).
-    static func fileSystemMagic(_ path: String) throws(Errno) -> UInt32 {
+    package static func fileSystemMagic(_ path: String) throws(Errno) -> UInt32 {
         var magic: UInt32 = 0
         _ = try retrying { cwsys_filesystem_magic(path, &magic) }
         return magic
     }
 
     /// `realpath(3)`: the canonical absolute path (symlinks in every component resolved).
-    static func canonicalPath(_ path: String) throws(Errno) -> String {
+    package static func canonicalPath(_ path: String) throws(Errno) -> String {
         guard let resolved = realpath(path, nil) else { throw Errno(rawValue: errno) }
         defer { free(resolved) }
         return String(cString: resolved)
     }
 
     /// `readlink(2)`, for `/proc/self/fd/N` names in messages and test seams.
-    static func readLink(_ path: String) -> String? {
+    package static func readLink(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard let n = try? retrying({ readlink(path, &buffer, buffer.count - 1) }) else { return nil }
         return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -109,14 +109,14 @@ enum Syscall {
 
     /// `close(2)`, ignoring its result: on Linux the descriptor is released even when close reports an error
     /// (retrying on `EINTR` could close a descriptor another thread just got).
-    static func close(_ fd: Int32) {
+    package static func close(_ fd: Int32) {
         _ = Glibc.close(fd)
     }
 
     /// `CLOCK_REALTIME_COARSE` in nanoseconds since 1970: the clock the kernel stamps file times with (up to a
     /// tick behind `CLOCK_REALTIME`). Times compared with mtimes — an `IN_OPEN` seen now — are taken on it, so a
     /// file written after an open is never older than the open.
-    static func fileClockNanoseconds() -> Int64 {
+    package static func fileClockNanoseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME_COARSE, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
@@ -124,19 +124,19 @@ enum Syscall {
 }
 
 extension stat {
-    var isRegularFile: Bool { (st_mode & S_IFMT) == S_IFREG }
-    var isDirectory: Bool { (st_mode & S_IFMT) == S_IFDIR }
-    var isSymlink: Bool { (st_mode & S_IFMT) == S_IFLNK }
-    var mtimeNanoseconds: Int64 { Int64(st_mtim.tv_sec) * 1_000_000_000 + Int64(st_mtim.tv_nsec) }
-    var atimeNanoseconds: Int64 { Int64(st_atim.tv_sec) * 1_000_000_000 + Int64(st_atim.tv_nsec) }
-    var ctimeNanoseconds: Int64 { Int64(st_ctim.tv_sec) * 1_000_000_000 + Int64(st_ctim.tv_nsec) }
+    package var isRegularFile: Bool { (st_mode & S_IFMT) == S_IFREG }
+    package var isDirectory: Bool { (st_mode & S_IFMT) == S_IFDIR }
+    package var isSymlink: Bool { (st_mode & S_IFMT) == S_IFLNK }
+    package var mtimeNanoseconds: Int64 { Int64(st_mtim.tv_sec) * 1_000_000_000 + Int64(st_mtim.tv_nsec) }
+    package var atimeNanoseconds: Int64 { Int64(st_atim.tv_sec) * 1_000_000_000 + Int64(st_atim.tv_nsec) }
+    package var ctimeNanoseconds: Int64 { Int64(st_ctim.tv_sec) * 1_000_000_000 + Int64(st_ctim.tv_nsec) }
     /// Allocated bytes (`st_blocks × 512`, what `du` counts).
-    var allocatedBytes: Int64 { Int64(st_blocks) * 512 }
+    package var allocatedBytes: Int64 { Int64(st_blocks) * 512 }
 }
 
 extension Array where Element == UInt8 {
     /// Calls `body` with the bytes as a NUL-terminated C string.
-    func withCString<R, E: Error>(_ body: (UnsafePointer<CChar>) throws(E) -> R) throws(E) -> R {
+    package func withCString<R, E: Error>(_ body: (UnsafePointer<CChar>) throws(E) -> R) throws(E) -> R {
         var copy = self
         copy.append(0)
         let result: Result<R, E> = copy.withUnsafeBufferPointer { buf in

@@ -9,32 +9,32 @@ import Glibc
 /// as `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`). Strings are Swift `String`s and so always valid UTF-8: bytes
 /// of a file name that were not UTF-8 were already replaced by U+FFFD when the name became a `String`.
 /// Tests parse its output with Python's `json` module and with `jq`.
-struct JSONLineBuilder {
+package struct JSONLineBuilder {
     private(set) var bytes: [UInt8] = []
     private var first = true
 
-    init(capacity: Int = 256) {
+    package init(capacity: Int = 256) {
         bytes.reserveCapacity(capacity)
         bytes.append(UInt8(ascii: "{"))
     }
 
     /// A nested object, to be added to another builder with `addRaw`.
-    init(object: Bool) { self.init(capacity: 64) }
+    package init(object: Bool) { self.init(capacity: 64) }
 
     /// Closes a nested object (no newline).
-    mutating func finishObject() -> [UInt8] {
+    package mutating func finishObject() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }
 
     /// Adds a value already encoded as JSON (a nested object).
-    mutating func addRaw(_ name: StaticString, _ json: [UInt8]) {
+    package mutating func addRaw(_ name: StaticString, _ json: [UInt8]) {
         key(name)
         bytes.append(contentsOf: json)
     }
 
     /// Adds an array of nested objects, each filled by `fill`.
-    mutating func addObjects<T>(_ name: StaticString, _ items: [T], _ fill: (inout JSONLineBuilder, T) -> Void) {
+    package mutating func addObjects<T>(_ name: StaticString, _ items: [T], _ fill: (inout JSONLineBuilder, T) -> Void) {
         key(name)
         bytes.append(UInt8(ascii: "["))
         for (i, item) in items.enumerated() {
@@ -55,37 +55,37 @@ struct JSONLineBuilder {
         bytes.append(UInt8(ascii: ":"))
     }
 
-    mutating func add(_ name: StaticString, _ value: String) {
+    package mutating func add(_ name: StaticString, _ value: String) {
         key(name)
         Self.appendQuoted(value, to: &bytes)
     }
 
     /// Adds a time as an RFC 3339 string (see `RFC3339`).
-    mutating func addTime(_ name: StaticString, secondsSince1970 t: Double) {
+    package mutating func addTime(_ name: StaticString, secondsSince1970 t: Double) {
         key(name)
         bytes.append(UInt8(ascii: "\""))
         RFC3339.append(secondsSince1970: t, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
-    mutating func add(_ name: StaticString, _ value: String?) {
+    package mutating func add(_ name: StaticString, _ value: String?) {
         if let value { add(name, value) }
     }
 
-    mutating func add(_ name: StaticString, _ value: Int64) {
+    package mutating func add(_ name: StaticString, _ value: Int64) {
         key(name)
         appendInteger(value)
     }
 
-    mutating func add(_ name: StaticString, _ value: Int) { add(name, Int64(value)) }
+    package mutating func add(_ name: StaticString, _ value: Int) { add(name, Int64(value)) }
 
-    mutating func add(_ name: StaticString, _ value: Bool) {
+    package mutating func add(_ name: StaticString, _ value: Bool) {
         key(name)
         bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
     }
 
     /// A finite number with up to 3 decimals (`null` when not finite).
-    mutating func add(_ name: StaticString, _ value: Double) {
+    package mutating func add(_ name: StaticString, _ value: Double) {
         key(name)
         guard value.isFinite else { bytes.append(contentsOf: Array("null".utf8)); return }
         let scaled = (value * 1000).rounded()
@@ -106,11 +106,11 @@ struct JSONLineBuilder {
         }
     }
 
-    mutating func add(_ name: StaticString, _ value: Double?) {
+    package mutating func add(_ name: StaticString, _ value: Double?) {
         if let value { add(name, value) }
     }
 
-    mutating func add(_ name: StaticString, _ values: [String]) {
+    package mutating func add(_ name: StaticString, _ values: [String]) {
         key(name)
         bytes.append(UInt8(ascii: "["))
         for (i, v) in values.enumerated() {
@@ -121,7 +121,7 @@ struct JSONLineBuilder {
     }
 
     /// Closes the object and the line.
-    mutating func finish() -> [UInt8] {
+    package mutating func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
         bytes.append(UInt8(ascii: "\n"))
         return bytes
@@ -150,7 +150,7 @@ struct JSONLineBuilder {
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Appends `value` as a quoted JSON string.
-    static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+    package static func appendQuoted(_ value: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {
@@ -173,8 +173,8 @@ struct JSONLineBuilder {
 
 /// RFC 3339 UTC timestamps with milliseconds (`2026-11-22T00:34:47.123Z`), formatted with `gmtime_r`
 /// (Foundation's `ISO8601DateFormatter` is far slower and not needed for a fixed format).
-enum RFC3339 {
-    static func format(secondsSince1970 t: Double) -> String {
+package enum RFC3339 {
+    package static func format(secondsSince1970 t: Double) -> String {
         var bytes: [UInt8] = []
         append(secondsSince1970: t, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
@@ -183,7 +183,7 @@ enum RFC3339 {
     /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC, milliseconds truncated). Digits are written into the buffer
     /// directly: every event line carries one, and building it from padded `String`s was a quarter of the JSON
     /// sink's time under a fast writer. Tested against Foundation's `ISO8601DateFormatter`.
-    static func append(secondsSince1970 t: Double, to bytes: inout [UInt8]) {
+    package static func append(secondsSince1970 t: Double, to bytes: inout [UInt8]) {
         var seconds = time_t(t.rounded(.down))
         var millis = Int(((t - Double(seconds)) * 1000).rounded(.down))
         if millis >= 1000 { seconds += 1; millis -= 1000 }

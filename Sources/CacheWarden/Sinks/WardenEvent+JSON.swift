@@ -30,7 +30,7 @@ extension WardenEvent {
 
 /// The fields of each event payload, in the contract's order.
 extension JSONLineBuilder {
-    mutating func add(_ t: DirectoryTotals, path: Bool) {
+    package mutating func add(_ t: DirectoryTotals, path: Bool) {
         add("dir", t.dir)
         if path { add("path", t.path) }
         add("total", t.total)
@@ -56,7 +56,7 @@ extension JSONLineBuilder {
         if e.dryRun { add("dry_run", true) }
     }
 
-    mutating func add(_ t: TrimReport) {
+    package mutating func add(_ t: TrimReport) {
         add("dir", t.dir)
         add("reason", t.reason.rawValue)
         add("removed", t.removed)
@@ -104,7 +104,7 @@ extension JSONLineBuilder {
         add("seconds_to_full", l.secondsToFull)
     }
 
-    mutating func add(_ c: ClearProgress) {
+    package mutating func add(_ c: ClearProgress) {
         add("phase", c.phase.rawValue)
         add("progress", c.progress)
         add("dirs", c.dirs)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenService
 
 /// The control socket's file: created with its mode, a stale one replaced, a live one refused, removed on stop.
 @Suite struct ControlSocketFileTests {

@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenService
 
 /// The control socket with real Unix sockets: a watcher on a real folder, its `ControlServer`, and clients that
 /// connect, send lines and read replies parsed by Foundation's JSON reader.

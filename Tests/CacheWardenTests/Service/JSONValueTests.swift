@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenService
 
 /// The control protocol's JSON values: read and written with Codable, checked against Foundation's
 /// `JSONSerialization` (the reader the protocol used before, and what clients in other languages resemble).

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenService
 
 /// The metrics file: checked by Prometheus's own `promtool`, replaced whole, kept current, and scraped end to end
 /// through a real `prometheus-node-exporter` on loopback.

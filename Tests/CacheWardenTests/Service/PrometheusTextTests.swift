@@ -1,5 +1,6 @@
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenService
 
 /// The exposition text written by hand: the lines swift-prometheus wrote for the same calls (which the file used
 /// before), in a fixed order, with escaping and histograms.

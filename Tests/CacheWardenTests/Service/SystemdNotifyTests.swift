@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenService
 
 /// A datagram socket standing in for systemd's `NOTIFY_SOCKET` (a path, or `@name` in the abstract namespace):
 /// it collects every message with the time it arrived.

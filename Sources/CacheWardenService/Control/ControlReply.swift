@@ -1,3 +1,4 @@
+import CacheWarden
 import FoundationEssentials
 
 /// The replies of the control socket, one JSON object per line, each with `"ok"` and the request's `"command"`; an

@@ -1,3 +1,4 @@
+import CacheWarden
 import FoundationEssentials
 
 /// A running daemon's status, as its control socket answers it.

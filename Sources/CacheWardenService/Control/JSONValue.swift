@@ -1,3 +1,4 @@
+import CacheWarden
 import FoundationEssentials
 
 /// One JSON value of the control protocol, read and written with `Codable` (FoundationEssentials' `JSONDecoder`

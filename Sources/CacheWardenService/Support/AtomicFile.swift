@@ -1,3 +1,4 @@
+import CacheWarden
 import Glibc
 import SystemPackage
 

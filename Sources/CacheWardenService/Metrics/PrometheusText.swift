@@ -1,3 +1,4 @@
+import CacheWarden
 /// Counters, gauges and histograms in Prometheus's text exposition format (0.0.4), what node_exporter's textfile
 /// collector reads: per family a `# HELP` and a `# TYPE` line, then one line per sample, `name{label="value"} 12`.
 ///

@@ -1,3 +1,4 @@
+import CacheWarden
 import FoundationEssentials
 import Glibc
 import SystemPackage
@@ -74,8 +75,7 @@ public final class ControlClient {
 
     /// Where a daemon's socket is, when none is configured: systemd's `RuntimeDirectory` of the unit we ship.
     public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        (environment["RUNTIME_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) } ?? "/run/cachewarden")
-            + "/cachewarden.sock"
+        DefaultLocations(environment: environment, euid: 0).serviceSocket ?? DefaultLocations.systemSocket
     }
 }
 

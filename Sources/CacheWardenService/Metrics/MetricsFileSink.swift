@@ -1,3 +1,4 @@
+import CacheWarden
 import Dispatch
 import Logging
 import SystemPackage

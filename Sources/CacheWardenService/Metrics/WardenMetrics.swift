@@ -1,3 +1,4 @@
+import CacheWarden
 import FoundationEssentials
 
 /// CacheWarden's metrics: counters fed by events, gauges set from a status snapshot, written as Prometheus text
