@@ -278,19 +278,22 @@ import Testing
 
     @Test func aDirectoryOverTheWatchLimitIsReadOnATimerInsteadOfGoingBlind() throws {
         let tree = TemporaryTree()
-        let log = EventLog()
+        let log = EventLog(), clock = ManualClock()
         var settings = WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)], sizeBasis: .apparent)
-        settings.watchLimitRescanInterval = 1
-        let watcher = Watcher(settings: settings, mode: .enforce, callbackQueue: nil, logger: .init(label: "t"),
-                              backend: .inotify(addWatchOverride: { $0.hasSuffix("/blind") ? Errno.noSpace : nil })) { log.append($0) }
+        settings.watchLimitRescanInterval = 60
+        let watcher = Watcher(settings: settings, backend: .inotify(addWatchOverride: { $0.hasSuffix("/blind") ? Errno.noSpace : nil }),
+                              clock: clock, log: log)
         try watcher.start()
         defer { watcher.stop() }
         tree.write("blind/first", size: 100)
         #expect(eventually { log.all.contains { if case .error(let e) = $0.kind { return e.kind == "watch_limit" }; return false } })
         #expect(eventually { watcher.totals()[0].total == 100 })
-        tree.write("blind/second", size: 50)     // no watch there: seen by the timer's re-read
+        tree.write("blind/second", size: 50)     // no watch there: seen only by the backend's timed re-read
         tree.remove("blind/first")
-        #expect(eventually { watcher.totals()[0].total == 50 })
+        clock.advance(by: 59.9)
+        #expect(watcher.totals()[0].total == 100, "re-read before its interval")
+        clock.advance(by: 0.1)
+        #expect(watcher.totals()[0].total == 50)
         let reports = log.all.filter { if case .error(let e) = $0.kind { return e.kind == "watch_limit" }; return false }
         #expect(reports.count == 1)
         #expect(reports[0].jsonLine().contains("max_user_watches"))

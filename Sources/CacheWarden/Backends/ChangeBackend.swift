@@ -85,10 +85,11 @@ protocol ChangeBackend: AnyObject {
     var fallbackNodes: [NodeID] { get }
 }
 
-/// Makes the backend of a watcher each time it starts. The engine is given one (the library's default is
-/// inotify); tests give a scripted one.
+/// Makes the backend of a watcher each time it starts, on the engine's queue and clock (a backend's own timers,
+/// such as inotify's re-reads past the watch limit, run on it). The engine is given one (the library's default
+/// is inotify); tests give a scripted one.
 struct BackendFactory: Sendable {
-    let make: @Sendable (_ queue: DispatchQueue, _ logger: Logger) throws(WardenError) -> any ChangeBackend
+    let make: @Sendable (_ queue: DispatchQueue, _ logger: Logger, _ clock: any WardenClock) throws(WardenError) -> any ChangeBackend
 }
 
 /// What a tree scan may do with the backend, and nothing else: watch each directory it opens (from the walkers'

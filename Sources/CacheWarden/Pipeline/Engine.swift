@@ -151,7 +151,7 @@ final class Engine: @unchecked Sendable {
     func start() throws(WardenError) {
         guard !running else { throw .alreadyRunning }
         do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
-        let backend = try backendFactory.make(queue, logger)
+        let backend = try backendFactory.make(queue, logger, state.clock)
         self.backend = backend
         updater = LedgerUpdater(scanner: TreeScanner(watching: WatchPort(backend)))
         do throws(WardenError) {

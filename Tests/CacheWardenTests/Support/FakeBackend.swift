@@ -29,7 +29,7 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
     /// A factory that hands each backend it makes to `made`.
     static func factory(root: String, refuse: @escaping @Sendable (String) -> Bool = { _ in false },
                         made: @escaping @Sendable (FakeBackend) -> Void) -> BackendFactory {
-        BackendFactory { queue, _ in
+        BackendFactory { queue, _, _ in
             let fake = FakeBackend(queue: queue, root: root, refuse: refuse)
             made(fake)
             return fake

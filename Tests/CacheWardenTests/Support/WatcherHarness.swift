@@ -66,8 +66,8 @@ final class InotifyCapture: Sendable {
     private let made = Mutex<InotifyBackend?>(nil)
 
     var factory: BackendFactory {
-        BackendFactory { queue, logger throws(WardenError) in
-            let backend = try InotifyBackend(queue: queue, logger: logger)
+        BackendFactory { queue, logger, clock throws(WardenError) in
+            let backend = try InotifyBackend(queue: queue, logger: logger, clock: clock)
             self.made.withLock { $0 = backend }
             return backend
         }

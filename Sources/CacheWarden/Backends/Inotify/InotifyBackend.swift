@@ -39,7 +39,8 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     /// Created the first time a root wants opens.
     private var opens: InotifyOpens?
 
-    init(queue: DispatchQueue, logger: Logger, addWatchOverride: (@Sendable (String) -> Errno?)? = nil) throws(WardenError) {
+    init(queue: DispatchQueue, logger: Logger, clock: any WardenClock,
+         addWatchOverride: (@Sendable (String) -> Errno?)? = nil) throws(WardenError) {
         self.queue = queue
         self.logger = logger
         self.addWatchOverride = addWatchOverride
@@ -55,7 +56,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         }
         // 64 KiB holds ~1,300 records; NAME_MAX + 1 + header is the minimum the kernel needs for one.
         readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
-        fallback = InotifyFallback(queue: queue)
+        fallback = InotifyFallback(queue: queue, clock: clock)
     }
 
     deinit {
@@ -278,8 +279,8 @@ extension BackendFactory {
     /// The inotify backend (the default). `addWatchOverride` is a seam for tests: it decides the outcome of
     /// watching a directory (by its path) instead of the kernel.
     static func inotify(addWatchOverride: (@Sendable (String) -> Errno?)? = nil) -> BackendFactory {
-        BackendFactory { queue, logger throws(WardenError) in
-            try InotifyBackend(queue: queue, logger: logger, addWatchOverride: addWatchOverride)
+        BackendFactory { queue, logger, clock throws(WardenError) in
+            try InotifyBackend(queue: queue, logger: logger, clock: clock, addWatchOverride: addWatchOverride)
         }
     }
 }

@@ -6,26 +6,27 @@ import Dispatch
 /// Confined to the engine's queue (the timer fires there too), hence `@unchecked Sendable`.
 final class InotifyFallback: @unchecked Sendable {
     private let queue: DispatchQueue
+    /// The engine's clock: a test steps it instead of waiting for the re-reads.
+    private let clock: any WardenClock
     private(set) var nodes = Set<NodeID>()
-    private var timer: DispatchSourceTimer?
+    private var timer: ClockTimer?
     private var rescan: (([NodeID]) -> Void)?
 
-    init(queue: DispatchQueue) { self.queue = queue }
+    init(queue: DispatchQueue, clock: any WardenClock) {
+        self.queue = queue
+        self.clock = clock
+    }
 
     /// Adds `node`; `rescan` receives every waiting node each `seconds`.
     func add(_ node: NodeID, every seconds: Int64, rescan: @escaping ([NodeID]) -> Void) {
         nodes.insert(node)
         self.rescan = rescan
         guard timer == nil else { return }
-        let interval = Int(max(1, seconds))
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .seconds(interval), repeating: .seconds(interval), leeway: .milliseconds(200))
-        timer.setEventHandler { @Sendable [weak self] in
+        let interval = UInt64(max(1, seconds)) * 1_000_000_000
+        timer = clock.schedule(at: clock.uptimeNanoseconds + interval, repeating: interval, on: queue) { @Sendable [weak self] in
             guard let self, !self.nodes.isEmpty else { return }
             self.rescan?(Array(self.nodes))
         }
-        timer.resume()
-        self.timer = timer
     }
 
     /// `node` is watched now, or gone.
