@@ -68,12 +68,13 @@ import Testing
         let watcher = Watcher(settings: quotaDirectory(tree, quota: 0), sinks: [sink])
         try watcher.start()
         try sink.start(watcher: watcher)
-        // The timer rewrites the file every 50 ms while this reads it as fast as it can.
+        // The timer rewrites the file every 50 ms while this reads it as fast as it can, until it has read over 100
+        // times across at least 10 versions (or a generous deadline passes and the expectation below fails).
         var reads = 0
         var versions = 0
         var lastInode: UInt64 = 0
-        let deadline = Date().addingTimeInterval(1.5)
-        while Date() < deadline {
+        let deadline = Date().addingTimeInterval(30)
+        while (reads <= 100 || versions < 10) && Date() < deadline {
             var st = stat()
             guard let text = try? String(contentsOfFile: sink.path, encoding: .utf8), lstat(sink.path, &st) == 0 else { continue }
             if UInt64(st.st_ino) != lastInode { versions += 1; lastInode = UInt64(st.st_ino) }

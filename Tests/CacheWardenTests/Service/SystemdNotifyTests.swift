@@ -129,8 +129,16 @@ final class NotifyListener: Sendable {
         tree.write("cache/big", size: 20_000)   // crosses the quota: the trim blocks the queue in the hook
         #expect(eventually { watcher.totalsIfIdle == nil })
         let stuckAt = listener.with("WATCHDOG=1").count
-        let waitUntil = Date().addingTimeInterval(0.5)
-        while Date() < waitUntil { usleep(10_000) }   // the observation window itself (nothing to poll for)
+        // A peer timer at the heartbeat's own interval, on a queue of its own, measures the window: five of its
+        // ticks are five heartbeats the stuck queue did not send (however slow the host is, both are as late).
+        let interval = try #require(notifier.watchdogInterval)
+        let ticks = Atomic<Int>(0)
+        let peer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "peer"))
+        peer.schedule(deadline: .now() + .milliseconds(Int(interval * 1000)), repeating: .milliseconds(Int(interval * 1000)))
+        peer.setEventHandler { ticks.add(1, ordering: .relaxed) }
+        peer.resume()
+        defer { peer.cancel() }
+        #expect(eventually { ticks.load(ordering: .relaxed) >= 5 })
         #expect(listener.with("WATCHDOG=1").count <= stuckAt + 1, "pings went on while the queue was stuck")
         release.signal()
         #expect(eventually { listener.with("WATCHDOG=1").count >= stuckAt + 3 }, "pings did not resume")
