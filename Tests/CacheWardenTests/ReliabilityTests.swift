@@ -24,10 +24,12 @@ import Testing
         #expect(eventually(timeout: 60) { cli.lines.contains { $0.contains("\"event\":\"overflow\"") } })
         #expect(eventually(timeout: 60) { cli.lines.contains { $0.contains("\"event\":\"rescan\"") } })
         let disk = diskTotals(tree.path, basis: .apparent)
+        // Ask for a status line and wait for it (a condition, not a pause) until one shows the disk's total.
+        let statusLines = { cli.lines.filter { $0.contains("\"event\":\"status\"") }.count }
         #expect(eventually(timeout: 60) {
+            let before = statusLines()
             cli.signal(SIGUSR1)
-            usleep(100_000)
-            return Self.lastStatusTotal(cli) == Int(disk.total)
+            return eventually(timeout: 5) { statusLines() > before } && Self.lastStatusTotal(cli) == Int(disk.total)
         })
         #expect(cli.interrupt() == 0)
         #expect(try parseWithPython(cli.stdout).contains("rescan"))
