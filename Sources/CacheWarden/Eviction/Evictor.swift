@@ -83,7 +83,7 @@ struct Evictor {
             runs[member] = run
         }
         var outcome = EvictionOutcome()
-        for id in goal.roots { if var run = runs[id] { outcome.add(&run, &state) } }
+        for id in goal.roots { if var run = runs.removeValue(forKey: id) { outcome.add(&run, &state) } }
         return outcome
     }
 }
