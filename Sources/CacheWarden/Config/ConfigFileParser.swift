@@ -4,7 +4,7 @@ import Glibc
 ///
 /// Syntax: one `key = value` per line; `#` at the start of a line or after whitespace starts a comment (so a
 /// path like `a#b` survives); blank lines are ignored; whitespace around keys and values is trimmed. The keys are
-/// table-driven (`globalKeys`, `directoryKeys`): adding a key is adding a row.
+/// those of `ConfigKey.all`; the tables below say how each one's value is read.
 struct ConfigFileParser {
     typealias Apply<Target> = @Sendable (inout Target, String) -> String?  // returns the expectation when the value is bad
 
@@ -198,14 +198,14 @@ struct ConfigFileParser {
         if let first = d.seen[key] { throw error(n, "duplicate key \(key) (first set on line \(first)); keep one of them") }
         d.seen[key] = n
         guard !value.isEmpty else { throw error(n, "\(key) has no value; expected `\(key) = <value>`") }
-        if let apply = Self.globalKeys[key] {
+        if ConfigKey.isKnown(key, in: .global), let apply = Self.globalKeys[key] {
             let value = try expandingPath(value, key: key, line: n)
             if let expected = apply(&d.settings, value) { throw error(n, "bad value `\(value)` for \(key): \(expected)") }
             return
         }
         let parts = key.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, parts[0] == "dir" || parts[0] == "group" else {
-            throw error(n, "unknown key \(key); expected one of \(Self.globalKeys.keys.sorted().joined(separator: ", ")), dir.<name>.<\(Self.directoryKeys.keys.sorted().joined(separator: "|"))> or group.<name>.<\(Self.groupKeys.keys.sorted().joined(separator: "|"))>")
+            throw error(n, "unknown key \(key); expected one of \(ConfigKey.fields(.global).joined(separator: ", ")), dir.<name>.<\(ConfigKey.fields(.directory).joined(separator: "|"))> or group.<name>.<\(ConfigKey.fields(.group).joined(separator: "|"))>")
         }
         if parts[0] == "group" {
             try readGroupKey(name: parts[1], field: parts[2], key: key, value: value, line: n, into: &d)
@@ -219,8 +219,8 @@ struct ConfigFileParser {
         guard Self.isValidName(name) else {
             throw error(n, "bad group name `\(name)` in \(key): expected letters, digits, `_` or `-`")
         }
-        guard let apply = Self.groupKeys[field] else {
-            throw error(n, "unknown key \(key); expected group.\(name).<\(Self.groupKeys.keys.sorted().joined(separator: "|"))>")
+        guard ConfigKey.isKnown(field, in: .group), let apply = Self.groupKeys[field] else {
+            throw error(n, "unknown key \(key); expected group.\(name).<\(ConfigKey.fields(.group).joined(separator: "|"))>")
         }
         var entry = d.groups[name] ?? (GroupSettings(name: name, quota: 0), n)
         if d.groups[name] == nil { d.groupOrder.append(name) }
@@ -233,8 +233,8 @@ struct ConfigFileParser {
         guard Self.isValidName(name) else {
             throw error(n, "bad directory name `\(name)` in \(key): expected letters, digits, `_` or `-`")
         }
-        guard let apply = Self.directoryKeys[field] else {
-            throw error(n, "unknown key \(key); expected dir.\(name).<\(Self.directoryKeys.keys.sorted().joined(separator: "|"))>")
+        guard ConfigKey.isKnown(field, in: .directory), let apply = Self.directoryKeys[field] else {
+            throw error(n, "unknown key \(key); expected dir.\(name).<\(ConfigKey.fields(.directory).joined(separator: "|"))>")
         }
         let value = try expandingPath(value, key: key, line: n)
         var entry = d.directories[name] ?? DirectoryDraft(settings: DirectorySettings(name: name, path: ""), firstLine: n)
