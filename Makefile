@@ -4,6 +4,7 @@
 # without the Swift toolchain (it needs libinotifytools0 and the C library only). Installs:
 #   PREFIX/bin/cachewarden
 #   PREFIX/share/man/man1/cachewarden.1                     (from the argument-parser definitions)
+#   PREFIX/share/man/man5/cachewarden.conf.5                (from the parser's key table: `cachewarden keys`)
 #   PREFIX/share/bash-completion/completions/cachewarden
 #   PREFIX/share/zsh/site-functions/_cachewarden
 #   PREFIX/share/fish/vendor_completions.d/cachewarden.fish
@@ -36,6 +37,7 @@ man: build
 	$(SWIFT) build --scratch-path $(SCRATCH) -c release --product generate-manual
 	mkdir -p $(OUT)/man
 	$(SCRATCH)/release/generate-manual $(BIN) --section 1 --output-directory $(OUT)/man
+	$(BIN) keys --format man > $(OUT)/man/cachewarden.conf.5
 
 completions: build
 	mkdir -p $(OUT)/completions
@@ -44,11 +46,12 @@ completions: build
 	$(BIN) --generate-completion-script fish > $(OUT)/completions/cachewarden.fish
 
 install: all
-	$(INSTALL) -d $(ROOT)/bin $(ROOT)/share/man/man1 $(ROOT)/share/bash-completion/completions \
+	$(INSTALL) -d $(ROOT)/bin $(ROOT)/share/man/man1 $(ROOT)/share/man/man5 $(ROOT)/share/bash-completion/completions \
 		$(ROOT)/share/zsh/site-functions $(ROOT)/share/fish/vendor_completions.d $(ROOT)/lib/systemd/system \
 		$(ROOT)/lib/systemd/user
 	$(INSTALL) -m 0755 $(BIN) $(ROOT)/bin/cachewarden
 	$(INSTALL) -m 0644 $(OUT)/man/cachewarden.1 $(ROOT)/share/man/man1/cachewarden.1
+	$(INSTALL) -m 0644 $(OUT)/man/cachewarden.conf.5 $(ROOT)/share/man/man5/cachewarden.conf.5
 	$(INSTALL) -m 0644 $(OUT)/completions/cachewarden.bash $(ROOT)/share/bash-completion/completions/cachewarden
 	$(INSTALL) -m 0644 $(OUT)/completions/_cachewarden $(ROOT)/share/zsh/site-functions/_cachewarden
 	$(INSTALL) -m 0644 $(OUT)/completions/cachewarden.fish $(ROOT)/share/fish/vendor_completions.d/cachewarden.fish
@@ -64,7 +67,7 @@ install-strip: install
 	strip $(ROOT)/bin/cachewarden
 
 uninstall:
-	rm -f $(ROOT)/bin/cachewarden $(ROOT)/share/man/man1/cachewarden.1 \
+	rm -f $(ROOT)/bin/cachewarden $(ROOT)/share/man/man1/cachewarden.1 $(ROOT)/share/man/man5/cachewarden.conf.5 \
 		$(ROOT)/share/bash-completion/completions/cachewarden $(ROOT)/share/zsh/site-functions/_cachewarden \
 		$(ROOT)/share/fish/vendor_completions.d/cachewarden.fish $(ROOT)/lib/systemd/system/cachewarden.service \
 		$(ROOT)/lib/systemd/user/cachewarden.service
