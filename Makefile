@@ -33,7 +33,8 @@ build:
 
 # swift-argument-parser's generate-manual tool (what its GenerateManual plugin runs), on the installed binary.
 man: build
-	$(SWIFT) build --scratch-path $(SCRATCH) -c release --product generate-manual
+	$(SWIFT) build --scratch-path $(SCRATCH) -c release --static-swift-stdlib --product generate-manual \
+		-Xlinker --no-export-dynamic
 	mkdir -p $(OUT)/man
 	$(SCRATCH)/release/generate-manual $(BIN) --section 1 --output-directory $(OUT)/man
 

@@ -73,6 +73,6 @@ extension InstallTests {
         #expect(!FileManager.default.fileExists(atPath: Self.conffile), "the conffile survived dpkg -P")
 
         let size = (try? FileManager.default.attributesOfItem(atPath: deb)[.size] as? Int) ?? 0
-        print("deb: \(deb.split(separator: "/").last ?? "") \(size) bytes; \(files.count) files; make deb \(String(format: "%.1f", built.timeIntervalSince(started)))s, dpkg -i \(String(format: "%.1f", installed.timeIntervalSince(built)))s")
+        print("deb: \(deb.split(separator: "/").last ?? "") \(size) bytes; \(files.count) files; make deb \(String(format: "%.1f", built.timeIntervalSince(started)))s, lintian + dpkg -i \(String(format: "%.1f", installed.timeIntervalSince(built)))s")
     }
 }
