@@ -22,7 +22,7 @@ BIN := $(SCRATCH)/release/cachewarden
 OUT := $(SCRATCH)/share
 ROOT := $(DESTDIR)$(PREFIX)
 
-.PHONY: all build man completions install install-strip uninstall clean
+.PHONY: all build man completions install install-strip uninstall clean deb
 
 all: build man completions
 
@@ -34,7 +34,8 @@ build:
 
 # swift-argument-parser's generate-manual tool (what its GenerateManual plugin runs), on the installed binary.
 man: build
-	$(SWIFT) build --scratch-path $(SCRATCH) -c release --product generate-manual
+	$(SWIFT) build --scratch-path $(SCRATCH) -c release --static-swift-stdlib --product generate-manual \
+		-Xlinker --no-export-dynamic
 	mkdir -p $(OUT)/man
 	$(SCRATCH)/release/generate-manual $(BIN) --section 1 --output-directory $(OUT)/man
 	$(BIN) keys --format man > $(OUT)/man/cachewarden.conf.5
@@ -74,3 +75,50 @@ uninstall:
 
 clean:
 	rm -rf $(SCRATCH)
+
+# make deb: cachewarden_<version>_<arch>.deb in the checkout, from `make install PREFIX=/usr` into a staged tree
+# packed by `dpkg-deb --build --root-owner-group`. Not dpkg-buildpackage from a debian/ source package: the build
+# needs the Swift toolchain, which Debian does not package, so such a source package could not build on a Debian
+# builder anyway; the staged tree reuses the tested `make install`. Depends: is computed from the binary by
+# dpkg-shlibdeps (it wants a debian/control, hence the one in DEBSCRATCH). lintian: no error, no warning (the bash
+# completion loses its #! line, which lintian flags in a sourced file). Accepted info tags (`lintian -I`):
+# hardening-no-bindnow / hardening-no-fortify-functions (swiftc's static-stdlib link, not dpkg-buildflags),
+# spelling-error-in-binary (fragments of the linked-in Swift runtime's strings), systemd-service-file-missing-
+# documentation-key and package-supports-alternative-init-but-no-init.d-script (systemd only, by design).
+DEB_VERSION := $(shell sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/CacheWarden/API/CacheWardenVersion.swift)
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB := cachewarden_$(DEB_VERSION)_$(DEB_ARCH).deb
+DEBSCRATCH := $(SCRATCH)/deb
+DEBROOT := $(DEBSCRATCH)/root
+
+deb: all
+	rm -rf $(DEBSCRATCH) && mkdir -p $(DEBROOT)/DEBIAN $(DEBSCRATCH)/debian
+	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(DEBROOT)
+	strip --remove-section=.comment --remove-section=.note $(DEBROOT)/usr/bin/cachewarden
+	gzip -9n $(DEBROOT)/usr/share/man/man1/cachewarden.1
+	sed -i '1{/^#!/d}' $(DEBROOT)/usr/share/bash-completion/completions/cachewarden
+	$(INSTALL) -d $(DEBROOT)/etc/cachewarden $(DEBROOT)/usr/share/doc/cachewarden
+	$(INSTALL) -m 0644 packaging/cachewarden.conf $(DEBROOT)/etc/cachewarden/cachewarden.conf
+	$(INSTALL) -m 0644 packaging/copyright $(DEBROOT)/usr/share/doc/cachewarden/copyright
+	sed 's/@VERSION@/$(DEB_VERSION)/' packaging/changelog | gzip -9n > $(DEBROOT)/usr/share/doc/cachewarden/changelog.gz
+	chmod 0644 $(DEBROOT)/usr/share/doc/cachewarden/changelog.gz
+	$(INSTALL) -m 0755 packaging/postinst packaging/postrm $(DEBROOT)/DEBIAN/
+	echo /etc/cachewarden/cachewarden.conf > $(DEBROOT)/DEBIAN/conffiles
+	cd $(DEBROOT) && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum > DEBIAN/md5sums
+	printf 'Source: cachewarden\n\nPackage: cachewarden\nArchitecture: any\n' > $(DEBSCRATCH)/debian/control
+	cd $(DEBSCRATCH) && dpkg-shlibdeps -O -eroot/usr/bin/cachewarden > shlibs.txt
+	{ echo "Package: cachewarden"; echo "Version: $(DEB_VERSION)"; echo "Architecture: $(DEB_ARCH)"; \
+	  echo "Maintainer: The CacheWarden authors <cachewarden@example.org>"; \
+	  echo "Installed-Size: $$(du -sk --exclude=DEBIAN $(DEBROOT) | cut -f1)"; \
+	  echo "Depends: $$(sed -n 's/^shlibs:Depends=//p' $(DEBSCRATCH)/shlibs.txt)"; \
+	  echo "Section: admin"; echo "Priority: optional"; echo "Homepage: https://github.com/your-org/CacheWarden"; \
+	  echo "Description: keeps cache directories under a size quota"; \
+	  echo " CacheWarden watches cache directories with inotify and deletes their oldest"; \
+	  echo " files when a directory grows past its quota or its files past a maximum age."; \
+	  echo " It runs as a daemon (systemd system and user units are included) or as a"; \
+	  echo " one-shot CLI (check, trim, clear, status, events)."; \
+	  echo " ."; \
+	  echo " The shipped /etc/cachewarden/cachewarden.conf watches nothing until edited,"; \
+	  echo " and the service is neither enabled nor started on install."; \
+	} > $(DEBROOT)/DEBIAN/control
+	dpkg-deb --build --root-owner-group $(DEBROOT) $(DEB)

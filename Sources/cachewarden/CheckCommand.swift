@@ -2,6 +2,7 @@ import ArgumentParser
 import CacheWarden
 
 /// `cachewarden check`: validate a config and print the effective settings (exit 0), or the error (exit 2).
+/// A config with no directory passes with a note line (it watches nothing).
 /// Values a profile filled in are marked with `# from profile <name>`. It changes nothing on disk.
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -12,7 +13,15 @@ struct CheckCommand: ParsableCommand {
     @OptionGroup var source: SettingsOptions
 
     func run() throws {
-        let s = try source.withDefaultConfig().load().resolved()
+        let s: WardenSettings
+        do { s = try source.withDefaultConfig().load().resolved() } catch let error as ConfigError
+            where error.message.hasPrefix("no directory registered") {
+            // A config that registers nothing (the Debian package's commented example) is valid but inert:
+            // `run` refuses it, `check` says so and succeeds.
+            print("# cachewarden \(CacheWardenVersion.current)")
+            print("# no directory registered: this config watches nothing; add `dir.<name>.path = /some/folder`")
+            return
+        }
         print("# cachewarden \(CacheWardenVersion.current)")
         print("size_basis = \(s.sizeBasis.rawValue)")
         if let e = s.expireInterval { print("expire_interval = \(e)s") }

@@ -82,6 +82,18 @@ import Testing
         #expect(r.out.contains("dir.x.path = \(tree.path)"))
         #expect(r.out.contains("size_basis = apparent"))
     }
+
+    @Test func checkAcceptsAConfigWithNoDirectoryWithANote() throws {
+        let tree = TemporaryTree()
+        let config = tree.url("empty.conf")
+        try "# dir.x.path = /srv/cache\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let r = try runProcess(cachewardenBinary(), ["check", "--config", config])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("# no directory registered: this config watches nothing"), "\(r.out)")
+        // `run` still refuses it.
+        let run = try runProcess(cachewardenBinary(), ["run", "--config", config])
+        #expect(run.status == 2 && run.err.contains("no directory registered"), "\(run.err)")
+    }
 }
 
 /// `clear`, `status` and SIGHUP through the command line.

@@ -5,8 +5,9 @@ import Testing
 /// `make install` into a temporary prefix (with `DESTDIR`, as a packager does): every file where the README says,
 /// and a binary that needs no Swift runtime library. The release build with the static runtime takes minutes,
 /// so the test runs where `CACHEWARDEN_INSTALL_TEST=1` asks for it (CI's `.ci/run` does); the build goes to its
-/// own folder (`.build-install`), never waiting on the `.build` this test runs from.
-@Suite struct InstallTests {
+/// own folder (`.build-install`), never waiting on the `.build` this test runs from. Serialized: `make deb`
+/// (DebPackageTests.swift) builds in the same folder.
+@Suite(.serialized) struct InstallTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path
 
