@@ -95,7 +95,7 @@ deb: all
 	rm -rf $(DEBSCRATCH) && mkdir -p $(DEBROOT)/DEBIAN $(DEBSCRATCH)/debian
 	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(DEBROOT)
 	strip --remove-section=.comment --remove-section=.note $(DEBROOT)/usr/bin/cachewarden
-	gzip -9n $(DEBROOT)/usr/share/man/man1/cachewarden.1
+	gzip -9n $(DEBROOT)/usr/share/man/man1/cachewarden.1 $(DEBROOT)/usr/share/man/man5/cachewarden.conf.5
 	sed -i '1{/^#!/d}' $(DEBROOT)/usr/share/bash-completion/completions/cachewarden
 	$(INSTALL) -d $(DEBROOT)/etc/cachewarden $(DEBROOT)/usr/share/doc/cachewarden
 	$(INSTALL) -m 0644 packaging/cachewarden.conf $(DEBROOT)/etc/cachewarden/cachewarden.conf

@@ -61,7 +61,7 @@ extension InstallTests {
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
         }
-        #expect(files.contains("/usr/bin/cachewarden") && files.contains("/usr/share/man/man1/cachewarden.1.gz")
+        #expect(files.contains("/usr/bin/cachewarden") && files.contains("/usr/share/man/man1/cachewarden.1.gz") && files.contains("/usr/share/man/man5/cachewarden.conf.5.gz")
                 && files.contains("/usr/share/doc/cachewarden/copyright") && files.contains(Self.conffile), "\(files)")
 
         let remove = try runProcess(dpkg, ["-r", "cachewarden"])

@@ -21,7 +21,7 @@ import Testing
                                   ["-C", Self.packageRoot, "install", "PREFIX=\(prefix)", "DESTDIR=\(stage.path)"])
         try #require(make.status == 0, "make install failed: \(make.err.suffix(2000))")
         let root = stage.path + prefix
-        let expected = ["bin/cachewarden", "share/man/man1/cachewarden.1", "share/bash-completion/completions/cachewarden",
+        let expected = ["bin/cachewarden", "share/man/man1/cachewarden.1", "share/man/man5/cachewarden.conf.5", "share/bash-completion/completions/cachewarden",
                         "share/zsh/site-functions/_cachewarden", "share/fish/vendor_completions.d/cachewarden.fish",
                         "lib/systemd/system/cachewarden.service", "lib/systemd/user/cachewarden.service"]
         for file in expected { #expect(FileManager.default.fileExists(atPath: root + "/" + file), "missing \(file)") }
