@@ -14,8 +14,7 @@ struct CheckCommand: ParsableCommand {
 
     func run() throws {
         let s: WardenSettings
-        do { s = try source.withDefaultConfig().load().resolved() } catch let error as ConfigError
-            where error.message.hasPrefix("no directory registered") {
+        do { s = try source.withDefaultConfig().load().resolved() } catch let error as ConfigError where error.registersNothing {
             // A config that registers nothing (the Debian package's commented example) is valid but inert:
             // `run` refuses it, `check` says so and succeeds.
             print("# cachewarden \(CacheWardenVersion.current)")

@@ -1,21 +1,13 @@
+import CacheWarden
 import Glibc
 
-/// Bytes to stdout and stderr with `write(2)`. Not Foundation's `FileHandle`: Foundation (rather than
-/// FoundationEssentials) would bring ICU's data into the static binary for two file descriptors.
+/// Bytes to stdout and stderr through the library's one write loop (`Syscall.writeAll`). Not Foundation's
+/// `FileHandle`: Foundation (rather than FoundationEssentials) would bring ICU's data into the static binary.
 enum StandardStreams {
     /// Writes all of `bytes` to `fd`; false when the descriptor is gone (a closed pipe: `EPIPE` with SIGPIPE ignored).
     @discardableResult
     static func write(_ bytes: [UInt8], to fd: Int32) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                offset += n
-            }
-            return true
-        }
+        bytes.withUnsafeBytes { (try? Syscall.writeAll(fd, $0)) != nil }
     }
 
     /// One message on stderr, as it is (the caller ends it with a newline).

@@ -265,7 +265,9 @@ struct ConfigFileParser {
             settings.directories.append(entry.settings)
         }
         if settings.directories.isEmpty {
-            throw error(1, "no directory registered; expected at least one `dir.<name>.path = /some/folder`")
+            var empty = error(1, "no directory registered; expected at least one `dir.<name>.path = /some/folder`")
+            empty.registersNothing = true
+            throw empty
         }
         if let (a, b) = PathResolver.firstOverlap(settings.directories) {
             throw error(pathLines[b.name] ?? 1, "dir.\(b.name).path overlaps dir.\(a.name).path (\(a.path)); registered directories must not nest")

@@ -79,6 +79,21 @@ package enum Syscall {
         }
     }
 
+    /// Writes all of `bytes` to `fd`, waiting (not spinning) when a non-blocking descriptor is full. The one
+    /// write-everything loop: the JSON-lines sink, the metrics file and the CLI's messages use it.
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        var offset = 0
+        while offset < bytes.count {
+            do throws(Errno) {
+                offset += try retrying { write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
+            } catch {
+                guard error == .resourceTemporarilyUnavailable else { throw error }
+                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = try? retrying { poll(&p, 1, -1) }
+            }
+        }
+    }
+
     /// `statvfs(3)` of the filesystem holding `path`.
     package static func statfs(_ path: String) throws(Errno) -> statvfs {
         var vfs = statvfs()

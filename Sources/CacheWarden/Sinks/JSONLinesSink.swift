@@ -90,7 +90,7 @@ public final class JSONLinesSink: EventSink {
                 return (c, s.ended)
             }
             if !chunk.isEmpty {
-                let ok = chunk.withUnsafeBytes { writeAll(fd, $0) }
+                let ok = chunk.withUnsafeBytes { (try? Syscall.writeAll(fd, $0)) != nil }
                 shared.state.withLock { s in
                     s.writing = false
                     if !ok { s.closed = true; s.pending.removeAll() }
@@ -102,21 +102,6 @@ public final class JSONLinesSink: EventSink {
             }
             if ended { return }
         }
-    }
-
-    /// Writes everything, waiting (not spinning) when a non-blocking descriptor is full.
-    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            do throws(Errno) {
-                offset += try Syscall.retrying { write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
-            } catch {
-                guard error == .resourceTemporarilyUnavailable else { return false }
-                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = try? Syscall.retrying { poll(&p, 1, -1) }
-            }
-        }
-        return true
     }
 }
 

@@ -13,13 +13,8 @@ enum AtomicFile {
         let fd = try Syscall.retrying { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode) }
         do throws(Errno) {
             defer { Syscall.close(fd) }
-            var offset = 0
-            while offset < bytes.count {
-                let written: Result<Int, Errno> = bytes[offset...].withUnsafeBytes { b in
-                    Result { () throws(Errno) in try Syscall.retrying { write(fd, b.baseAddress, b.count) } }
-                }
-                offset += try written.get()
-            }
+            let written: Result<Void, Errno> = bytes.withUnsafeBytes { b in Result { () throws(Errno) in try Syscall.writeAll(fd, b) } }
+            try written.get()
             _ = try Syscall.retrying { fchmod(fd, mode) }   // not narrowed by the umask
         } catch {
             try? Syscall.unlink(path: temporary)
