@@ -185,5 +185,8 @@ import Testing
         #expect(g.matches(Array("xyz".utf8)))
         #expect(!g.matches(Array("x/z".utf8)))
         #expect(!g.matches(Array("index.dbx".utf8)))
+        let anchored = GlobMatcher(["/CACHEDIR.TAG", "/.tmp*/**"])
+        #expect(anchored.matches(Array("CACHEDIR.TAG".utf8)) && !anchored.matches(Array("archive-v0/x/CACHEDIR.TAG".utf8)))
+        #expect(anchored.matches(Array(".tmpAB/a/b".utf8)) && !anchored.matches(Array("a/.tmpAB/b".utf8)))
     }
 }

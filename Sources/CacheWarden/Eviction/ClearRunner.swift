@@ -65,7 +65,7 @@ struct ClearRunner {
         defer { deleter.finish() }
         for n in order.reversed() where n != top {
             guard state.ledger.isLive(n), state.ledger.node(n).files.isEmpty, state.ledger.node(n).subdirs.isEmpty else { continue }
-            if deleter.deleteEmptyDirectory(n, in: state.ledger) { state.ledger.removeSubtree(n) }
+            if deleter.deleteEmptyDirectory(n, in: state.ledger, withSymlinks: false) { state.ledger.removeSubtree(n) }
         }
     }
 }

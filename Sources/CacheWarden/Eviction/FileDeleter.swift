@@ -23,8 +23,9 @@ protocol FileDeleter {
     /// Why `delete` would refuse `r` now, or nil: a look before a group of deletions that must go whole (a unit).
     /// `delete` checks again all the same.
     mutating func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome?
-    /// Removes directory `n` if it is empty (never the root); returns whether it did.
-    mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger) -> Bool
+    /// Removes directory `n` if it is empty (never the root) — `withSymlinks`: empty but for symlinks, which go
+    /// first (a unit deleted whole) — and returns whether it did.
+    mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool
     /// Releases what the deleter holds (directory descriptors).
     mutating func finish()
 }
@@ -34,6 +35,6 @@ protocol FileDeleter {
 struct DryRunDeleter: FileDeleter {
     func delete(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome { .simulated }
     func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? { nil }
-    func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger) -> Bool { false }
+    func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool { false }
     func finish() {}
 }

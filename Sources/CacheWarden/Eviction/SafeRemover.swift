@@ -96,8 +96,10 @@ struct SafeRemover: FileDeleter {
         return onDisk > age ? .changed : nil
     }
 
-    mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger) -> Bool {
-        guard !ledger.isRoot(n), let parentFD = try? directories.open(ledger.parent(of: n), in: ledger) else { return false }
+    mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool {
+        guard !ledger.isRoot(n) else { return false }
+        if withSymlinks, let fd = try? directories.open(n, in: ledger) { Self.unlinkSymlinks(in: fd) }
+        guard let parentFD = try? directories.open(ledger.parent(of: n), in: ledger) else { return false }
         let ino = ledger.node(n).ino
         return ledger.name(of: n).withCString { name in
             guard let st = try? Syscall.lstat(at: parentFD, name), st.isDirectory, UInt64(st.st_ino) == ino else { return false }
@@ -107,4 +109,22 @@ struct SafeRemover: FileDeleter {
     }
 
     mutating func finish() { directories.close() }
+
+    /// Unlinks the symlinks in the verified directory `fd` — the links themselves (`unlinkat` never follows one),
+    /// which the ledger does not count (Hugging Face's `snapshots/<rev>/` holds only links into `blobs/`) — so that
+    /// a unit deleted whole leaves no folder of dangling links behind.
+    private static func unlinkSymlinks(in fd: Int32) {
+        guard let readfd = try? Syscall.duplicate(fd), let handle = fdopendir(readfd) else { return }
+        defer { closedir(handle) }
+        rewinddir(handle)   // the dup shares its offset with `fd`
+        var links: [[CChar]] = []
+        while let entry = readdir(handle) {
+            withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+                tuple.withMemoryRebound(to: CChar.self, capacity: 256) { name in
+                    if let st = try? Syscall.lstat(at: fd, name), st.isSymlink { links.append(Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))) }
+                }
+            }
+        }
+        for link in links { link.withUnsafeBufferPointer { _ = try? Syscall.unlink(at: fd, $0.baseAddress!) } }
+    }
 }

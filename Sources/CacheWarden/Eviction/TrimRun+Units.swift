@@ -41,7 +41,7 @@ extension TrimRun {
             guard let inode = state.ledger.inode(ofRecord: r) else { continue }
             let chain = state.ledger.chain(of: state.ledger.record(r).dir)
             let age = state.ledger.victimAge(r)
-            let spare = spareReason(r, age: age, state) ?? (isInUse(r, state) ? .inUse : nil)
+            let spare = spareReason(r, age: age, state, insideUnit: chain.count >= depth) ?? (isInUse(r, state) ? .inUse : nil)
             let bytes = inode.names <= 1 ? inode.bytes : 0   // a linked file frees its bytes only with its last name
             if chain.count >= depth {
                 let node = chain[depth - 1]
@@ -86,7 +86,7 @@ extension TrimRun {
             var nodes: [NodeID] = []
             state.ledger.forEachNode(under: node) { nodes.append($0) }
             for n in nodes.reversed() where state.ledger.isLive(n) && state.ledger.node(n).files.isEmpty && state.ledger.node(n).subdirs.isEmpty {
-                if deleter.deleteEmptyDirectory(n, in: state.ledger) { state.ledger.removeSubtree(n) }
+                if deleter.deleteEmptyDirectory(n, in: state.ledger, withSymlinks: true) { state.ledger.removeSubtree(n) }
             }
         }
         guard deleted > 0 else { return }

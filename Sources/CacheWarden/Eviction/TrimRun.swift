@@ -134,9 +134,11 @@ struct TrimRun {
         state.ledger.inode(ofRecord: r)?.writing == true || (runtime.settings.spareOpen && state.ledger.isOpen(r))
     }
 
-    mutating func spareReason(_ r: RecordID, age: Int64, _ state: PipelineState) -> SpareReason? {
+    /// Why `r` must stay, if it must. A `CACHEDIR.TAG` always stays — except inside an eviction unit, which goes
+    /// whole with the tag of its own (a uvx environment in uv's `archive-v0/<id>/` carries one).
+    mutating func spareReason(_ r: RecordID, age: Int64, _ state: PipelineState, insideUnit: Bool = false) -> SpareReason? {
         let rec = state.ledger.record(r)
-        if state.ledger.names.withName(rec.name, { $0.elementsEqual("CACHEDIR.TAG".utf8) }) { return .protected }
+        if !insideUnit && state.ledger.names.withName(rec.name, { $0.elementsEqual("CACHEDIR.TAG".utf8) }) { return .protected }
         if !runtime.protect.isEmpty && runtime.protect.matches(relativePath(r, state.ledger)) { return .protected }
         if let youngAfter, age > youngAfter { return .young }
         if isAgeDriven && isInUse(r, state) { return .inUse }

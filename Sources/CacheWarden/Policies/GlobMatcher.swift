@@ -1,18 +1,21 @@
 /// Matches paths relative to a registered root against `protect`/`exclude` globs: `*` matches within one path
 /// segment, `**` across segments, `?` one character. A glob without `/` also matches the last segment anywhere
-/// (`*.db` protects `a/b/c.db`), as in `.gitignore`.
-struct GlobMatcher: Sendable {
+/// (`*.db` protects `a/b/c.db`), as in `.gitignore`; and as there, a leading `/` anchors a glob to the root
+/// (`/CACHEDIR.TAG` is the root's tag only, not one inside a cache entry).
+package struct GlobMatcher: Sendable {
     private let patterns: [[UInt8]]
 
-    init(_ globs: [String]) { patterns = globs.map { Array($0.utf8) } }
+    package init(_ globs: [String]) { patterns = globs.map { Array($0.utf8) } }
 
-    var isEmpty: Bool { patterns.isEmpty }
+    package var isEmpty: Bool { patterns.isEmpty }
 
-    func matches(_ path: [UInt8]) -> Bool {
+    package func matches(_ path: [UInt8]) -> Bool {
         for p in patterns {
-            if Self.match(p[...], path[...]) { return true }
-            if !p.contains(UInt8(ascii: "/")), let slash = path.lastIndex(of: UInt8(ascii: "/")),
-               Self.match(p[...], path[(slash + 1)...]) { return true }
+            let anchored = p.first == Self.slash
+            let p = anchored ? p.dropFirst() : p[...]
+            if Self.match(p, path[...]) { return true }
+            if !anchored, !p.contains(UInt8(ascii: "/")), let slash = path.lastIndex(of: UInt8(ascii: "/")),
+               Self.match(p, path[(slash + 1)...]) { return true }
             // `dir/**` also matches the directory itself.
             if p.count > 3, p.suffix(3).elementsEqual("/**".utf8), Self.match(p.dropLast(3), path[...]) { return true }
         }

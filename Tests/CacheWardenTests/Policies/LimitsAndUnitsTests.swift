@@ -106,4 +106,44 @@ import Testing
         #expect(tree.exists("jobs") && !tree.exists("jobs/job0"))
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
+
+    /// A `CACHEDIR.TAG` inside a unit does not pin it (a uvx environment in uv's `archive-v0/<id>/` has one): the
+    /// unit goes whole with its tag. The root's own tag, a file shallower than the units, stays.
+    @Test func aTagInsideAUnitGoesWithItAndTheRootsTagStays() throws {
+        let tree = TemporaryTree()
+        tree.write("CACHEDIR.TAG", size: 43, mtime: 900_000)
+        for k in 0..<3 {
+            tree.write("archive-v0/e\(k)/CACHEDIR.TAG", size: 43, mtime: 1_000_000 + Double(k * 10))
+            tree.write("archive-v0/e\(k)/lib/mod.py", size: 20_000, mtime: 1_000_001 + Double(k * 10))
+        }
+        let h = try WatcherHarness(tree, quota: 70_000, basis: .apparent) { $0.evictUnit = .depth(2) }
+        tree.write("archive-v0/e9/lib/mod.py", size: 20_000)   // 80 kB > 70 kB: trim to 35 kB, the three oldest
+        #expect(eventually { !h.log.trims.isEmpty })
+        #expect(h.log.evictions.map(\.file) == ["archive-v0/e0", "archive-v0/e1", "archive-v0/e2"])
+        #expect(!tree.exists("archive-v0/e2") && tree.exists("CACHEDIR.TAG") && tree.exists("archive-v0/e9/lib/mod.py"))
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
+    /// A unit goes whole even when it holds symlinks, which are not counted (Hugging Face's `snapshots/<rev>/` links
+    /// into `blobs/`): the links go — never what they point at — and no folder of dangling links is left.
+    @Test func aUnitWithSymlinksGoesWholeAndTheirTargetsStay() throws {
+        let tree = TemporaryTree(), outside = TemporaryTree()
+        outside.write("precious", size: 100)
+        for k in 0..<3 {
+            let repo = "models--org--m\(k)"
+            tree.write("\(repo)/blobs/b\(k)", size: 20_000, mtime: 1_000_000 + Double(k * 10))
+            tree.write("\(repo)/refs/main", size: 40, mtime: 1_000_000 + Double(k * 10))
+            tree.mkdir("\(repo)/snapshots/rev")
+            symlink("../../blobs/b\(k)", tree.url("\(repo)/snapshots/rev/model.bin"))
+            symlink(outside.url("precious"), tree.url("\(repo)/snapshots/rev/outside"))
+            symlink(outside.path, tree.url("\(repo)/snapshots/dirlink"))
+        }
+        let h = try WatcherHarness(tree, quota: 70_000, basis: .apparent) { $0.evictUnit = .entry }
+        tree.write("models--org--new/blobs/b", size: 20_000)   // 80 kB > 70 kB: trim to 35 kB
+        #expect(eventually { !h.log.trims.isEmpty })
+        #expect(h.log.evictions.map(\.file) == ["models--org--m0", "models--org--m1", "models--org--m2"])
+        for k in 0..<3 { #expect(!tree.exists("models--org--m\(k)"), "models--org--m\(k) left behind") }
+        #expect(outside.exists("precious") && tree.exists("models--org--new/blobs/b"))
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
 }
