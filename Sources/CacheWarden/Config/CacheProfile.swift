@@ -1,7 +1,9 @@
 /// Presets for the caches people have: what each client keeps in its cache folder that must never go, the age
-/// order that matches how it marks use, and whether trims should wait for it to be idle. Each was worked out by
-/// running the client (Debian's ccache 4.7, Go 1.19, pip 23, nginx 1.22) with `inotifywait` beside it; Bazel's from
-/// its documentation and source. An explicit key overrides the profile's value.
+/// order that matches how it marks use, whether trims should wait for it to be idle, and what it needs deleted
+/// whole. Each was worked out by running the client with `inotifywait` beside it and deleting behind its back
+/// (Debian's ccache 4.7, Go 1.19, pip 23, nginx 1.22, sccache 0.4, cargo 1.95 and npm 10 against local registries;
+/// uv 0.13 and huggingface_hub 2.4 from PyPI, the hub stood in for by a local server); Bazel's from its
+/// documentation and source. An explicit key overrides the profile's value.
 public enum CacheProfile: String, Sendable, CaseIterable {
     /// No presets.
     case generic
@@ -26,6 +28,36 @@ public enum CacheProfile: String, Sendable, CaseIterable {
     /// Bazel's `--disk_cache`: keeps `tmp/**` (uploads in progress) and `gc/**` (its garbage collector's lock).
     /// Bazel refreshes mtimes on every hit; its own GC waits five idle minutes, and so does this profile.
     case bazel
+    /// uv (`UV_CACHE_DIR`, `uv cache dir`): keeps `CACHEDIR.TAG`, `.gitignore`, its lock (`.lock`: every uv
+    /// process holds it shared), the per-entry locks (`*.lock`) and its temporary files and folders (`.tmp*`).
+    /// An unpacked wheel (`archive-v0/<id>/`) is deleted whole (`evict_unit = depth:2`): with one file gone uv still
+    /// links the rest into a venv and reports success, and the import fails later; with the folder gone it is a
+    /// clean miss. uv touches nothing on a hit, so ages come from opens; a trim during an install fails it, so trims
+    /// wait for a minute of quiet.
+    case uv
+    /// sccache's local disk cache (`SCCACHE_DIR`): a hit sets the entry's mtime, and a deleted entry is a clean miss.
+    /// But sccache before 0.10 panics on its next own eviction of a file deleted under its running server, and its
+    /// cache stays broken until the server restarts (mozilla/sccache#2092); the server stops after 10 idle minutes,
+    /// so trims wait 11 (`trim_after_idle = 11m`; lower it for a fixed sccache). Keeps temporary files (`.sccachetmp*`).
+    case sccache
+    /// npm's content-addressed cache (`<cache>/_cacache`): keeps `tmp/**` (downloads being renamed into place). A
+    /// deleted content or index file is a clean miss (re-fetched, or `ENOTCACHED` offline); npm touches nothing on
+    /// a hit, so ages come from opens.
+    case npm
+    /// The Hugging Face hub cache (`HF_HUB_CACHE`, `~/.cache/huggingface/hub`): each repository folder
+    /// (`models--org--name`) is deleted whole (`evict_unit = entry`): a missing blob or snapshot link makes the
+    /// library treat the whole repository as corrupt, and an offline load can return a dangling link. Keeps the
+    /// locks, downloads in progress (`*.incomplete`), its probes and temporary refs, and the shared blob store
+    /// (`blobs/`, where huggingface_hub 2 keeps Xet files once for all repositories). Ages come from opens (a hit
+    /// opens the ref and the blob); a deletion during a download fails it, so trims wait two quiet minutes.
+    case huggingface
+    /// cargo's registry (`CARGO_HOME/registry`): each extracted crate (`src/<index>/<crate>-<version>/`) is
+    /// deleted whole (`evict_unit = depth:3`; a `.crate` under `cache/<index>/` is a unit of its own): cargo trusts
+    /// an extracted folder once it holds `.cargo-ok`, so one missing file breaks every later build, while a missing
+    /// folder is extracted again. Keeps `CACHEDIR.TAG` and `index/**` (without it every `--offline` build fails).
+    /// Extracted files keep the crate's own old mtime, so ages come from opens; rustc fails when a crate folder
+    /// goes while it compiles, so trims wait for a minute of quiet.
+    case cargo
 
     /// What a profile sets.
     struct Defaults {
@@ -44,6 +76,15 @@ public enum CacheProfile: String, Sendable, CaseIterable {
         case .pip: Defaults(protect: ["*.tmp", "selfcheck/**"], order: .opened)
         case .nginx: Defaults(protect: ["*.??????????"], order: .opened)
         case .bazel: Defaults(protect: ["tmp/**", "gc/**"], order: .mtime, trimAfterIdle: 300)
+        case .uv: Defaults(protect: ["/CACHEDIR.TAG", "/.gitignore", "/.lock", "/.tmp*/**", "**/.tmp*", "**/.tmp*/**",
+                                            "*.lock", "*/.git", "*/.gitignore"],
+                           order: .opened, trimAfterIdle: 60, evictUnit: .depth(2))
+        case .sccache: Defaults(protect: ["**/.sccachetmp*"], order: .mtime, trimAfterIdle: 660)
+        case .npm: Defaults(protect: ["tmp/**"], order: .opened)
+        case .huggingface: Defaults(protect: ["/CACHEDIR.TAG", ".locks/**", "*.incomplete", "*/blobs/tmp_*", "*/tmp*/**",
+                                              "*/refs/**/*.tmp", "*/refs/*.tmp", "blobs/**"],
+                                    order: .opened, trimAfterIdle: 120, evictUnit: .entry)
+        case .cargo: Defaults(protect: ["/CACHEDIR.TAG", "index/**"], order: .opened, trimAfterIdle: 60, evictUnit: .depth(3))
         }
     }
 }
