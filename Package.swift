@@ -48,13 +48,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `cachewarden discover`: finds the caches of a home (each tool's known place, CACHEDIR.TAG folders) and of
+        // the system (nginx's cache paths), measures them read-only and proposes a config.
+        .target(
+            name: "CacheWardenDiscovery",
+            dependencies: [
+                "CacheWarden",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The command-line client: one struct per subcommand.
         .executableTarget(
             name: "cachewarden",
             dependencies: [
                 "CacheWarden",
                 "CacheWardenService",
+                "CacheWardenDiscovery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // The benchmark (release mode): CacheWarden beside du and inotifywait on the same trees.
@@ -74,7 +85,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheWardenTests",
-            dependencies: ["CacheWarden", "CacheWardenService", "CInotify"]
+            dependencies: ["CacheWarden", "CacheWardenService", "CacheWardenDiscovery", "CInotify"]
         ),
     ],
     swiftLanguageModes: [.v6]

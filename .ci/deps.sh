@@ -3,7 +3,7 @@
 #  - libinotifytools0-dev (linked by the C shim);
 #  - for tests and the benchmark: inotify-tools (an independent witness and a peer), jq and python3 (JSON checked by
 #    real parsers), strace (a report makes no inotify or unlink call), and the real cache clients the profiles are
-#    tested against: ccache, golang-go, nginx, python3-pip;
+#    tested against: ccache, golang-go, nginx, python3-pip (and uv, from PyPI: see the end);
 #  - prometheus (promtool) and prometheus-node-exporter, for the metrics tests;
 #  - make (`make install`, tested) and systemd (`systemd-analyze verify` of the unit file);
 #  - lintian (`make deb`'s package is checked by it, in InstallTests).
@@ -24,4 +24,10 @@ if [ ${#need[@]} -gt 0 ]; then
     $sudo chmod +x /usr/sbin/policy-rc.d
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
     $sudo rm -f /usr/sbin/policy-rc.d
+fi
+# uv (from PyPI, as its users install it): `cachewarden discover` is tested on a cache the real uv made. The tests
+# find it with `python3 -c 'import uv; print(uv.find_uv_bin())'`.
+if ! python3 -c 'import uv' 2>/dev/null; then
+    echo "installing: uv (PyPI)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check 'uv>=0.4' >&2
 fi

@@ -10,7 +10,7 @@ struct CacheWardenCommand: ParsableCommand {
         abstract: "Keep cache directories under their quotas in real time (inotify), reporting JSON lines on stdout.",
         version: CacheWardenVersion.current,
         subcommands: [RunCommand.self, CheckCommand.self, StatusCommand.self, TrimCommand.self, ClearCommand.self,
-                      ReloadCommand.self, EventsCommand.self, KeysCommand.self],
+                      ReloadCommand.self, EventsCommand.self, DiscoverCommand.self, KeysCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -21,6 +21,7 @@ public final class Watcher: Sendable {
 
     /// A watcher for `settings`. Nothing is read or watched until `start()`.
     /// - Parameters:
+    ///   - settings: the directories, groups and global settings (what a config file holds).
     ///   - mode: `.enforce` (default) deletes; `.dryRun` reports the evictions policies would do and deletes
     ///     nothing; `.observe` keeps totals only (no policies, no timers, nothing that can delete).
     ///   - callbackQueue: where `handler` runs (default: a private serial queue).

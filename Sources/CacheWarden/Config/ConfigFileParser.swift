@@ -367,23 +367,6 @@ extension WardenSettings {
     }
 }
 
-/// Reads a whole small file as UTF-8 text.
-enum FileContents {
-    static func read(_ path: String) -> String? {
-        guard let f = fopen(path, "rb") else { return nil }
-        defer { fclose(f) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&chunk, 1, chunk.count, f)
-            if n > 0 { bytes.append(contentsOf: chunk[0..<n]) }
-            if n < chunk.count { break }
-        }
-        if ferror(f) != 0 { return nil }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
 extension WardenSettings {
     /// Parses a size as the config file does (`500MB`, `2GiB`, `4096`): decimal units are powers of 1000, binary
     /// units powers of 1024. `nil` when malformed.

@@ -35,6 +35,12 @@ package enum PathResolver {
         do throws(Errno) { _ = try Syscall.lstat(path: path); return false } catch { return error == .noSuchFileOrDirectory }
     }
 
+    /// The last component of a path (`c` of `/a/b/c`; `/` of `/`).
+    package static func lastComponent(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), path.index(after: slash) != path.endIndex else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
     package static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
         return String(path[..<slash])
@@ -54,14 +60,16 @@ package enum PathResolver {
         return nil
     }
 
+    /// Whether `path` is `ancestor` or lies inside it (lexically: both absolute and normalized).
+    package static func isWithin(_ path: String, _ ancestor: String) -> Bool {
+        let p = path.hasSuffix("/") ? path : path + "/"
+        return p.hasPrefix(ancestor.hasSuffix("/") ? ancestor : ancestor + "/")
+    }
+
     /// The first pair of directories whose paths are equal or nested, if any.
     package static func firstOverlap(_ dirs: [DirectorySettings]) -> (DirectorySettings, DirectorySettings)? {
         for (i, a) in dirs.enumerated() {
-            for b in dirs[(i + 1)...] {
-                let pa = a.path.hasSuffix("/") ? a.path : a.path + "/"
-                let pb = b.path.hasSuffix("/") ? b.path : b.path + "/"
-                if pa.hasPrefix(pb) || pb.hasPrefix(pa) { return (a, b) }
-            }
+            for b in dirs[(i + 1)...] where isWithin(a.path, b.path) || isWithin(b.path, a.path) { return (a, b) }
         }
         return nil
     }

@@ -4,9 +4,10 @@ import SystemPackage
 
 /// Replaces a file's contents so that readers see the old file or the new one, never a half-written one: the bytes
 /// go to a temporary file in the same folder (a dot name that does not end in `.prom`, so node_exporter's textfile
-/// collector skips it), which is then renamed over the target.
-enum AtomicFile {
-    static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o644) throws(Errno) {
+/// collector skips it), which is then renamed over the target — or, with `replacing: false`, linked to the target's
+/// name, which fails with `EEXIST` when a file is already there (no window in which an existing file is clobbered).
+package enum AtomicFile {
+    package static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o644, replacing: Bool = true) throws(Errno) {
         let folder = PathResolver.parent(of: path)
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let temporary = PathResolver.absolute(".\(name).\(getpid()).tmp", relativeTo: folder)
@@ -20,8 +21,11 @@ enum AtomicFile {
             try? Syscall.unlink(path: temporary)
             throw error
         }
-        do throws(Errno) { _ = try Syscall.retrying { rename(temporary, path) } } catch {
-            try? Syscall.unlink(path: temporary)
+        defer { if !replacing { try? Syscall.unlink(path: temporary) } }
+        do throws(Errno) {
+            _ = try Syscall.retrying { replacing ? rename(temporary, path) : link(temporary, path) }
+        } catch {
+            if replacing { try? Syscall.unlink(path: temporary) }
             throw error
         }
     }

@@ -1,0 +1,61 @@
+import CacheWarden
+import Glibc
+
+/// Finds the folders that say they are caches: a `CACHEDIR.TAG` file that begins with the standard signature
+/// (the Cache Directory Tagging convention, https://bford.info/cachedir/; cargo's `target/`, ccache, borg, uv and
+/// others write one). Breadth-first from `root`, so the shallow ones come first when the time runs out; symlinks
+/// are not followed, other filesystems are not entered, and a tagged folder is not searched further.
+struct CacheDirTagSearch {
+    static let signature = "Signature: 8a477f597d28d172789f06886806bc55"
+
+    /// How many levels below `root` are searched (the root itself is level 0).
+    var depth: Int
+    /// How long the search may take; it stops there and says it did not finish.
+    var timeLimit: Duration
+    /// Folders not to search (caches already found by name): neither they nor anything inside them.
+    var skip: [String] = []
+
+    struct Result {
+        var tagged: [String]
+        /// False when the time limit stopped the search before every folder within `depth` was read.
+        var complete: Bool
+    }
+
+    func run(from root: String) -> Result {
+        let clock = ContinuousClock(), deadline = clock.now.advanced(by: timeLimit)
+        guard let top = try? Syscall.lstat(path: root), top.st_mode & S_IFMT == S_IFDIR else {
+            return Result(tagged: [], complete: true)
+        }
+        var tagged: [String] = [], level = [root]
+        for currentDepth in 0...depth {
+            var next: [String] = []
+            for dir in level {
+                guard clock.now < deadline else { return Result(tagged: tagged, complete: false) }
+                if skip.contains(where: { PathResolver.isWithin(dir, $0) }) { continue }
+                // The search root itself is never a result: a tagged home would register all of it.
+                if currentDepth > 0 && Self.isTagged(dir) { tagged.append(dir); continue }
+                guard currentDepth < depth else { continue }
+                next += Self.subdirectories(of: dir, device: top.st_dev)
+            }
+            level = next
+        }
+        return Result(tagged: tagged, complete: true)
+    }
+
+    /// Whether `dir` holds a regular `CACHEDIR.TAG` that begins with the signature.
+    static func isTagged(_ dir: String) -> Bool {
+        let tag = DiscoveryPath.join(dir, "CACHEDIR.TAG")
+        guard let st = try? Syscall.lstat(path: tag), st.st_mode & S_IFMT == S_IFREG,
+              let text = FileContents.read(tag, limit: signature.utf8.count) else { return false }
+        return text == signature
+    }
+
+    /// The real subdirectories of `dir` on `device` (no symlinks).
+    private static func subdirectories(of dir: String, device: dev_t) -> [String] {
+        DiscoveryPath.entries(dir).compactMap { name in
+            let path = DiscoveryPath.join(dir, name)
+            guard let st = try? Syscall.lstat(path: path), st.st_mode & S_IFMT == S_IFDIR, st.st_dev == device else { return nil }
+            return path
+        }
+    }
+}

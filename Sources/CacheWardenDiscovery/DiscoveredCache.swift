@@ -1,0 +1,52 @@
+import CacheWarden
+import FoundationEssentials
+
+/// A cache `discover` found: where, what tool it belongs to, what a read-only scan measured, and the quota it
+/// proposes.
+public struct DiscoveredCache: Sendable, Equatable {
+    /// How it was found.
+    public enum Source: String, Sendable {
+        /// In a tool's known place (`KnownCaches`).
+        case known
+        /// A folder holding a `CACHEDIR.TAG`.
+        case tagged
+        /// A `*_cache_path` in nginx's configuration.
+        case nginx
+    }
+
+    /// The name in the config (`dir.<name>.…`).
+    public var name: String
+    /// The tool, as the table shows it.
+    public var client: String
+    /// The real path (symlinks resolved).
+    public var path: String
+    public var profile: CacheProfile
+    /// Written as `protect` (tools without a profile of their own).
+    public var protect: [String]
+    public var source: Source
+    /// What a watcher would count today (the default `size_basis`, allocated blocks), and the files.
+    public var total: Int64 = 0
+    public var files: Int = 0
+    /// The age key of the oldest file under the profile's `order`, if any.
+    public var oldest: Date?
+    /// The size of the filesystem holding it.
+    public var filesystemSize: Int64 = 0
+    public var proposedQuota: Int64 = 0
+    /// Why it could not be measured (it is then left out of the written config).
+    public var problem: String?
+
+    /// Whether it joins the shared group. A group trim (like a low-disk one) takes single files at once; a profile
+    /// that deletes whole folders (`evict_unit`: uv, cargo, Hugging Face) or waits for its tool to be idle (Go,
+    /// sccache, Bazel) would be broken by one, so those caches keep their own quota only.
+    public var joinsGroup: Bool {
+        let d = settings.resolved()
+        return d.evictUnit == .file && d.trimAfterIdle == nil
+    }
+
+    /// The directory settings this cache is registered with (before quota and group).
+    public var settings: DirectorySettings {
+        var d = DirectorySettings(name: name, path: path, profile: profile)
+        if !protect.isEmpty { d.protect = protect }
+        return d
+    }
+}
