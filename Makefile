@@ -88,6 +88,9 @@ clean:
 DEB_VERSION := $(shell sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/CacheWarden/API/CacheWardenVersion.swift)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB := cachewarden_$(DEB_VERSION)_$(DEB_ARCH).deb
+# Who builds the package, and the project's home: set them for a real release (make deb DEB_MAINTAINER="Name <mail>").
+DEB_MAINTAINER ?= The CacheWarden authors <cachewarden@example.org>
+DEB_HOMEPAGE ?= https://github.com/your-org/CacheWarden
 DEBSCRATCH := $(SCRATCH)/deb
 DEBROOT := $(DEBSCRATCH)/root
 
@@ -108,15 +111,16 @@ deb: all
 	printf 'Source: cachewarden\n\nPackage: cachewarden\nArchitecture: any\n' > $(DEBSCRATCH)/debian/control
 	cd $(DEBSCRATCH) && dpkg-shlibdeps -O -eroot/usr/bin/cachewarden > shlibs.txt
 	{ echo "Package: cachewarden"; echo "Version: $(DEB_VERSION)"; echo "Architecture: $(DEB_ARCH)"; \
-	  echo "Maintainer: The CacheWarden authors <cachewarden@example.org>"; \
+	  echo "Maintainer: $(DEB_MAINTAINER)"; \
 	  echo "Installed-Size: $$(du -sk --exclude=DEBIAN $(DEBROOT) | cut -f1)"; \
 	  echo "Depends: $$(sed -n 's/^shlibs:Depends=//p' $(DEBSCRATCH)/shlibs.txt)"; \
-	  echo "Section: admin"; echo "Priority: optional"; echo "Homepage: https://github.com/your-org/CacheWarden"; \
+	  echo "Section: admin"; echo "Priority: optional"; echo "Homepage: $(DEB_HOMEPAGE)"; \
 	  echo "Description: keeps cache directories under a size quota"; \
 	  echo " CacheWarden watches cache directories with inotify and deletes their oldest"; \
 	  echo " files when a directory grows past its quota or its files past a maximum age."; \
 	  echo " It runs as a daemon (systemd system and user units are included) or as a"; \
-	  echo " one-shot CLI (check, trim, clear, status, events)."; \
+	  echo " one-shot CLI (discover, check, trim, clear, status, events); discover finds"; \
+	  echo " the caches in a home (pip, uv, Go, ccache, npm, cargo, ...) and proposes a config."; \
 	  echo " ."; \
 	  echo " The shipped /etc/cachewarden/cachewarden.conf watches nothing until edited,"; \
 	  echo " and the service is neither enabled nor started on install."; \
