@@ -111,8 +111,12 @@ import Testing
             guard step % 250 == 0 || step == operations else { continue }
             let ok = eventually(timeout: 30) { exact() }
             if !ok {
-                Issue.record(Comment(rawValue: Self.differences(watcher, "cache", tree.path, ops)))
-                Issue.record(Comment(rawValue: Self.differences(watcher, "other", other.path, ops)))
+                // Also on stdout, one line each: CI logs keep printed lines when they cut the issue details.
+                for (name, root) in [("cache", tree.path), ("other", other.path)] {
+                    let diff = Self.differences(watcher, name, root, ops)
+                    print("model-test seed \(seed) step \(step) \(name): " + diff.replacingOccurrences(of: "\n", with: " | "))
+                    Issue.record(Comment(rawValue: diff))
+                }
             }
             #expect(ok, "seed \(seed) (CACHEWARDEN_SEED=\(seed)), step \(step): \(watcher.totals()) vs cache \(diskTotals(tree.path, basis: .apparent)), other \(diskTotals(other.path, basis: .apparent))")
             if !ok { return }
