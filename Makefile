@@ -119,8 +119,9 @@ deb: all
 	  echo " CacheWarden watches cache directories with inotify and deletes their oldest"; \
 	  echo " files when a directory grows past its quota or its files past a maximum age."; \
 	  echo " It runs as a daemon (systemd system and user units are included) or as a"; \
-	  echo " one-shot CLI (discover, check, trim, clear, status, events); discover finds"; \
-	  echo " the caches in a home (pip, uv, Go, ccache, npm, cargo, ...) and proposes a config."; \
+	  echo " one-shot CLI (discover, check, trim, clear, status, events). discover"; \
+	  echo " finds the caches of a home (pip, uv, Go, ccache, npm, cargo, ...) and"; \
+	  echo " proposes a config."; \
 	  echo " ."; \
 	  echo " The shipped /etc/cachewarden/cachewarden.conf watches nothing until edited,"; \
 	  echo " and the service is neither enabled nor started on install."; \
