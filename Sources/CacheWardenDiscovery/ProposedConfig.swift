@@ -99,7 +99,7 @@ public struct ProposedConfig: Sendable {
         if let home = tildeHome, home != "/", PathResolver.isWithin(path, home) {
             p = path == home ? "~" : "~/" + path.dropFirst(home.count).drop { $0 == "/" }
         }
-        return p.split(separator: "$", omittingEmptySubsequences: false).joined(separator: "$$")
+        return PathExpansion.escapingDollars(p)
     }
 
     /// A size in whole GiB or MiB (quotas are whole steps of 64 MiB).

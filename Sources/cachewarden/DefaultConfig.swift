@@ -51,7 +51,7 @@ extension SettingsOptions {
     /// `path` written so that the config parser reads it as it is (--dir is never expanded: the shell did that):
     /// each `$` doubled, a leading `~` behind `./`.
     static func literal(_ path: String) -> String {
-        let escaped = path.split(separator: "$", omittingEmptySubsequences: false).joined(separator: "$$")
+        let escaped = PathExpansion.escapingDollars(path)
         return escaped.hasPrefix("~") ? "./" + escaped : escaped
     }
 }

@@ -56,13 +56,14 @@ struct DiscoverCommand: ParsableCommand {
 
     func run() throws {
         let (scope, tildeHome) = try makeScope()
-        let result = CacheDiscovery(scope: scope).run()
+        let discovery = CacheDiscovery(scope: scope)
+        let result = discovery.run()
         if !result.tagSearchComplete {
             StandardStreams.error("cachewarden: the CACHEDIR.TAG search stopped after \(timeLimit) s (--time-limit); folders deeper in may be missing\n")
         }
         if let write {
             let searched = [scope.home?.home, scope.system ? "the system" : nil].compactMap { $0 }.joined(separator: " and ")
-            var config = ProposedConfig(result: result, rule: scope.rule, searched: searched, tildeHome: tildeHome)
+            var config = ProposedConfig(result: result, rule: discovery.rule, searched: searched, tildeHome: tildeHome)
             config.serviceWritable = tildeHome.map(ProposedConfig.userUnitWritable) ?? (geteuid() == 0 ? ProposedConfig.systemUnitWritable : nil)
             try writeConfig(config, to: write)
         }
@@ -109,8 +110,4 @@ struct DiscoverCommand: ParsableCommand {
         let n = config.result.caches.filter { $0.problem == nil }.count
         StandardStreams.error("cachewarden: wrote \(file) with \(n) \(n == 1 ? "cache" : "caches"); check it with `cachewarden check --config \(file)`\n")
     }
-}
-
-extension DiscoveryScope {
-    var rule: QuotaRule { QuotaRule() }
 }

@@ -10,7 +10,7 @@
 ///   never lose a component silently (`$UNSET/cache` would become `/cache`).
 /// - `$$` is one literal `$`; any other `$` is an error.
 /// - Values are inserted as they are, never expanded again.
-struct PathExpansion: Sendable {
+package struct PathExpansion: Sendable {
     let locations: DefaultLocations
 
     /// What is wrong with a value, as one sentence.
@@ -75,6 +75,12 @@ struct PathExpansion: Sendable {
     private func home(for what: String) throws(Failure) -> String {
         guard let home = locations.home else { throw Failure(message: "no home directory for \(what): \(noHome)") }
         return home
+    }
+
+    /// `path` written so that expansion reads it back as it is: each `$` doubled. (A leading `~` is the caller's:
+    /// `--dir` puts `./` before it; `discover` writes `~/` itself for the home.)
+    package static func escapingDollars(_ path: String) -> String {
+        path.split(separator: "$", omittingEmptySubsequences: false).joined(separator: "$$")
     }
 
     private var noHome: String {

@@ -55,6 +55,6 @@ import Testing
             let size = (try? FileManager.default.attributesOfItem(atPath: "\(purelib)/\(name)/__init__.py")[.size] as? Int) ?? nil
             #expect(size == 60_001, "\(name) in the new venv: \(size.map(String.init) ?? "missing")")
         }
-        print("uv: \(total) B cache, quota \(total * 3 / 4) B, \(evicted.count) units evicted whole (\(evicted.filter { $0.hasPrefix("archive-v0/") }.count) unpacked wheels), \(index.wheelGets("w1") + index.wheelGets("w2") + index.wheelGets("w3") + index.wheelGets("w4") + index.wheelGets("w5") + index.wheelGets("w6")) wheel downloads in all")
+        print("uv: \(total) B cache, quota \(total * 3 / 4) B, \(evicted.count) units evicted whole (\(evicted.filter { $0.hasPrefix("archive-v0/") }.count) unpacked wheels), \(names.map(index.wheelGets).reduce(0, +)) wheel downloads in all")
     }
 }

@@ -84,11 +84,11 @@ import Testing
         #expect(check.status == 0, "\(check.err)")
         for name in ["pip", "uv", "go", "ccache"] { #expect(check.out.contains("dir.\(name).path = \(real)/")) }
         #expect(check.out.contains("dir.uv.evict_unit = depth:2  # from profile uv"))
-        try expectRunEnforces(conf: conf, pipTotal: Int64(byName["pip"]!["total"] as! Int), env: env)
+        try expectRunEnforces(conf: conf, pip: real + "/.cache/pip", pipTotal: Int64(byName["pip"]!["total"] as! Int), env: env)
     }
 
     /// `run` on the written config, with pip's quota lowered below its size: it trims pip at once, under quota.
-    private func expectRunEnforces(conf: String, pipTotal: Int64, env: [String: String?]) throws {
+    private func expectRunEnforces(conf: String, pip folder: String, pipTotal: Int64, env: [String: String?]) throws {
         var text = try String(contentsOfFile: conf, encoding: .utf8)
         let quota = pipTotal / 2
         text = text.replacingOccurrences(of: #"dir\.pip\.quota = \S+"#, with: "dir.pip.quota = \(quota)B", options: .regularExpression)
@@ -97,7 +97,7 @@ import Testing
         #expect(eventually(timeout: 30) { run.lines.contains { $0.contains("\"event\":\"trim\"") && $0.contains("\"dir\":\"pip\"") } },
                 "no trim of pip: \(run.stdout) \(run.stderr)")
         #expect(run.interrupt() == 0)
-        let pip = diskTotals(PathResolver.parent(of: PathResolver.parent(of: PathResolver.parent(of: conf))) + "/.cache/pip", basis: .allocated)
+        let pip = diskTotals(folder, basis: .allocated)
         #expect(pip.total <= quota, "pip is \(pip.total) B, quota \(quota) B")
     }
 }
