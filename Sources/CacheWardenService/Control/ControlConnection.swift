@@ -43,7 +43,7 @@ final class ControlConnection: @unchecked Sendable {
 
     /// Queues bytes for the client and writes what the socket takes now.
     func send(_ bytes: [UInt8]) {
-        guard !closed else { return }
+        guard !closed && !refused else { return }
         output.append(contentsOf: bytes)
         flush()
     }
@@ -94,18 +94,36 @@ final class ControlConnection: @unchecked Sendable {
         }
         // A readable socket that reads nothing: the client closed its end.
         guard n > 0 else { close(); return }
+        if refused { return }   // the rest of a refused request: read and dropped
         input.append(contentsOf: chunk[0..<n])
         while let newline = input.firstIndex(of: UInt8(ascii: "\n")) {
+            guard newline <= Self.maxLine else { refuseLongRequest(); return }
             let line = Array(input[..<newline])
             input.removeSubrange(...newline)
             if !line.isEmpty { onLine?(self, line) }
             if closed { return }
         }
-        if input.count > Self.maxLine {
-            send(ControlReply.error(nil, "request longer than \(Self.maxLine) bytes without a newline; send one JSON object per line"))
-            close()
-        }
+        if input.count > Self.maxLine { refuseLongRequest() }
     }
+
+    /// A request over `maxLine` bytes gets one error reply naming the limit, and the connection ends. Closing at
+    /// once would leave the client's unread bytes in our queue, and the kernel then resets the connection
+    /// (`ECONNRESET`) before the client reads the reply: so our end is shut for writing once the reply is out
+    /// (the client reads the reply, then end of file), and the rest is read and dropped until the client closes
+    /// its end, or for `grace` seconds at most.
+    private func refuseLongRequest(grace: Double = 10) {
+        input = []
+        onLine = nil
+        subscription = nil
+        // The last bytes this client gets; nothing is queued after them (`send` drops what comes once refused).
+        output.append(contentsOf: ControlReply.error(nil, "request line longer than the limit of \(Self.maxLine) bytes (\(Self.maxLine >> 10) KiB); send one JSON object per line"))
+        refused = true
+        flush()
+        serverQueue.asyncAfter(deadline: .now() + grace) { [weak self] in self?.close() }
+    }
+
+    private var refused = false
+    private var shutForWriting = false
 
     private func flush() {
         while !output.isEmpty {
@@ -119,6 +137,10 @@ final class ControlConnection: @unchecked Sendable {
         }
         if output.isEmpty {
             if closeWhenDrained { close(); return }
+            if refused && !shutForWriting {
+                shutForWriting = true
+                _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+            }
             if let writeSource, !writeSuspended { writeSource.suspend(); writeSuspended = true }
         } else {
             armWriteSource()

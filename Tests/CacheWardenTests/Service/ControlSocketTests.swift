@@ -37,6 +37,13 @@ final class SocketDaemon: Sendable {
     func client() throws -> ControlClient { try #require(ControlClient(path: server.path, timeout: 10)) }
 }
 
+/// Whether a write another thread does has ended, and how.
+final class SentFlag: Sendable {
+    private let state = Mutex<Bool?>(nil)
+    func set(_ ok: Bool) { state.withLock { $0 = ok } }
+    var value: Bool? { state.withLock { $0 } }
+}
+
 /// A count several threads add to.
 final class SharedCount: Sendable {
     private let value = Mutex(0)
@@ -121,14 +128,35 @@ final class SharedCount: Sendable {
         try c.sendRaw(Array(#"{"command":"trim","dir":"cache","to":-1}"#.utf8) + [10])
         let named = try #require(try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
         #expect(named["command"] as? String == "trim" && (named["error"] as? String ?? "").contains("bad \"to\" -1"), "\(named)")
-        // A line that never ends is refused and its connection closed; others are unaffected.
-        let flood = try daemon.client()
-        try flood.sendRaw([UInt8](repeating: UInt8(ascii: "x"), count: ControlConnection.maxLine + 10))
-        let refusal = try #require(try flood.readLine())
-        #expect(String(decoding: refusal, as: UTF8.self).contains("longer than"))
-        #expect(try flood.readLine() == nil, "the connection stays open")
-        #expect(try c.status().dirs.first?.totals.files == 1)
         #expect(daemon.log.all.allSatisfy { $0.name != "evict" })
+    }
+
+    @Test func aTenMegabyteRequestGetsAnErrorNamingTheLimitWhileOthersAreServed() throws {
+        let tree = TemporaryTree()
+        tree.write("cache/a", size: 4096)
+        let daemon = try SocketDaemon(tree)
+        let other = try daemon.client()
+        // Used by the writer thread, then by this test once the flag says the writer is done.
+        nonisolated(unsafe) let flood = try daemon.client()
+        // The flood is written from a thread of its own: the write blocks until the daemon has read it all.
+        // Half is sent, the other client is served, then the rest: the daemon serves others mid-flood.
+        let sent = SentFlag(), halfway = DispatchSemaphore(value: 0), goOn = DispatchSemaphore(value: 0)
+        let half = [UInt8](repeating: UInt8(ascii: "x"), count: 5 << 20)
+        Thread {
+            let first = (try? flood.sendRaw(half)) != nil
+            halfway.signal()
+            goOn.wait()
+            sent.set(first && (try? flood.sendRaw(half)) != nil)
+        }.start()
+        #expect(halfway.wait(timeout: .now() + 20) == .success, "the first 5 MB were not read")
+        #expect(try other.status().dirs.first?.totals.files == 1)
+        goOn.signal()
+        #expect(eventually { sent.value == true }, "the 10 MB were not all read")
+        let refusal = try #require(try flood.readLine())
+        let reply = try #require(try JSONSerialization.jsonObject(with: Data(refusal)) as? [String: Any])
+        #expect(reply["ok"] as? Bool == false && (reply["error"] as? String ?? "").contains("limit of 65536 bytes (64 KiB)"), "\(reply)")
+        #expect(try flood.readLine() == nil, "the connection ends after the reply")
+        #expect(try other.status().dirs.first?.totals.files == 1)
     }
 
     @Test func aSubscriberReceivesTheLiveLinesItAskedFor() throws {
