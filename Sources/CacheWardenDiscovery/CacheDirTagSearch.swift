@@ -6,8 +6,6 @@ import Glibc
 /// others write one). Breadth-first from `root`, so the shallow ones come first when the time runs out; symlinks
 /// are not followed, other filesystems are not entered, and a tagged folder is not searched further.
 struct CacheDirTagSearch {
-    static let signature = "Signature: 8a477f597d28d172789f06886806bc55"
-
     /// How many levels below `root` are searched (the root itself is level 0).
     var depth: Int
     /// How long the search may take; it stops there and says it did not finish.
@@ -33,21 +31,13 @@ struct CacheDirTagSearch {
                 guard clock.now < deadline else { return Result(tagged: tagged, complete: false) }
                 if skip.contains(where: { PathResolver.isWithin(dir, $0) }) { continue }
                 // The search root itself is never a result: a tagged home would register all of it.
-                if currentDepth > 0 && Self.isTagged(dir) { tagged.append(dir); continue }
+                if currentDepth > 0 && CacheDirTag.isTagged(dir) { tagged.append(dir); continue }
                 guard currentDepth < depth else { continue }
                 next += Self.subdirectories(of: dir, device: top.st_dev)
             }
             level = next
         }
         return Result(tagged: tagged, complete: true)
-    }
-
-    /// Whether `dir` holds a regular `CACHEDIR.TAG` that begins with the signature.
-    static func isTagged(_ dir: String) -> Bool {
-        let tag = DiscoveryPath.join(dir, "CACHEDIR.TAG")
-        guard let st = try? Syscall.lstat(path: tag), st.st_mode & S_IFMT == S_IFREG,
-              let text = FileContents.read(tag, limit: signature.utf8.count) else { return false }
-        return text == signature
     }
 
     /// The real subdirectories of `dir` on `device` (no symlinks).

@@ -119,6 +119,11 @@ public struct CacheDiscovery: Sendable {
         if let home = scope.home?.home, scope.confineToHome, cache.source != .nginx, !PathResolver.isWithin(cache.path, home) {
             return "it leads outside \(home) (--home: only that home's own folders are registered)"
         }
+        let guardian = RootGuard.current(ownFiles: scope.configFile.map { [("config file", $0)] } ?? [],
+                                         extraHomes: scope.home.map { [$0.home] } ?? [])
+        if case .refused(let why) = guardian.verdict(name: cache.name, path: cache.path, allowAnyPath: false) {
+            return "CacheWarden refuses it: \(why)"
+        }
         if !ProposedConfig.canWrite(cache.path) {
             return "its path has characters a config line cannot hold (a control character, `#` after a space, or spaces at an end)"
         }

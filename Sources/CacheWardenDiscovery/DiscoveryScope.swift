@@ -20,6 +20,8 @@ public struct DiscoveryScope: Sendable {
     public var nginxConfig: String = "/etc/nginx/nginx.conf"
     /// Where system caches live.
     public var systemRoot: String = "/var/cache"
+    /// The config file the proposal goes to (`--write`): no cache proposed may hold it.
+    public var configFile: String?
 
     public init(home: CacheLocations?) { self.home = home }
 }

@@ -21,6 +21,7 @@ struct CheckCommand: ParsableCommand {
             print("# no directory registered: this config watches nothing; add `dir.<name>.path = /some/folder`")
             return
         }
+        for warning in s.rootWarnings { StandardStreams.error("cachewarden: warning: \(warning)\n") }
         print("# cachewarden \(CacheWardenVersion.current)")
         print("size_basis = \(s.sizeBasis.rawValue)")
         if let e = s.expireInterval { print("expire_interval = \(e)s") }
@@ -49,7 +50,7 @@ struct CheckCommand: ParsableCommand {
             ("spare_open", "\(d.spareOpen)"), ("evict_unit", d.evictUnit.configText),
             ("group", d.group), ("weight", d.group == nil ? nil : "\(d.weight)"),
             ("delete_rate", d.deleteRate.map { "\($0)/s" }), ("count_directories", "\(d.countDirectories)"),
-            ("one_file_system", "\(d.oneFileSystem)"), ("prune_dirs", "\(d.pruneDirs)"),
+            ("one_file_system", "\(d.oneFileSystem)"), ("allow_any_path", d.allowAnyPath ? "true" : nil), ("prune_dirs", "\(d.pruneDirs)"),
             ("low_disk_free", d.lowDiskFree?.configText),
         ]
         out.removeAll { $0.1 == nil }

@@ -89,6 +89,7 @@ struct DiscoverCommand: ParsableCommand {
         scope.confineToHome = homeLocations.map { $0.home != ownHome } ?? false
         scope.include = include
         scope.exclude = exclude
+        scope.configFile = write.map { PathResolver.absolute($0, relativeTo: PathResolver.currentDirectory()) }
         scope.tagDepth = depth
         scope.tagTimeLimit = .milliseconds(Int64(timeLimit * 1000))
         return (scope, homeLocations?.home == ownHome && locations.euid != 0 ? ownHome : nil)

@@ -19,6 +19,9 @@ final class RunService: @unchecked Sendable {
 
     init(settings: WardenSettings, configFile: String?, socketPath: String?, mode: WatcherMode, logger: Logger,
          bufferLimit: Int, exitOnEpipe: Bool) {
+        var settings = settings
+        // The socket served, wherever its path came from: no registered root may hold it (`RootGuard`).
+        if let socketPath { settings.controlSocket = socketPath }
         self.settings = settings
         self.configFile = configFile
         stdout = JSONLinesSink(bufferLimit: bufferLimit) {
@@ -64,7 +67,11 @@ final class RunService: @unchecked Sendable {
         notifier.reloading()
         defer { notifier.ready(status: systemdStatus.summary) }
         do {
-            try watcher.reload(try WardenSettings.load(configFile: configFile))
+            var new = try WardenSettings.load(configFile: configFile)
+            // The files in use stay the running ones until a restart (and no new root may hold them).
+            new.controlSocket = settings.controlSocket
+            new.metricsFile = settings.metricsFile
+            try watcher.reload(new)
             return nil
         } catch {
             return failed("reload failed, keeping the running settings: \(error)")

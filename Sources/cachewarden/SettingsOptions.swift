@@ -16,6 +16,9 @@ struct SettingsOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Age limit for --dir: 3d, 1w, 2w, 1mo, <N>s|m|h|d|w, or manual.", valueName: "age"))
     var maxAge: String?
 
+    @Flag(name: .long, help: "Accept a --dir that CacheWarden refuses as no cache (a system folder, a home directory or a folder holding one).")
+    var allowAnyPath = false
+
     @Option(name: .long, help: ArgumentHelp("How sizes are counted: allocated (blocks, like du) or apparent (bytes).", valueName: "basis"))
     var sizeBasis: String?
 
@@ -23,8 +26,8 @@ struct SettingsOptions: ParsableArguments {
     func load() throws -> WardenSettings {
         switch (config, dir) {
         case (let file?, nil):
-            guard quota == nil, maxAge == nil, sizeBasis == nil else {
-                throw CLIUsageError(message: "--quota, --max-age and --size-basis go with --dir; with --config set them in the file")
+            guard quota == nil, maxAge == nil, sizeBasis == nil, !allowAnyPath else {
+                throw CLIUsageError(message: "--quota, --max-age, --size-basis and --allow-any-path go with --dir; with --config set them in the file")
             }
             return try WardenSettings.load(configFile: file)
         case (nil, let path?):
@@ -32,12 +35,14 @@ struct SettingsOptions: ParsableArguments {
             if let quota { lines.append("dir.\(Self.name(for: path)).quota = \(quota)") }
             if let maxAge { lines.append("dir.\(Self.name(for: path)).max_age = \(maxAge)") }
             if let sizeBasis { lines.append("size_basis = \(sizeBasis)") }
+            if allowAnyPath { lines.append("dir.\(Self.name(for: path)).allow_any_path = true") }
             // The quick mode goes through the same parser as a file, so its values get the same checks.
             do {
                 return try WardenSettings.parse(lines.joined(separator: "\n"), source: "command line", relativeTo: nil)
             } catch {
-                throw CLIUsageError(message: error.message.replacing("dir.\(Self.name(for: path)).", with: "--")
-                    .replacing("max_age", with: "max-age").replacing("size_basis", with: "--size-basis"))
+                throw CLIUsageError(message: error.message.replacing("allow_any_path = true", with: "allow_any_path")
+                    .replacing("dir.\(Self.name(for: path)).", with: "--")
+                    .replacing("max_age", with: "max-age").replacing("allow_any_path", with: "allow-any-path").replacing("size_basis", with: "--size-basis"))
             }
         case (nil, nil):
             throw DefaultConfig.missing()

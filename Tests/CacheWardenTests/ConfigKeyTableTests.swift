@@ -19,7 +19,7 @@ import Testing
         "dir.<name>.spare_open": "false", "dir.<name>.evict_unit": "entry", "dir.<name>.profile": "ccache",
         "dir.<name>.group": "g", "dir.<name>.weight": "2", "dir.<name>.delete_rate": "100/s",
         "dir.<name>.count_directories": "true", "dir.<name>.one_file_system": "false", "dir.<name>.prune_dirs": "true",
-        "dir.<name>.low_disk_free": "5GB", "group.<g>.quota": "10GB", "group.<g>.trim_to": "30%",
+        "dir.<name>.low_disk_free": "5GB", "dir.<name>.allow_any_path": "true", "group.<g>.quota": "10GB", "group.<g>.trim_to": "30%",
     ]
 
     static var repoRoot: URL {
@@ -28,7 +28,8 @@ import Testing
 
     /// A config setting `key` to its sample, with what the rules between keys need around it.
     func config(for key: ConfigKey, value: String) -> String {
-        var lines = ["dir.x.path = ."]
+        tree.mkdir("x")   // not `.`: a root may not hold the socket or metrics file a sample names
+        var lines = ["dir.x.path = x"]
         switch key.scope {
         case .global: lines.append("\(key.field) = \(value)")
         case .directory:
@@ -94,7 +95,8 @@ import Testing
     }
 
     @Test func checkPrintsOnlyTheTablesKeys() throws {
-        try "dir.x.path = .\ndir.x.quota = 1GB\ndir.x.group = g\ngroup.g.quota = 2GB\nlow_disk_free = 5%\nexpire_interval = 1m\n"
+        tree.mkdir("x")
+        try "dir.x.path = x\ndir.x.quota = 1GB\ndir.x.group = g\ngroup.g.quota = 2GB\nlow_disk_free = 5%\nexpire_interval = 1m\n"
             .write(toFile: tree.url("k.conf"), atomically: true, encoding: .utf8)
         let r = try runProcess(cachewardenBinary(), ["check", "--config", tree.url("k.conf")])
         #expect(r.status == 0)

@@ -91,6 +91,10 @@ struct ConfigFileParser {
             guard let b = ValueParsers.bool(v) else { return "expected true or false" }
             d.createIfMissing = b; return nil
         },
+        "allow_any_path": { d, v in
+            guard let b = ValueParsers.bool(v) else { return "expected true or false" }
+            d.allowAnyPath = b; return nil
+        },
         "count_directories": { d, v in
             guard let b = ValueParsers.bool(v) else { return "expected true or false" }
             d.countDirectories = b; return nil
@@ -158,6 +162,8 @@ struct ConfigFileParser {
     ]
 
     let file: String
+    /// The config file's absolute path, when the text came from one: no registered root may hold it.
+    var configPath: String?
     /// The home directory and environment that `~` and `$NAME` in paths stand for (`PathExpansion`).
     var locations = DefaultLocations.current
 
@@ -181,7 +187,8 @@ struct ConfigFileParser {
     /// Parses `text` (the contents of `file`); relative paths resolve against `baseDirectory`.
     func parse(_ text: String, baseDirectory: String) throws(ConfigError) -> WardenSettings {
         var draft = Draft()
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Any line break ends a line: `\n`, `\r\n` (one Character in Swift), and the Unicode ones.
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             try read(rawLine, line: index + 1, into: &draft)
         }
         return try finish(draft, baseDirectory: baseDirectory)
@@ -191,6 +198,9 @@ struct ConfigFileParser {
     private func read(_ rawLine: Substring, line n: Int, into d: inout Draft) throws(ConfigError) {
         let line = Self.stripComment(rawLine).trimmingSpaces
         if line.isEmpty { return }
+        if let bad = Self.firstControl(in: line) {
+            throw error(n, "control character \(bad) in the line; keys and values are plain text")
+        }
         guard let eq = line.firstIndex(of: "=") else { throw error(n, "expected `key = value`, found `\(line)`") }
         let key = line[..<eq].trimmingSpaces
         let value = line[line.index(after: eq)...].trimmingSpaces
@@ -262,6 +272,7 @@ struct ConfigFileParser {
                 throw error(pathLine, "dir.\(name).path: \(problem)")
             }
             pathLines[name] = pathLine
+            entry.settings.origin = (file, pathLine)
             settings.directories.append(entry.settings)
         }
         if settings.directories.isEmpty {
@@ -272,6 +283,8 @@ struct ConfigFileParser {
         if let (a, b) = PathResolver.firstOverlap(settings.directories) {
             throw error(pathLines[b.name] ?? 1, "dir.\(b.name).path overlaps dir.\(a.name).path (\(a.path)); registered directories must not nest")
         }
+        settings.configFile = configPath
+        _ = try settings.checkRoots()
         for name in d.groupOrder {
             guard let (group, line) = d.groups[name] else { continue }
             guard group.quota > 0 else { throw error(line, "group.\(name) has no quota; add `group.\(name).quota = 10GB`") }
@@ -282,6 +295,16 @@ struct ConfigFileParser {
             throw ConfigError(file: file, line: error.line ?? d.seen[error.key ?? ""] ?? 1, message: error.message)
         }
         return settings
+    }
+
+    /// The first control or format character of `text` but tab, as `U+0000`: a NUL would cut a path short, and
+    /// bidirectional overrides or a byte-order mark would make a line read other than it is.
+    static func firstControl(in text: String) -> String? {
+        guard let bad = text.unicodeScalars.first(where: {
+            $0 != "\t" && [.control, .format].contains($0.properties.generalCategory)
+        }) else { return nil }
+        let digits = String(bad.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
     private func error(_ line: Int, _ message: String) -> ConfigError {
@@ -301,80 +324,5 @@ struct ConfigFileParser {
 
     static func isValidName(_ name: String) -> Bool {
         !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
-    }
-}
-
-extension WardenSettings {
-    /// Loads a `key = value` config file. Errors name the file and line (`FILE:LINE: …`).
-    /// `~` and `$NAME` in path values stand for this process's home and environment (see `DefaultLocations`).
-    public static func load(configFile path: String) throws(ConfigError) -> WardenSettings {
-        guard let text = FileContents.read(path) else {
-            throw ConfigError(file: path, message: "cannot read the config file (\(String(cString: strerror(errno)))); expected a readable file")
-        }
-        let absolute = PathResolver.absolute(path, relativeTo: PathResolver.currentDirectory())
-        let base = PathResolver.parent(of: absolute)
-        return try ConfigFileParser(file: path).parse(text, baseDirectory: base)
-    }
-
-    /// Checks settings built in code with the same rules as the config file (names, paths, quotas).
-    public func validate() throws(ConfigError) { try validate(checkingPaths: true) }
-
-    /// `checkingPaths: false` leaves the existence checks to `Watcher.start()`, which reports them as typed
-    /// `WardenError`s (`pathMissing`, `notADirectory`, `permissionDenied`).
-    func validate(checkingPaths: Bool) throws(ConfigError) {
-        var names = Set<String>()
-        for d in directories {
-            guard ConfigFileParser.isValidName(d.name) else {
-                throw ConfigError(message: "bad directory name `\(d.name)`: expected letters, digits, `_` or `-`")
-            }
-            guard names.insert(d.name).inserted else {
-                throw ConfigError(message: "directory name `\(d.name)` is registered twice; names must be unique")
-            }
-            guard d.quota >= 0 else { throw ConfigError(message: "dir.\(d.name).quota is negative; expected a size ≥ 0") }
-            if let a = d.maxAge, a <= 0 { throw ConfigError(message: "dir.\(d.name).max_age must be positive or nil (manual)") }
-            if checkingPaths, !d.createIfMissing, let problem = PathResolver.directoryProblem(PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory())) {
-                throw ConfigError(message: "dir.\(d.name).path: \(problem)")
-            }
-        }
-        if let (a, b) = PathResolver.firstOverlap(directories.map {
-            var d = $0; d.path = PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory()); return d
-        }) {
-            throw ConfigError(message: "dir.\(b.name).path overlaps dir.\(a.name).path; registered directories must not nest")
-        }
-        try validateRelations()
-    }
-
-    /// The rules that tie keys together: watermarks in order, idle deferral with a quota, groups with members.
-    func validateRelations() throws(ConfigError) {
-        for d in directories {
-            let p = "dir.\(d.name)."
-            if d.quota > 0, d.trimTo.bytes(of: d.quota) >= d.trimAt.bytes(of: d.quota) {
-                throw ConfigError(key: p + "trim_to", message: "\(p)trim_to (\(d.trimTo.configText)) must be below \(p)trim_at (\(d.trimAt.configText)): a trim would not make room")
-            }
-            if d.trimAfterIdle != nil && d.quota == 0 {
-                throw ConfigError(key: p + "trim_after_idle", message: "\(p)trim_after_idle defers quota trims, but \(p)quota is not set; add a quota or drop the key")
-            }
-            if let hard = d.hardQuota, d.quota > 0, hard.bytes(of: d.quota) < d.quota {
-                throw ConfigError(key: p + "hard_quota", message: "\(p)hard_quota (\(hard.configText)) is below the quota; expected 100% or more")
-            }
-            if let g = d.group, group(named: g) == nil {
-                throw ConfigError(key: p + "group", message: "\(p)group names \(g), but there is no group.\(g).quota; add it")
-            }
-        }
-        for g in groups where !directories.contains(where: { $0.group == g.name }) {
-            throw ConfigError(key: "group.\(g.name).quota", message: "group.\(g.name) has no member; add `dir.<name>.group = \(g.name)`")
-        }
-    }
-}
-
-extension WardenSettings {
-    /// Parses a size as the config file does (`500MB`, `2GiB`, `4096`): decimal units are powers of 1000, binary
-    /// units powers of 1024. `nil` when malformed.
-    public static func parseSize(_ text: String) -> Int64? { ValueParsers.size(text) }
-
-    /// Parses config text from `source` (used in error messages); relative paths resolve against
-    /// `relativeTo` (default: the current directory). `~` and `$NAME` in path values are expanded as in a file.
-    public static func parse(_ text: String, source: String, relativeTo base: String?) throws(ConfigError) -> WardenSettings {
-        try ConfigFileParser(file: source).parse(text, baseDirectory: base ?? PathResolver.currentDirectory())
     }
 }

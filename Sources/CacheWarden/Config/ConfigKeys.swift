@@ -76,6 +76,7 @@ public struct ConfigKey: Sendable, Equatable {
         d("weight", "number", "`1`", "this directory's weight in its group's fair shares (1 to 1,000,000)"),
         d("delete_rate", "rate", "unlimited", "age-expiry and low-disk passes unlink at most this many files a second (`500/s` or `500`); quota trims stay immediate"),
         d("count_directories", "boolean", "`false`", "count directories' own blocks too, so that the total equals `du -s`"),
+        d("allow_any_path", "boolean", "`false`", "accept a path refused as no cache (a system folder, a home directory or a folder holding one), with a warning; a folder with a valid `CACHEDIR.TAG` needs no key"),
         d("one_file_system", "boolean", "`true`", "do not descend into other mounts under the root"),
         d("prune_dirs", "boolean", "`false`", "`clear` also removes subdirectories it emptied (never the root)"),
         d("low_disk_free", "share or size", "global", "per-directory free-space threshold, overriding `low_disk_free`"),

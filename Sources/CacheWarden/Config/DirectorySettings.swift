@@ -29,6 +29,12 @@ public struct DirectorySettings: Sendable {
     /// Create the directory (and its parents) when it is missing, when a watcher in enforce mode starts
     /// (`dir.<name>.create`; reports never create anything).
     public var createIfMissing: Bool = false
+    /// Accept a path that `RootGuard` refuses as no cache (a system folder, a home, a folder holding a home),
+    /// with a warning at start-up (`allow_any_path`). The filesystem root and a folder holding CacheWarden's
+    /// own files stay refused.
+    public var allowAnyPath: Bool = false
+    /// Where `path` was set, when it came from a config file: errors found later (at start-up) name it.
+    var origin: (file: String, line: Int)?
     /// Count directories' own blocks toward the total, so that it equals `du -s` (`count_directories`).
     public var countDirectories: Bool = false
     /// The total a quota trim brings the directory down to: a share of the quota or a size (`trim_to`, 50 %).

@@ -1,25 +1,65 @@
 import Glibc
 
 /// The one reader of small text files: config files, and what discovery looks at (`.bazelrc`, nginx's
-/// configuration, `CACHEDIR.TAG`). Only a regular file is read, and at most `limit` bytes of it, so that a FIFO, a
-/// device or a huge file named by mistake cannot stall a command.
+/// configuration, `CACHEDIR.TAG`). Only a regular file is read, so that a FIFO or a device named by mistake
+/// (`/dev/zero`, a pipe nobody writes) cannot stall a command.
 package enum FileContents {
-    /// The file's text (invalid UTF-8 replaced), or nil when it cannot be opened or read.
-    package static func read(_ path: String, limit: Int = Int.max) -> String? {
+    /// Why a file was not read.
+    package enum Failure: Error, Equatable, CustomStringConvertible {
+        /// `open` or `read` failed.
+        case system(Int32)
+        /// Not a regular file; `kind` names what it is ("a FIFO", "a directory", …).
+        case notRegular(kind: String)
+        /// Larger than `limit` bytes (`strict` reads only).
+        case tooLarge(limit: Int)
+
+        package var description: String {
+            switch self {
+            case .system(let e): String(cString: strerror(e))
+            case .notRegular(let kind): "it is \(kind), not a regular file"
+            case .tooLarge(let limit): "it is larger than \(limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes")"
+            }
+        }
+    }
+
+    /// The file's text (invalid UTF-8 replaced). At most `limit` bytes are read: with `strict`, a longer file is
+    /// an error (a config file must be read whole); without, its first `limit` bytes are returned.
+    package static func load(_ path: String, limit: Int, strict: Bool = false) throws(Failure) -> String {
         // O_NONBLOCK: opening a FIFO must not wait for a writer; only a regular file is read.
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { throw .system(errno) }
         var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, let f = fdopen(fd, "rb") else { Glibc.close(fd); return nil }
+        guard fstat(fd, &st) == 0 else { let e = errno; Glibc.close(fd); throw .system(e) }
+        guard st.st_mode & S_IFMT == S_IFREG else { Glibc.close(fd); throw .notRegular(kind: kind(of: st.st_mode)) }
+        guard let f = fdopen(fd, "rb") else { let e = errno; Glibc.close(fd); throw .system(e) }
         defer { fclose(f) }
+        // One byte past the limit tells a file of exactly `limit` bytes from a longer one.
+        let wanted = strict && limit < Int.max ? limit + 1 : limit
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
-        while bytes.count < limit {
-            let n = fread(&chunk, 1, min(chunk.count, limit - bytes.count), f)
+        while bytes.count < wanted {
+            let n = fread(&chunk, 1, min(chunk.count, wanted - bytes.count), f)
             if n > 0 { bytes.append(contentsOf: chunk[0..<n]) }
             if n == 0 || ferror(f) != 0 || feof(f) != 0 { break }
         }
-        if ferror(f) != 0 { return nil }
+        if ferror(f) != 0 { throw .system(errno) }
+        if strict && bytes.count > limit { throw .tooLarge(limit: limit) }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The first `limit` bytes of a regular file, or nil when it cannot be read.
+    package static func read(_ path: String, limit: Int = Int.max) -> String? {
+        try? load(path, limit: limit)
+    }
+
+    private static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        default: "not a regular file"
+        }
     }
 }

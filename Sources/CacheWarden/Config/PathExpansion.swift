@@ -97,10 +97,14 @@ extension ConfigFileParser {
     /// `value` expanded when `key` holds a path; a failure names the file, the line and the key.
     func expandingPath(_ value: String, key: String, line: Int) throws(ConfigError) -> String {
         guard Self.isPathKey(key) else { return value }
-        do throws(PathExpansion.Failure) {
-            return try PathExpansion(locations: locations).expand(value)
-        } catch {
+        let expanded: String
+        do throws(PathExpansion.Failure) { expanded = try PathExpansion(locations: locations).expand(value) } catch {
             throw ConfigError(file: file, line: line, message: "\(key): \(error.message)")
         }
+        // A variable's value is held to the file's rule: no control character cuts or disguises the path.
+        if let bad = Self.firstControl(in: expanded) {
+            throw ConfigError(file: file, line: line, message: "\(key): the expanded path has the control character \(bad); write the path out")
+        }
+        return expanded
     }
 }

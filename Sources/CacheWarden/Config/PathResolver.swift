@@ -56,7 +56,6 @@ package enum PathResolver {
         }
         if st.isSymlink { return "\(path) is a symlink; expected a real directory (give its target instead)" }
         if !st.isDirectory { return "\(path) is not a directory; expected a directory" }
-        if path == "/" { return "refusing to manage / ; expected a cache directory" }
         return nil
     }
 

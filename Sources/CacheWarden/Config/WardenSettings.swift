@@ -43,6 +43,8 @@ public struct WardenSettings: Sendable {
     /// Seconds between metric writes when nothing changes (`metrics_interval`, 15 s); after changes at most once a
     /// second.
     public var metricsInterval: Int64 = 15
+    /// The config file these settings were loaded from (`load(configFile:)`): no root may hold it.
+    public var configFile: String?
     /// Seconds between re-reads of directories that could not be watched because the inotify watch limit
     /// (`fs.inotify.max_user_watches`) was reached; each re-read also retries the watch.
     public var watchLimitRescanInterval: Int64 = 10

@@ -10,11 +10,15 @@ extension Engine {
     func addRoot(_ dir: DirectorySettings) throws(WardenError) {
         guard state.roots.id(named: dir.name) == nil else { throw .duplicateDirectory(dir.name) }
         let absolute = PathResolver.absolute(dir.path, relativeTo: PathResolver.currentDirectory())
+        // Refused paths (`RootGuard`) go before anything is created, read or watched.
+        try guardRoot(dir, at: absolute, warn: true)
         if dir.createIfMissing && PathResolver.isMissing(absolute) {
             if mode == .enforce {
                 PathResolver.createDirectories(absolute)
             } else {
-                var runtime = RootRuntime(id: state.roots.nextID, settings: dir, path: absolute, basis: state.settings.sizeBasis)
+                // Where it will be, symlinks above it resolved, as a found root's path is (the re-arm compares).
+                var runtime = RootRuntime(id: state.roots.nextID, settings: dir, path: RootGuard.resolved(absolute),
+                                          basis: state.settings.sizeBasis)
                 runtime.lost = true
                 state.roots.add(runtime)
                 if backend != nil { startRearmTimer() }   // a one-shot report has no timers
@@ -26,6 +30,8 @@ extension Engine {
         guard st.isDirectory else { throw .notADirectory(absolute) }
         let path: String
         do throws(Errno) { path = try Syscall.canonicalPath(absolute) } catch { throw WardenError.path(error, absolute) }
+        // Once more where it leads now: a symlink swapped in since the check, or met by the creation, is caught.
+        try guardRoot(dir, at: path, warn: false)
         let id = state.roots.nextID
         state.roots.add(RootRuntime(id: id, settings: dir, path: path, basis: state.settings.sizeBasis))
         let outcome = updater.scanner.scanRoot(id, ordered: needsOrder(dir), &state)
@@ -34,6 +40,16 @@ extension Engine {
             throw failure
         }
         settle()
+    }
+
+    /// Refuses `dir` at `path` when `RootGuard` does; logs the warning of a path `allow_any_path` accepts.
+    private func guardRoot(_ dir: DirectorySettings, at path: String, warn: Bool) throws(WardenError) {
+        var dir = dir
+        dir.path = path
+        do throws(ConfigError) {
+            let warnings = try state.settings.checkRoots(only: [dir])
+            if warn { for w in warnings { logger.warning("\(w)") } }
+        } catch { throw .invalidSettings(error) }
     }
 
     /// Whether a root's files are kept in oldest-first order (only where a policy will take victims).
@@ -73,10 +89,14 @@ extension Engine {
         var stillLost = false
         for rt in state.roots.all where rt.lost {
             guard let st = try? Syscall.lstat(path: rt.path) else { stillLost = true; continue }
-            if st.isSymlink {
+            // The path resolved when the root was registered: a symlink now at it, or in a folder above it,
+            // would lead the watcher (and its trims) somewhere else.
+            let leadsElsewhere = st.isDirectory && (try? Syscall.canonicalPath(rt.path)) != rt.path
+            if st.isSymlink || leadsElsewhere {
                 if !rt.reportedSymlink {
                     state.roots[rt.id]?.reportedSymlink = true
-                    state.events.error("\(rt.path) is now a symlink; refusing to follow it", dir: rt.name, kind: "root_symlink")
+                    let what = st.isSymlink ? "is now a symlink" : "now leads through a symlink elsewhere"
+                    state.events.error("\(rt.path) \(what); refusing to follow it", dir: rt.name, kind: "root_symlink")
                 }
                 stillLost = true
                 continue

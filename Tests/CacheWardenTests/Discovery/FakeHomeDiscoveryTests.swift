@@ -24,7 +24,7 @@ import Testing
         let home = TemporaryTree("cw-home")
         for (i, (_, folder, _)) in defaults.enumerated() { home.write(folder + "/entry\(i)", size: 1000 * (i + 1)) }
         home.writeText(".bazelrc", "build --disk_cache=~/.cache/bazel-disk\n")
-        home.writeText("src/proj/target/CACHEDIR.TAG", CacheDirTagSearch.signature + "\n# cargo\n")
+        home.writeText("src/proj/target/CACHEDIR.TAG", CacheDirTag.signature + "\n# cargo\n")
         home.write("src/proj/target/debug/app", size: 5000)
         home.writeText("src/fake/CACHEDIR.TAG", "Signature: 0000 not the real one\n")
         return home
@@ -89,9 +89,9 @@ import Testing
 
     @Test func theSearchFollowsNoSymlinkAndATaggedFolderInsideAKnownCacheIsNotASecondRoot() throws {
         let home = Self.fakeHome(), outside = TemporaryTree("cw-outside")
-        outside.writeText("tagged/CACHEDIR.TAG", CacheDirTagSearch.signature)
+        outside.writeText("tagged/CACHEDIR.TAG", CacheDirTag.signature)
         symlink(outside.path, home.url("link"))
-        home.writeText(".cache/uv/CACHEDIR.TAG", CacheDirTagSearch.signature)   // uv tags its own cache
+        home.writeText(".cache/uv/CACHEDIR.TAG", CacheDirTag.signature)   // uv tags its own cache
         let result = Self.discover(home)
         #expect(!result.caches.contains { $0.path.hasPrefix(try! Syscall.canonicalPath(outside.path)) })
         #expect(result.caches.filter { $0.path.hasSuffix("/.cache/uv") }.map(\.source) == [.known])
@@ -100,7 +100,7 @@ import Testing
     @Test func theProposedConfigReadsBackAsTheDiscoveredSettings() throws {
         let home = Self.fakeHome(), real = try Syscall.canonicalPath(home.path)
         home.write("dollar$HOME dir/CACHEDIR.TAG", size: 0)
-        home.writeText("dollar$HOME dir/CACHEDIR.TAG", CacheDirTagSearch.signature)
+        home.writeText("dollar$HOME dir/CACHEDIR.TAG", CacheDirTag.signature)
         let result = Self.discover(home)
         for tilde in [real, nil] as [String?] {
             let text = ProposedConfig(result: result, rule: QuotaRule(), searched: real, tildeHome: tilde).text
@@ -129,8 +129,8 @@ import Testing
     @Test func hostileNamesLinksOutOfTheHomeAndAFIFOAreNotRegistered() throws {
         let home = Self.fakeHome(), outside = TemporaryTree("cw-outside")
         let real = try Syscall.canonicalPath(home.path)
-        home.writeText("evil\ndir.e.path = /etc\n/CACHEDIR.TAG", CacheDirTagSearch.signature)
-        home.writeText("x #y/CACHEDIR.TAG", CacheDirTagSearch.signature)
+        home.writeText("evil\ndir.e.path = /etc\n/CACHEDIR.TAG", CacheDirTag.signature)
+        home.writeText("x #y/CACHEDIR.TAG", CacheDirTag.signature)
         try FileManager.default.removeItem(atPath: home.url(".cache/pip"))
         outside.write("pipdata", size: 10)
         symlink(outside.path, home.url(".cache/pip"))
@@ -147,5 +147,25 @@ import Testing
         let settings = try parser.parse(text, baseDirectory: "/")
         #expect(settings.directories.map(\.path) == result.caches.filter { $0.problem == nil }.map(\.path))
         #expect(!settings.directories.contains { $0.path == "/etc" })
+    }
+}
+
+/// `discover` never proposes a path CacheWarden would refuse (`RootGuard`): a tool's variable pointing at the home
+/// itself or at a system folder, or a cache holding the config file being written, is listed with the reason.
+@Suite struct DiscoveryRefusalTests {
+    @Test func refusedPathsAreNotProposed() throws {
+        let home = FakeHomeDiscoveryTests.fakeHome(), real = try Syscall.canonicalPath(home.path)
+        let env = ["CCACHE_DIR": real, "PIP_CACHE_DIR": "/usr/share/doc"]
+        let result = FakeHomeDiscoveryTests.discover(home, env: env) { $0.configFile = real + "/.cache/uv/cachewarden.conf" }
+        let byName = Dictionary(uniqueKeysWithValues: result.caches.map { ($0.name, $0) })
+        for (name, reason) in [("pip", "/usr/share/doc is under /usr, a system directory"), ("uv", "holds CacheWarden's own config file")] {
+            let c = try #require(byName[name], "\(name) not listed")
+            #expect(c.problem?.hasPrefix("CacheWarden refuses it: ") == true && c.problem?.contains(reason) == true, "\(name): \(c.problem ?? "")")
+        }
+        // The home as ccache's folder holds caches found before it: dropped as nesting, or refused; never proposed.
+        #expect(byName["ccache"].map { $0.problem?.contains("is the home directory searched") == true } ?? true)
+        let proposed = ProposedConfig(result: result, rule: QuotaRule(), searched: real, tildeHome: nil).text
+        for path in [real, "/usr/share/doc", real + "/.cache/uv"] { #expect(!proposed.contains("path = \(path)\n"), "\(path) proposed") }
+        #expect(proposed.contains("path = \(real)/.cache/go-build\n"), "\(proposed)")
     }
 }

@@ -1,0 +1,82 @@
+import Glibc
+
+extension WardenSettings {
+    /// The largest config file read (1 MiB): a config is a few hundred lines; a bigger file is a mistake.
+    public static let maxConfigBytes = 1 << 20
+
+    /// Loads a `key = value` config file. Errors name the file and line (`FILE:LINE: …`).
+    /// `~` and `$NAME` in path values stand for this process's home and environment (see `DefaultLocations`).
+    public static func load(configFile path: String) throws(ConfigError) -> WardenSettings {
+        let text: String
+        do throws(FileContents.Failure) { text = try FileContents.load(path, limit: maxConfigBytes, strict: true) } catch {
+            throw ConfigError(file: path, message: "cannot read the config file: \(error); expected a regular file of at most 1 MiB")
+        }
+        let absolute = PathResolver.absolute(path, relativeTo: PathResolver.currentDirectory())
+        var parser = ConfigFileParser(file: path)
+        parser.configPath = absolute
+        return try parser.parse(text, baseDirectory: PathResolver.parent(of: absolute))
+    }
+
+    /// Checks settings built in code with the same rules as the config file (names, paths, quotas).
+    public func validate() throws(ConfigError) { try validate(checkingPaths: true) }
+
+    /// `checkingPaths: false` leaves the existence checks to `Watcher.start()`, which reports them as typed
+    /// `WardenError`s (`pathMissing`, `notADirectory`, `permissionDenied`).
+    func validate(checkingPaths: Bool) throws(ConfigError) {
+        var names = Set<String>()
+        for d in directories {
+            guard ConfigFileParser.isValidName(d.name) else {
+                throw ConfigError(message: "bad directory name `\(d.name)`: expected letters, digits, `_` or `-`")
+            }
+            guard names.insert(d.name).inserted else {
+                throw ConfigError(message: "directory name `\(d.name)` is registered twice; names must be unique")
+            }
+            guard d.quota >= 0 else { throw ConfigError(message: "dir.\(d.name).quota is negative; expected a size ≥ 0") }
+            if let a = d.maxAge, a <= 0 { throw ConfigError(message: "dir.\(d.name).max_age must be positive or nil (manual)") }
+            if checkingPaths, !d.createIfMissing, let problem = PathResolver.directoryProblem(PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory())) {
+                throw ConfigError(message: "dir.\(d.name).path: \(problem)")
+            }
+        }
+        if let (a, b) = PathResolver.firstOverlap(directories.map {
+            var d = $0; d.path = PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory()); return d
+        }) {
+            throw ConfigError(message: "dir.\(b.name).path overlaps dir.\(a.name).path; registered directories must not nest")
+        }
+        _ = try checkRoots()
+        try validateRelations()
+    }
+
+    /// The rules that tie keys together: watermarks in order, idle deferral with a quota, groups with members.
+    func validateRelations() throws(ConfigError) {
+        for d in directories {
+            let p = "dir.\(d.name)."
+            if d.quota > 0, d.trimTo.bytes(of: d.quota) >= d.trimAt.bytes(of: d.quota) {
+                throw ConfigError(key: p + "trim_to", message: "\(p)trim_to (\(d.trimTo.configText)) must be below \(p)trim_at (\(d.trimAt.configText)): a trim would not make room")
+            }
+            if d.trimAfterIdle != nil && d.quota == 0 {
+                throw ConfigError(key: p + "trim_after_idle", message: "\(p)trim_after_idle defers quota trims, but \(p)quota is not set; add a quota or drop the key")
+            }
+            if let hard = d.hardQuota, d.quota > 0, hard.bytes(of: d.quota) < d.quota {
+                throw ConfigError(key: p + "hard_quota", message: "\(p)hard_quota (\(hard.configText)) is below the quota; expected 100% or more")
+            }
+            if let g = d.group, group(named: g) == nil {
+                throw ConfigError(key: p + "group", message: "\(p)group names \(g), but there is no group.\(g).quota; add it")
+            }
+        }
+        for g in groups where !directories.contains(where: { $0.group == g.name }) {
+            throw ConfigError(key: "group.\(g.name).quota", message: "group.\(g.name) has no member; add `dir.<name>.group = \(g.name)`")
+        }
+    }
+}
+
+extension WardenSettings {
+    /// Parses a size as the config file does (`500MB`, `2GiB`, `4096`): decimal units are powers of 1000, binary
+    /// units powers of 1024. `nil` when malformed.
+    public static func parseSize(_ text: String) -> Int64? { ValueParsers.size(text) }
+
+    /// Parses config text from `source` (used in error messages); relative paths resolve against
+    /// `relativeTo` (default: the current directory). `~` and `$NAME` in path values are expanded as in a file.
+    public static func parse(_ text: String, source: String, relativeTo base: String?) throws(ConfigError) -> WardenSettings {
+        try ConfigFileParser(file: source).parse(text, baseDirectory: base ?? PathResolver.currentDirectory())
+    }
+}
