@@ -28,6 +28,8 @@ struct CheckCommand: ParsableCommand {
         if let t = s.lowDiskFree { print("low_disk_free = \(t.configText)") }
         print("low_disk_action = \(s.lowDiskAction.rawValue)")
         print("low_disk_interval = \(s.lowDiskInterval)s")
+        print("backend = \(s.backend.rawValue)")
+        print("poll_interval = \(s.pollInterval)s")
         for g in s.groups {
             print("group.\(g.name).quota = \(g.quota)B")
             print("group.\(g.name).trim_to = \(g.trimTo.configText)")
@@ -52,6 +54,7 @@ struct CheckCommand: ParsableCommand {
             ("delete_rate", d.deleteRate.map { "\($0)/s" }), ("count_directories", "\(d.countDirectories)"),
             ("one_file_system", "\(d.oneFileSystem)"), ("allow_any_path", d.allowAnyPath ? "true" : nil), ("prune_dirs", "\(d.pruneDirs)"),
             ("low_disk_free", d.lowDiskFree?.configText),
+            ("backend", d.backend?.rawValue), ("poll_interval", d.pollInterval.map { "\($0)s" }),
         ]
         out.removeAll { $0.1 == nil }
         return out.map { key, value in

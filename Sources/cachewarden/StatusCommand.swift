@@ -86,7 +86,7 @@ struct StatusCommand: ParsableCommand {
 
     private func printTable(_ dirs: [DirectoryStatus], binary: Bool, now: Date) {
         let tty = isatty(1) == 1
-        var rows = [["NAME", "PATH", "TOTAL", "FILES", "QUOTA", "USE", "PROTECTED", "OLDEST", "FS FREE"]]
+        var rows = [["NAME", "PATH", "TOTAL", "FILES", "QUOTA", "USE", "PROTECTED", "OLDEST", "FS FREE", "BACKEND"]]
         for r in dirs {
             let use = r.totals.quota > 0 ? ByteText.percent(r.totals.total, of: r.totals.quota) + (tty ? " " + Self.bar(Self.percent(r)) : "") : "-"
             rows.append([
@@ -94,7 +94,7 @@ struct StatusCommand: ParsableCommand {
                 r.totals.quota > 0 ? Self.size(r.totals.quota, binary) : "none", use,
                 r.protectedBytes > 0 ? Self.size(r.protectedBytes, binary) : "-",
                 r.oldest.map { Self.age(now.timeIntervalSince($0)) } ?? "-",
-                r.filesystemFree.map { Self.size($0, binary) } ?? "?",
+                r.filesystemFree.map { Self.size($0, binary) } ?? "?", r.backend ?? "-",
             ])
         }
         let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max() ?? 0 }

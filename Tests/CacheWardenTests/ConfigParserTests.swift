@@ -64,7 +64,7 @@ import Testing
     @Test func errorsNameTheFileAndLine() {
         tree.mkdir("d")
         // The message lists every key there is (the list grows with the keys).
-        #expect(error("dir.a.path = d\nbogus = 1\n") == "test.conf:2: unknown key bogus; expected one of control_socket, control_socket_mode, expire_interval, low_disk_action, low_disk_free, low_disk_interval, metrics_file, metrics_interval, size_basis, dir.<name>.<allow_any_path|count_directories|create|delete_rate|evict_unit|exclude|group|hard_quota|low_disk_free|max_age|max_files|min_age|one_file_system|order|path|profile|protect|prune_dirs|quota|spare_open|trim_after_idle|trim_at|trim_to|weight> or group.<name>.<quota|trim_to>")
+        #expect(error("dir.a.path = d\nbogus = 1\n") == "test.conf:2: unknown key bogus; expected one of backend, control_socket, control_socket_mode, expire_interval, low_disk_action, low_disk_free, low_disk_interval, metrics_file, metrics_interval, poll_interval, size_basis, dir.<name>.<allow_any_path|backend|count_directories|create|delete_rate|evict_unit|exclude|group|hard_quota|low_disk_free|max_age|max_files|min_age|one_file_system|order|path|poll_interval|profile|protect|prune_dirs|quota|spare_open|trim_after_idle|trim_at|trim_to|weight> or group.<name>.<quota|trim_to>")
         #expect(error("dir.a.path = d\ndir.a.quota = 1MB\n\ndir.a.quota = 2MB\n") == "test.conf:4: duplicate key dir.a.quota (first set on line 2); keep one of them")
         #expect(error("dir.a.path = d\ndir.a.quota = lots\n").hasPrefix("test.conf:2: bad value `lots` for dir.a.quota: expected a size"))
         #expect(error("dir.a.path = nowhere\n") == "test.conf:1: dir.a.path: \(tree.path)/nowhere does not exist; expected an existing directory")

@@ -16,9 +16,14 @@ public struct DirectoryStatus: Sendable, Equatable {
     public var trimTarget: Int64? = nil
     /// Directories of the tree followed by an inotify watch (nil in a one-shot report, which watches nothing).
     public var watches: Int? = nil
+    /// The backend serving the directory (`inotify` or `poll`; nil in a one-shot report).
+    public var backend: String? = nil
+    /// What the last polling pass over a polled directory cost (nil before the first pass).
+    public var pollPass: PollPassCost? = nil
 
     public init(totals: DirectoryTotals, oldest: Date?, protectedBytes: Int64, filesystemFree: Int64?,
-                group: String? = nil, trimTarget: Int64? = nil, watches: Int? = nil) {
+                group: String? = nil, trimTarget: Int64? = nil, watches: Int? = nil, backend: String? = nil,
+                pollPass: PollPassCost? = nil) {
         self.totals = totals
         self.oldest = oldest
         self.protectedBytes = protectedBytes
@@ -26,6 +31,8 @@ public struct DirectoryStatus: Sendable, Equatable {
         self.group = group
         self.trimTarget = trimTarget
         self.watches = watches
+        self.backend = backend
+        self.pollPass = pollPass
     }
 
     /// Use of the quota in percent (`nil` without a quota).
@@ -55,6 +62,12 @@ extension JSONLineBuilder {
         add("use_percent", s.usePercent)
         if let target = s.trimTarget { add("trim_target", target) }
         if let watches = s.watches { add("watches", watches) }
+        add("backend", s.backend)
+        if let pass = s.pollPass {
+            add("poll_pass_ms", (pass.seconds * 1e6).rounded() / 1e3)
+            add("poll_dirs_read", pass.directoriesRead)
+            add("poll_dirs_checked", pass.directoriesChecked)
+        }
         if let oldest = s.oldest { add("oldest_age_s", Int64(now.timeIntervalSince(oldest))) }
         if let free = s.filesystemFree { add("fs_free", free) }
     }

@@ -32,7 +32,7 @@ public final class Watcher: Sendable {
                             sinks: [any EventSink] = [], logger: Logger = Logger(label: "cachewarden"),
                             handler: (@Sendable (WardenEvent) -> Void)? = nil) {
         self.init(settings: settings, mode: mode, callbackQueue: callbackQueue, sinks: sinks, logger: logger,
-                  backend: .inotify(), handler: handler)
+                  backend: .standard(), handler: handler)
     }
 
     /// A watcher whose engine makes its backend with `backend` (tests inject a scripted one, or a seam); `clock`

@@ -35,6 +35,39 @@ struct WatchEvents: OptionSet, Sendable, Hashable {
     static let opens = WatchEvents(rawValue: 1)
 }
 
+/// The backends a root can be served by (`backend` in the config; `auto` is resolved when the root registers).
+public enum BackendKind: String, Sendable, CaseIterable {
+    /// Kernel notification: one inotify watch per directory.
+    case inotify
+    /// Re-reading changed directories every `poll_interval` (network and FUSE filesystems).
+    case poll
+}
+
+/// Which backend follows a root's directories, and how often a polling one looks: what the tree scanner hands
+/// the backend with each directory. A backend serving one kind only ignores it; `RoutingBackend` routes by it.
+struct WatchRoute: Sendable, Hashable {
+    var root: RootID
+    var backend: BackendKind
+    /// Seconds between polling passes (`poll_interval`; used by the polling backend only).
+    var pollInterval: Int64
+}
+
+/// What one polling pass over a root cost: the `status` and metrics figures of a polled root.
+public struct PollPassCost: Sendable, Equatable {
+    /// How long the last pass took (statting every directory, re-reading those that changed), in seconds.
+    public var seconds: Double
+    /// Directories the last pass re-read.
+    public var directoriesRead: Int
+    /// Directories the last pass checked (one `lstat` each).
+    public var directoriesChecked: Int
+
+    public init(seconds: Double, directoriesRead: Int, directoriesChecked: Int) {
+        self.seconds = seconds
+        self.directoriesRead = directoriesRead
+        self.directoriesChecked = directoriesChecked
+    }
+}
+
 /// Watches directories for the tree walker. Thread-safe: parallel walkers call it from their own threads with a
 /// directory descriptor they verified (the backend never resolves a path).
 struct DirectoryWatcher: Sendable {
@@ -52,14 +85,14 @@ enum BackendPace {
 /// The seam between a kernel's change notification and the rest of CacheWarden. A backend turns its kernel
 /// interface into `Change`s about ledger nodes: it owns the mapping from its watches to nodes, the pairing of
 /// renames, the loss of watches and its own fallbacks. Nothing else knows how it does that, and it knows
-/// nothing of the stages after it: it is told which directories to watch and delivers batches. A second
-/// backend (fanotify, polling) is a new folder beside `Inotify/`.
+/// nothing of the stages after it: it is told which directories to watch and delivers batches. Each backend is a
+/// folder of its own (`Inotify/`, `Poll/`); `RoutingBackend` serves each root by the one its `WatchRoute` names.
 ///
 /// The tree scanner reaches it only through a `WatchPort`; the stages after the ledger updater never do. All
 /// methods except `directoryWatcher(for:).watch` run on the engine's queue.
 protocol ChangeBackend: AnyObject {
-    /// What the tree walker calls to watch each directory it opens, for `events`.
-    func directoryWatcher(for events: WatchEvents) -> DirectoryWatcher
+    /// What the tree walker calls to watch each directory it opens, for `events`, of the root `route` names.
+    func directoryWatcher(for events: WatchEvents, route: WatchRoute) -> DirectoryWatcher
 
     /// Takes over a walker's attempt for `node`: binds a watch, or re-reads the directory every
     /// `rereadEvery` seconds where the limit is reached.
@@ -83,6 +116,13 @@ protocol ChangeBackend: AnyObject {
 
     /// Directories re-read on the backend's timer instead of watched (few: only those past the limit).
     var fallbackNodes: [NodeID] { get }
+
+    /// The cost of the last polling pass over `root` (nil: the root is not polled, or no pass ran yet).
+    func pollCost(_ root: RootID) -> PollPassCost?
+}
+
+extension ChangeBackend {
+    func pollCost(_ root: RootID) -> PollPassCost? { nil }
 }
 
 /// Makes the backend of a watcher each time it starts, on the engine's queue and clock (a backend's own timers,
@@ -97,11 +137,11 @@ struct BackendFactory: Sendable {
 /// became (on the engine's queue, at once, so a stale node the watch displaces is gone before the scan reports
 /// any total). The engine makes it from its backend; the scanner never sees the backend.
 struct WatchPort {
-    let watcher: (WatchEvents) -> DirectoryWatcher
+    let watcher: (WatchEvents, WatchRoute) -> DirectoryWatcher
     let adopt: (WatchAttempt, NodeID, _ rereadEvery: Int64) -> WatchAdoption
 
     init(_ backend: any ChangeBackend) {
-        watcher = backend.directoryWatcher(for:)
+        watcher = backend.directoryWatcher(for:route:)
         adopt = backend.adopt(_:for:rereadEvery:)
     }
 }

@@ -45,7 +45,18 @@ struct ConfigFileParser {
             guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 15s, 1m" }
             s.metricsInterval = a; return nil
         },
+        "backend": { s, v in
+            guard let b = BackendChoice(rawValue: v) else { return backendExpectation }
+            s.backend = b; return nil
+        },
+        "poll_interval": { s, v in
+            guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 30s, 5m" }
+            s.pollInterval = a; return nil
+        },
     ]
+
+    /// `fanotify` is not a backend of this build: named as such rather than as an unknown word.
+    static let backendExpectation = "expected auto, inotify or poll (fanotify is not available in this build)"
 
     /// Keys of the form `dir.<name>.<field>`.
     static let directoryKeys: [String: Apply<DirectorySettings>] = [
@@ -146,6 +157,14 @@ struct ConfigFileParser {
         "delete_rate": { d, v in
             guard let n = ValueParsers.rate(v) else { return "expected files per second like 100/s" }
             d.deleteRate = n; return nil
+        },
+        "backend": { d, v in
+            guard let b = BackendChoice(rawValue: v) else { return backendExpectation }
+            d.backend = b; return nil
+        },
+        "poll_interval": { d, v in
+            guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 30s, 5m" }
+            d.pollInterval = a; return nil
         },
     ]
 

@@ -64,6 +64,10 @@ public struct DirectorySettings: Sendable {
     /// Age expiry and low-disk passes unlink at most this many files a second (`delete_rate`; nil: unlimited).
     /// Quota trims stay immediate.
     public var deleteRate: Int?
+    /// Which backend follows this directory (`backend`; nil: the global `backend`).
+    public var backend: BackendChoice?
+    /// Seconds between polling passes when this directory is polled (`poll_interval`; nil: the global one).
+    public var pollInterval: Int64?
     /// Called on the watcher's queue before a file is evicted; return `false` to keep it (the trim goes on with
     /// the next oldest file). Keep it fast: it runs on the event path.
     public var shouldEvict: (@Sendable (EvictionCandidate) -> Bool)?

@@ -91,3 +91,14 @@ public struct EvictionCandidate: Sendable {
     /// Why it is being removed.
     public let reason: TrimReason
 }
+
+/// Which backend follows a directory's changes (`backend`).
+public enum BackendChoice: String, Sendable, CaseIterable {
+    /// inotify, except on a filesystem inotify cannot watch faithfully (network, FUSE: see `BackendSelection`),
+    /// which is polled. The default.
+    case auto
+    /// inotify: the kernel reports each change as it happens (local filesystems).
+    case inotify
+    /// Re-read changed directories every `poll_interval` (any filesystem; costs a `lstat` per directory a pass).
+    case poll
+}

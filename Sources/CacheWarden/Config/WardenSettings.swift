@@ -48,6 +48,11 @@ public struct WardenSettings: Sendable {
     /// Seconds between re-reads of directories that could not be watched because the inotify watch limit
     /// (`fs.inotify.max_user_watches`) was reached; each re-read also retries the watch.
     public var watchLimitRescanInterval: Int64 = 10
+    /// Which backend follows the directories that do not name one (`backend`; default `auto`).
+    public var backend: BackendChoice = .auto
+    /// Seconds between polling passes over a polled directory that does not set its own (`poll_interval`, 30 s:
+    /// the default `acdirmin` of NFS, below which a poll mostly reads the client's cached attributes).
+    public var pollInterval: Int64 = 30
 
     /// Settings for `directories`; other settings take their defaults.
     public init(directories: [DirectorySettings] = [], sizeBasis: SizeBasis = .allocated, expireInterval: Int64? = nil,

@@ -51,6 +51,8 @@ struct TreeWalker: Sendable {
     var oneFileSystem: Bool
     var exclude: GlobMatcher
     var fileStat: FileStat
+    /// Subdirectories of the top already read (name → inode): not descended (a re-read of one directory).
+    var knownSubdirectories: [[UInt8]: UInt64] = [:]
 
     /// A directory still to read: opened already (the top) or to be opened from its parent's descriptor.
     struct Pending: Sendable {
@@ -181,6 +183,8 @@ struct TreeWalker: Sendable {
             let status = fileStat.status(st, dirfd: parent.fd, name: name, noBirthTime: &dir.noBirthTime)
             dir.files.append(WalkedFile(nameStart: UInt32(dir.names.count), nameLength: UInt8(length), status: status))
             dir.names.append(contentsOf: bytes)
+        } else if pending.id == 0, !knownSubdirectories.isEmpty, knownSubdirectories[Array(bytes)] == UInt64(st.st_ino) {
+            return
         } else if !oneFileSystem || UInt64(st.st_dev) == dev {
             subdirectories.append(Pending(id: nextID(), parent: pending.id, name: Array(bytes), ino: UInt64(st.st_ino),
                                           relative: relative, parentFD: parent, fd: -1))

@@ -25,7 +25,8 @@ extension Engine {
         return DirectoryStatus(totals: totals, oldest: oldest.map { Date(timeIntervalSince1970: Double($0) / 1e9) },
                                protectedBytes: protectedBytes, filesystemFree: try? state.disk.freeSpace(of: rt.path).free,
                                group: rt.settings.group, trimTarget: rt.settings.quota > 0 ? rt.settings.trimToBytes : nil,
-                               watches: watches(id))
+                               watches: rt.route.backend == .poll ? nil : watches(id),
+                               backend: backend == nil ? nil : rt.route.backend.rawValue, pollPass: backend?.pollCost(id))
     }
 
     /// Directories of root `id` held by a watch: all of them (the root too) but those on the watch-limit fallback.

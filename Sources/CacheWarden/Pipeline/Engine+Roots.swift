@@ -33,7 +33,9 @@ extension Engine {
         // Once more where it leads now: a symlink swapped in since the check, or met by the creation, is caught.
         try guardRoot(dir, at: path, warn: false)
         let id = state.roots.nextID
-        state.roots.add(RootRuntime(id: id, settings: dir, path: path, basis: state.settings.sizeBasis))
+        var runtime = RootRuntime(id: id, settings: dir, path: path, basis: state.settings.sizeBasis)
+        runtime.route = route(for: dir, id: id, path: path)
+        state.roots.add(runtime)
         let outcome = updater.scanner.scanRoot(id, ordered: needsOrder(dir), &state)
         if let failure = outcome.failure {
             removeRoot(id)
@@ -50,6 +52,18 @@ extension Engine {
             let warnings = try state.settings.checkRoots(only: [dir])
             if warn { for w in warnings { logger.warning("\(w)") } }
         } catch { throw .invalidSettings(error) }
+    }
+
+    /// The backend serving a root at `path`: its own `backend`, else the global one; `auto` polls a network or
+    /// FUSE filesystem (`BackendSelection`) and says so in one line on the log (stderr), not as an event: nothing
+    /// failed, and `status` and the metrics show each root's backend.
+    func route(for dir: DirectorySettings, id: RootID, path: String) -> WatchRoute {
+        let interval = dir.pollInterval ?? state.settings.pollInterval
+        let (kind, filesystem) = BackendSelection.resolve(dir.backend ?? state.settings.backend, path: path)
+        if let filesystem, backend != nil {
+            logger.notice("dir \(dir.name): \(path) is on \(filesystem), whose changes inotify cannot see; polling it every \(interval)s (dir.\(dir.name).backend = inotify to override)")
+        }
+        return WatchRoute(root: id, backend: kind, pollInterval: interval)
     }
 
     /// Whether a root's files are kept in oldest-first order (only where a policy will take victims).
@@ -102,6 +116,8 @@ extension Engine {
                 continue
             }
             guard st.isDirectory else { stillLost = true; continue }
+            let route = route(for: rt.settings, id: rt.id, path: rt.path)   // it may be a mount now
+            state.roots[rt.id]?.route = route
             let outcome = updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), &state)
                 guard outcome.failure == nil else {
                 state.ledger.removeRoot(rt.id)
@@ -193,6 +209,8 @@ extension Engine {
         PathResolver.absolute(a.path, relativeTo: "/") == PathResolver.absolute(b.path, relativeTo: "/")
             && a.order == b.order && a.exclude == b.exclude && a.oneFileSystem == b.oneFileSystem
             && a.countDirectories == b.countDirectories && old.sizeBasis == new.sizeBasis
+            && (a.backend ?? old.backend) == (b.backend ?? new.backend)
+            && (a.pollInterval ?? old.pollInterval) == (b.pollInterval ?? new.pollInterval)
             && (a.order == .opened || a.spareOpen) == (b.order == .opened || b.spareOpen)   // the watches' events
     }
 }

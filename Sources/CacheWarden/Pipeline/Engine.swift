@@ -41,7 +41,7 @@ final class Engine: @unchecked Sendable {
     private(set) var running = false
 
     init(settings: WardenSettings, mode: WatcherMode, sinks: [any EventSink], logger: Logger,
-         backend: BackendFactory = .inotify(),
+         backend: BackendFactory = .standard(),
          clock: any WardenClock = SystemClock(), disk: any DiskProbe = SystemDiskProbe()) {
         self.mode = mode
         self.sinks = sinks

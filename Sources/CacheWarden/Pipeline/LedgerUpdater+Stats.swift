@@ -56,30 +56,47 @@ extension LedgerUpdater {
         }
     }
 
-    /// Re-reads a directory that has no watch (the watch limit): its file records are rebuilt from disk, vanished
-    /// subdirectories dropped, and the watch tried again.
+    /// Re-reads one directory (`Change.Kind.rescan`: past the inotify watch limit, or a polling pass saw it
+    /// change): vanished or replaced subdirectories are dropped, files no longer there are removed, the others
+    /// statted again, new ones counted and announced (`write`), new subdirectories read whole; subdirectories
+    /// still there are not descended (they are re-read when they change themselves). The watch is tried again.
+    /// A directory that cannot be read keeps what it had.
     mutating func rescan(_ n: NodeID, _ state: inout PipelineState) {
         guard state.ledger.isLive(n) else { return }   // removed: the engine unwatched it when it settled
         let root = state.ledger.root(of: n)
         guard state.roots[root] != nil else { return }
-        var files: [RecordID] = []
-        state.ledger.node(n).files.forEach { files.append(RecordID($0)) }
-        for r in files { state.ledger.removeRecord(r) }
+        var before: [RecordID] = []
+        state.ledger.node(n).files.forEach { before.append(RecordID($0)) }
+        let known = dropVanishedSubdirectories(of: n, root: root, &state)
+        delta.touched.insert(root)
+        let outcome = scanner.scan(n, root: root, discovered: true, rereading: known, &state)
+        noteDiscovered(outcome)
+        guard let found = outcome.topFiles else { return }
+        for r in before where state.ledger.isLive(r) && !found.contains(r) {
+            noteUnseen(r, state.ledger)
+            state.ledger.removeRecord(r)
+        }
+    }
+
+    /// Drops the subdirectories of `n` that are gone or were replaced on disk; returns the others (name → inode).
+    private mutating func dropVanishedSubdirectories(of n: NodeID, root: RootID, _ state: inout PipelineState) -> [[UInt8]: UInt64] {
         var subdirs: [NodeID] = []
         state.ledger.node(n).subdirs.forEach { subdirs.append(NodeID($0)) }
+        var known: [[UInt8]: UInt64] = [:]
         var directories = VerifiedDirectories(root: root, in: state.ledger)
-        if let fd = try? directories.open(n, in: state.ledger) {
-            for child in subdirs {
-                let st = try? state.ledger.name(of: child).withCString { p throws(Errno) in try Syscall.lstat(at: fd, p) }
-                if st?.isDirectory != true || st.map({ UInt64($0.st_ino) }) != state.ledger.node(child).ino {
-                    removeDirectory(child, &state)
-                }
+        defer { directories.close() }
+        guard let fd = try? directories.open(n, in: state.ledger) else { return known }
+        for child in subdirs {
+            let name = state.ledger.name(of: child)
+            let st = try? name.withCString { p throws(Errno) in try Syscall.lstat(at: fd, p) }
+            let ino = state.ledger.node(child).ino
+            if st?.isDirectory != true || st.map({ UInt64($0.st_ino) }) != ino {
+                removeDirectory(child, &state)
+            } else {
+                known[name] = ino
             }
         }
-        directories.close()
-        delta.touched.insert(root)
-        let outcome = scanner.scan(n, root: root, discovered: false, &state)
-        unread.formUnion(outcome.unread)
+        return known
     }
 
     /// One `fstatat` per file the batch touched, relative to its verified directory; emits `write` for files

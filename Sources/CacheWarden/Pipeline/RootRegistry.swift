@@ -14,6 +14,8 @@ struct RootRuntime {
     var reportedSymlink = false
     /// `order = btime` on a filesystem without birth times was reported once.
     var reportedNoBirthTime = false
+    /// The backend serving the root (resolved at registration; inotify until then).
+    var route: WatchRoute
 
     var name: String { settings.name }
     var pathBytes: [UInt8] { Array(path.utf8) }
@@ -25,6 +27,7 @@ struct RootRuntime {
         protect = GlobMatcher(settings.protect)
         exclude = GlobMatcher(settings.exclude)
         fileStat = FileStat(basis: basis, order: settings.order)
+        route = WatchRoute(root: id, backend: .inotify, pollInterval: settings.pollInterval ?? 30)
     }
 
     /// The optional events this root's watches report: opens and closes for `order = opened` and `spare_open`.

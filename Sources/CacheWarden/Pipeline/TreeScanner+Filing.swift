@@ -24,11 +24,14 @@ extension TreeScanner {
         }
         if d.noBirthTime { reportNoBirthTime(root, &state) }
         let keepOpened = state.roots[root]?.settings.order == .opened
+        let rereadTop = outcome.rereading && d.id == 0
+        if rereadTop { outcome.topFiles = Set(minimumCapacity: d.files.count) }
         if d.files.count > 8 { state.ledger.reserveRecords(d.files.count, in: node) }
         for f in d.files {
-            let r = d.withName(f) { state.ledger.record(in: node, named: $0).record }
+            let (r, isNew) = d.withName(f) { state.ledger.record(in: node, named: $0) }
             state.ledger.apply(f.status, to: r, keepOpenedAge: keepOpened)
-            if discovered {
+            if rereadTop { outcome.topFiles?.insert(r) }
+            if discovered && (isNew || !outcome.rereading) {
                 state.emitWrite(r, root: root)
                 outcome.announced.append((r, f.status.bytes))
             }

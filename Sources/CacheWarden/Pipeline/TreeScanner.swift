@@ -21,6 +21,10 @@ struct TreeScanner {
         var announced: [(RecordID, Int64)] = []
         /// Why a root's scan failed (the root itself, or the watch limit at registration).
         var failure: WardenError?
+        /// A re-read of one directory (`scan(rereading:)`): only new files are announced.
+        var rereading = false
+        /// In a re-read, the top's files found on disk (nil: the top could not be read).
+        var topFiles: Set<RecordID>?
     }
 
     /// (Re)builds root `id` from disk, keeping its files in oldest-first order when `ordered`. Fails for problems
@@ -50,9 +54,13 @@ struct TreeScanner {
 
     /// Reads the tree under directory `top` of `root` inline. `discovered` marks files found at run time (they
     /// get `write` lines). `openedTop` is a descriptor of `top` the caller already opened safely (the scan owns
-    /// it); without it, `top` is opened through `VerifiedDirectories`.
-    func scan(_ top: NodeID, root: RootID, discovered: Bool, openedTop: Int32? = nil, _ state: inout PipelineState) -> Outcome {
+    /// it); without it, `top` is opened through `VerifiedDirectories`. `rereading` reads `top` again: the
+    /// subdirectories it names (name → inode, already in the ledger) are not descended, and the top's files found
+    /// are returned (`Outcome.topFiles`).
+    func scan(_ top: NodeID, root: RootID, discovered: Bool, openedTop: Int32? = nil, rereading known: [[UInt8]: UInt64]? = nil,
+              _ state: inout PipelineState) -> Outcome {
         var outcome = Outcome()
+        outcome.rereading = known != nil
         guard let rt = state.roots[root], state.ledger.account(root) != nil, state.ledger.isLive(top) else {
             if let openedTop { Syscall.close(openedTop) }
             return outcome
@@ -68,7 +76,8 @@ struct TreeScanner {
                 return outcome
             }
         }
-        let walker = self.walker(for: rt, state.ledger)
+        var walker = self.walker(for: rt, state.ledger)
+        walker.knownSubdirectories = known ?? [:]
         let start = TreeWalker.top(fd: fd, ino: state.ledger.node(top).ino, relative: state.ledger.relativePath(of: top))
         var nodes: [Int32: NodeID] = [0: top]
         walker.walk(start, cancelled: { false }) { walked in
@@ -78,7 +87,7 @@ struct TreeScanner {
     }
 
     private func walker(for rt: RootRuntime, _ ledger: SizeLedger) -> TreeWalker {
-        TreeWalker(watcher: watching?.watcher(rt.watchEvents), events: rt.watchEvents, dev: ledger.account(rt.id)?.dev ?? 0,
+        TreeWalker(watcher: watching?.watcher(rt.watchEvents, rt.route), events: rt.watchEvents, dev: ledger.account(rt.id)?.dev ?? 0,
                    oneFileSystem: rt.settings.oneFileSystem, exclude: rt.exclude, fileStat: rt.fileStat)
     }
 

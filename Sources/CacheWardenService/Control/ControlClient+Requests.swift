@@ -79,6 +79,12 @@ extension ControlClient {
             totals: totals, oldest: o["oldest_age_s"]?.number.map { now.addingTimeInterval(-$0) },
             protectedBytes: o["protected"]?.integer ?? 0, filesystemFree: o["fs_free"]?.integer,
             group: o["group"]?.string, trimTarget: o["trim_target"]?.integer,
-            watches: o["watches"]?.integer.map { Int($0) })
+            watches: o["watches"]?.integer.map { Int($0) }, backend: o["backend"]?.string, pollPass: pollPass(o))
+    }
+
+    private static func pollPass(_ o: JSONValue) -> PollPassCost? {
+        guard let ms = o["poll_pass_ms"]?.number else { return nil }
+        return PollPassCost(seconds: ms / 1000, directoriesRead: Int(o["poll_dirs_read"]?.integer ?? 0),
+                            directoriesChecked: Int(o["poll_dirs_checked"]?.integer ?? 0))
     }
 }

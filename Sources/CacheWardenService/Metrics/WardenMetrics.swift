@@ -90,6 +90,10 @@ final class WardenMetrics {
             values.append(("oldest_file_age", "seconds", "Age of the oldest counted file.", max(0, now.timeIntervalSince(oldest))))
         }
         if let watches = s.watches { values.append(("watches", "", "Directories followed by an inotify watch.", Double(watches))) }
+        if let pass = s.pollPass {
+            values.append(("poll_pass_duration", "seconds", "How long the last polling pass took.", pass.seconds))
+            values.append(("poll_directories_read", "", "Directories the last polling pass re-read.", Double(pass.directoriesRead)))
+        }
         if let free = s.filesystemFree {
             values.append(("filesystem_free", "bytes", "Free bytes for unprivileged users on the directory's filesystem.", Double(free)))
         }

@@ -36,7 +36,7 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
         }
     }
 
-    func directoryWatcher(for events: WatchEvents) -> DirectoryWatcher {
+    func directoryWatcher(for events: WatchEvents, route: WatchRoute) -> DirectoryWatcher {
         let (handles, refuse, root) = (self.handles, self.refuse, self.root)
         return DirectoryWatcher { fd, _ in
             let full = Syscall.readLink("/proc/self/fd/\(fd)") ?? ""

@@ -29,7 +29,7 @@ final class WatcherHarness: Sendable {
 
     /// With a `clock`, the log is the watcher's sink (see `Watcher.init(settings:clock:disk:log:)`).
     init(_ tree: TemporaryTree, name: String = "cache", quota: Int64 = 0, basis: SizeBasis = .allocated,
-         backend: BackendFactory = .inotify(), clock: (any WardenClock)? = nil,
+         backend: BackendFactory = .standard(), clock: (any WardenClock)? = nil,
          configure: (inout DirectorySettings) -> Void = { _ in }) throws {
         self.tree = tree
         self.name = name

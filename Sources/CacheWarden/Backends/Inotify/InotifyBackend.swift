@@ -70,7 +70,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     func hasWatch(_ node: NodeID) -> Bool { nodeToWd[node] != nil }
     var watchCount: Int { wdToNode.count }
 
-    func directoryWatcher(for events: WatchEvents) -> DirectoryWatcher {
+    func directoryWatcher(for events: WatchEvents, route: WatchRoute) -> DirectoryWatcher {
         let inotify = self.inotify
         let override = addWatchOverride
         let opens = events.contains(.opens) ? opensInstance() : nil

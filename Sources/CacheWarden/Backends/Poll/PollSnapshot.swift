@@ -1,0 +1,51 @@
+import Glibc
+import SystemPackage
+
+/// What the polling backend keeps of one directory: where it is, and the inode and times it had when it was last
+/// read. Taken from the walker's descriptor *before* the entries are read, so any change made after that moves
+/// the times this snapshot holds, and the next pass sees it.
+struct PollSnapshot: Sendable {
+    /// The root (and interval) the directory belongs to.
+    var route: WatchRoute
+    /// Its absolute path when it was read (`/proc/self/fd`): a directory renamed since is found gone, and its
+    /// parent, whose times moved, is re-read and reads it at its new place.
+    var path: String
+    var ino: UInt64
+    var mtime: Int64
+    var ctime: Int64
+    /// The directory had changed within an interval (plus `PollBackend.timestampSlack`) of being read: read it
+    /// again on the next pass even if its times did not move. Files written across a pass get their final size
+    /// then, and a change in the same timestamp tick as the read (coarse or skewed clocks) is not missed.
+    var unsettled: Bool
+
+    /// The snapshot of the open directory `fd`, at `now` (nanoseconds since 1970 on the clock file times use).
+    init(directory fd: Int32, route: WatchRoute, now: Int64) throws(Errno) {
+        let st = try Syscall.fstat(fd)
+        guard let path = Syscall.readLink("/proc/self/fd/\(fd)"), path.hasPrefix("/") else { throw Errno.noSuchFileOrDirectory }
+        self.route = route
+        self.path = path
+        ino = UInt64(st.st_ino)
+        mtime = Self.nanoseconds(st.st_mtim)
+        ctime = Self.nanoseconds(st.st_ctim)
+        let settledBefore = now - route.pollInterval * 1_000_000_000 - PollBackend.timestampSlack
+        unsettled = max(mtime, ctime) >= settledBefore
+    }
+
+    /// What a pass makes of the directory now: one `lstat` of its path.
+    func check() -> PollVerdict {
+        guard let st = try? Syscall.lstat(path: path), st.isDirectory, UInt64(st.st_ino) == ino else { return .gone }
+        if unsettled || Self.nanoseconds(st.st_mtim) != mtime || Self.nanoseconds(st.st_ctim) != ctime { return .changed }
+        return .unchanged
+    }
+
+    static func nanoseconds(_ t: timespec) -> Int64 { Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec) }
+}
+
+/// A pass's verdict on one directory.
+enum PollVerdict {
+    case unchanged
+    /// Its entries may have changed: re-read it.
+    case changed
+    /// Not at its path any more (deleted, renamed, replaced by another inode).
+    case gone
+}
