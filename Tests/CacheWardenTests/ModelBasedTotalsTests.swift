@@ -64,11 +64,15 @@ import Testing
         return "differences: \(diffs)\n" + ops.related(to: diffs)
     }
 
-    @Test func randomOperationsKeepTotalsEqualToAFreshScan() throws {
-        let (seed, operations) = Self.seedAndOperations()
+    /// For each backend. Polled (1 s), a check may wait for the full pass (`PollBackend.fullPassEvery`) to see an
+    /// append in place, so it runs a quarter of the operations, checked as often.
+    @Test(arguments: [BackendChoice.inotify, .poll])
+    func randomOperationsKeepTotalsEqualToAFreshScan(_ backend: BackendChoice) throws {
+        var (seed, operations) = Self.seedAndOperations()
+        if backend == .poll { operations = max(1, operations / 4) }
         let tree = TemporaryTree("cw-model")
         var ops = RandomTreeOperations(seed: seed, tree: tree, outside: TemporaryTree("cw-model-out"))
-        let h = try WatcherHarness(tree, basis: .apparent)
+        let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = backend; $0.pollInterval = 1 }
         for step in 1...operations {
             ops.step(step)
             guard step % 250 == 0 || step == operations else { continue }

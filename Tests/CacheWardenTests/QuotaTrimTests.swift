@@ -5,12 +5,14 @@ import Testing
 
 /// Crossing the quota trims oldest-first to half of it, at once, and never deletes what is not ours.
 @Suite struct QuotaTrimTests {
-    @Test func crossingTheQuotaTrimsOldestFirstToHalf() throws {
+    /// For each backend (`poll` at a 1 s interval: the write is seen by the next pass).
+    @Test(arguments: [BackendChoice.inotify, .poll])
+    func crossingTheQuotaTrimsOldestFirstToHalf(_ backend: BackendChoice) throws {
         let tree = TemporaryTree()
         let now = Date().timeIntervalSince1970
         // 10 files of 10,000 bytes with distinct ages: f0 oldest.
         for i in 0..<10 { tree.write("f\(i)", size: 10_000, mtime: now - Double(1000 - i * 10)) }
-        let h = try WatcherHarness(tree, quota: 110_000, basis: .apparent)
+        let h = try WatcherHarness(tree, quota: 110_000, basis: .apparent) { $0.backend = backend; $0.pollInterval = 1 }
         #expect(h.total == 100_000)
         tree.write("newest", size: 20_000)   // 120,000 > 110,000: trim to ≤ 55,000
         #expect(eventually { !h.log.trims.isEmpty })
@@ -25,6 +27,7 @@ import Testing
         #expect(tree.exists("newest"))
         #expect(tree.exists("f9"))
         #expect(!tree.exists("f0"))
+        for e in h.log.evictions { #expect(!tree.exists(e.file), "\(e.file) has an evict line but exists") }
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
