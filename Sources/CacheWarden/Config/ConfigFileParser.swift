@@ -46,7 +46,7 @@ struct ConfigFileParser {
             s.metricsInterval = a; return nil
         },
         "backend": { s, v in
-            guard let b = BackendChoice(rawValue: v) else { return backendExpectation }
+            guard let b = BackendChoice(rawValue: v) else { return ValueParsers.backendExpectation }
             s.backend = b; return nil
         },
         "poll_interval": { s, v in
@@ -54,9 +54,6 @@ struct ConfigFileParser {
             s.pollInterval = a; return nil
         },
     ]
-
-    /// `fanotify` is not a backend of this build: named as such rather than as an unknown word.
-    static let backendExpectation = "expected auto, inotify or poll (fanotify is not available in this build)"
 
     /// Keys of the form `dir.<name>.<field>`.
     static let directoryKeys: [String: Apply<DirectorySettings>] = [
@@ -159,7 +156,7 @@ struct ConfigFileParser {
             d.deleteRate = n; return nil
         },
         "backend": { d, v in
-            guard let b = BackendChoice(rawValue: v) else { return backendExpectation }
+            guard let b = BackendChoice(rawValue: v) else { return ValueParsers.backendExpectation }
             d.backend = b; return nil
         },
         "poll_interval": { d, v in
