@@ -6,7 +6,8 @@ import SystemPackage
 /// (inotify, or polling), and both deliver to the engine on its queue. The engine and the stages after it see one
 /// backend and one stream of `Change`s, whatever serves each root; the pipeline stays one-way (a backend never
 /// asks the ledger anything). A watch is adopted by the backend that made it: polling handles are tagged
-/// (`PollPending.tag`); `limitReached` comes only from inotify.
+/// (`PollPending.tag`, the top bit, which an inotify handle never sets: its high half is a watch descriptor + 1,
+/// below 2³¹); `limitReached` comes only from inotify.
 final class RoutingBackend: ChangeBackend, @unchecked Sendable {
     let inotify: any ChangeBackend
     let poll: PollBackend

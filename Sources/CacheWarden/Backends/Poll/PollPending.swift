@@ -1,8 +1,8 @@
 import Synchronization
 
 /// Snapshots the walkers took (on their threads) and the engine's queue has not adopted yet, by handle. A
-/// polling handle has its top bit set, which an inotify handle never has (its high half is a watch descriptor + 1,
-/// below 2³¹): `RoutingBackend` tells them apart by it.
+/// polling handle has its top bit set, which the kernel-watch backend's handles never have (see `RoutingBackend`):
+/// that is how the router tells them apart.
 final class PollPending: Sendable {
     static let tag: UInt64 = 1 << 63
     private let table = Mutex<(next: UInt64, snapshots: [UInt64: PollSnapshot])>((0, [:]))
