@@ -20,6 +20,15 @@ public struct DirectoryStatus: Sendable, Equatable {
     public var backend: String? = nil
     /// What the last polling pass over a polled directory cost (nil before the first pass).
     public var pollPass: PollPassCost? = nil
+    /// Directories of the tree re-read every 10 s instead of watched, because the inotify watch limit was reached
+    /// (nil in a one-shot report).
+    public var polledDirectories: Int? = nil
+    /// The total above which a quota trim starts (`trim_at`, the quota by default; nil without a quota).
+    public var trimAt: Int64? = nil
+    /// With `trim_after_idle`: the total above which a trim runs at once (`hard_quota`; nil otherwise).
+    public var hardQuota: Int64? = nil
+    /// The directory's `max_files` (nil: none).
+    public var maxFiles: Int? = nil
 
     public init(totals: DirectoryTotals, oldest: Date?, protectedBytes: Int64, filesystemFree: Int64?,
                 group: String? = nil, trimTarget: Int64? = nil, watches: Int? = nil, backend: String? = nil,

@@ -22,18 +22,27 @@ extension Engine {
                 }
             }
         }
-        return DirectoryStatus(totals: totals, oldest: oldest.map { Date(timeIntervalSince1970: Double($0) / 1e9) },
-                               protectedBytes: protectedBytes, filesystemFree: try? state.disk.freeSpace(of: rt.path).free,
-                               group: rt.settings.group, trimTarget: rt.settings.quota > 0 ? rt.settings.trimToBytes : nil,
-                               watches: rt.route.backend == .poll ? nil : watches(id),
-                               backend: backend == nil ? nil : rt.route.backend.rawValue, pollPass: backend?.pollCost(id))
+        let quota = rt.settings.quota
+        var report = DirectoryStatus(totals: totals, oldest: oldest.map { Date(timeIntervalSince1970: Double($0) / 1e9) },
+                                     protectedBytes: protectedBytes, filesystemFree: try? state.disk.freeSpace(of: rt.path).free,
+                                     group: rt.settings.group, trimTarget: quota > 0 ? rt.settings.trimToBytes : nil,
+                                     backend: backend == nil ? nil : rt.route.backend.rawValue, pollPass: backend?.pollCost(id))
+        if rt.route.backend != .poll, let w = watches(id) {
+            report.watches = w.watched
+            report.polledDirectories = w.polled
+        }
+        if quota > 0 { report.trimAt = rt.settings.trimAtBytes }
+        if quota > 0, rt.settings.trimAfterIdle != nil { report.hardQuota = (rt.settings.hardQuota ?? .percent(200)).bytes(of: quota) }
+        report.maxFiles = rt.settings.maxFiles
+        return report
     }
 
-    /// Directories of root `id` held by a watch: all of them (the root too) but those on the watch-limit fallback.
-    private func watches(_ id: RootID) -> Int? {
+    /// Directories of root `id` held by a watch (all of them, the root too, but those on the watch-limit
+    /// fallback), and those on the fallback.
+    private func watches(_ id: RootID) -> (watched: Int, polled: Int)? {
         guard let backend, let account = state.ledger.account(id), account.rootNode != .none else { return nil }
         let falling = backend.fallbackNodes.reduce(0) { $0 + (state.ledger.root(of: $1) == id ? 1 : 0) }
-        return account.directories + 1 - falling
+        return (account.directories + 1 - falling, falling)
     }
 
     /// Trims root `name` oldest-first until its total is at most `bytes` (nil: its own `trim_to` target).

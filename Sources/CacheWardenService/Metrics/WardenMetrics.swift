@@ -7,16 +7,24 @@ import FoundationEssentials
 final class WardenMetrics {
     static let trimBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
+    /// Error kinds that exist (as 0) from the start, so an alert's `increase()` sees their first error too.
+    static let alertedErrorKinds = ["delete", "permission", "watch_limit"]
+
     private var text = PrometheusText()
-    /// Gauge names per directory (or group), so a directory that goes away on reload takes its gauges with it.
+    /// Gauge names per directory (or group), so a directory that goes away on reload takes its gauges with it:
+    /// those set from the snapshot, those set from events (`short_by`, …), and the backend label of each.
     private var dirGauges: [String: [String]] = [:]
+    private var eventGauges: [String: Set<String>] = [:]
+    private var backends: [String: String] = [:]
     private var groupGauges: [String: [String]] = [:]
 
     init(startTime: Date = Date(), version: String = CacheWardenVersion.current) {
         gauge("start_time", "seconds", "When this cachewarden process started (Unix time).", [], startTime.timeIntervalSince1970)
         gauge("build_info", "", "Always 1; the version is the label.", [("version", version)], 1)
         // Families that must show up (as 0) before their first event, so dashboards and alerts have a series.
-        counter("inotify_overflows", "The kernel's inotify queue overflowed (each is followed by a rescan).", [], by: 0)
+        counter("inotify_overflows", Help.overflows, [], by: 0)
+        counter("dropped_lines", Help.dropped, [], by: 0)
+        for kind in Self.alertedErrorKinds { counter("errors", Help.errors, [("kind", kind)], by: 0) }
     }
 
     // MARK: Events
@@ -34,26 +42,31 @@ final class WardenMetrics {
             counter("evictions", "Files (or evict units) deleted by cachewarden.", labels)
             counter("evicted_bytes", "Bytes freed by deletions.", labels, by: e.size)
         case .trim(let t) where !t.dryRun:
-            counter("trims", "Trims run, by why.", [("dir", t.dir), ("reason", t.reason.rawValue)])
-            text.observe(Self.name("trim_duration", "seconds"), help: "How long trims took.", labels: [("dir", t.dir)],
-                         buckets: Self.trimBuckets, t.durationMilliseconds / 1000)
+            record(t, at: event.time)
         case .overflow:
-            counter("inotify_overflows", "The kernel's inotify queue overflowed (each is followed by a rescan).", [])
+            counter("inotify_overflows", Help.overflows, [])
         case .rescan(let r):
-            counter("rescans", "Trees re-read after an overflow.", [("dir", r.dir)])
-            gauge("rescan_drift", "bytes", "Running total minus the re-read total at the last rescan.", [("dir", r.dir)],
-                  Double(r.drift))
+            counter("rescans", Help.rescans, [("dir", r.dir)])
+            eventGauge("rescan_drift", "bytes", Help.drift, r.dir, Double(r.drift))
         case .lowDisk(let l):
             for dir in l.dirs {
                 counter("low_disk_events", "Free space fell below the low-disk threshold.", [("dir", dir)])
             }
         case .error(let issue):
-            counter("errors", "Run-time errors (the watcher went on), by kind.", [("kind", issue.kind ?? "other")])
+            counter("errors", Help.errors, [("kind", issue.kind ?? "other")])
         case .dropped(let n):
-            counter("dropped_lines", "Event lines the stdout sink dropped for a slow reader.", [], by: Int64(n))
+            counter("dropped_lines", Help.dropped, [], by: Int64(n))
         default:
             break
         }
+    }
+
+    private func record(_ t: TrimReport, at time: Date) {
+        counter("trims", "Trims run, by why.", [("dir", t.dir), ("reason", t.reason.rawValue)])
+        text.observe(Self.name("trim_duration", "seconds"), help: "How long trims took.", labels: [("dir", t.dir)],
+                     buckets: Self.trimBuckets, t.durationMilliseconds / 1000)
+        eventGauge("last_trim_timestamp", "seconds", "When the last trim finished (Unix time).", t.dir, time.timeIntervalSince1970)
+        eventGauge("short_by", "bytes", Help.shortBy, t.dir, Double(t.shortBy))
     }
 
     // MARK: Snapshot
@@ -62,18 +75,24 @@ final class WardenMetrics {
     func update(_ dirs: [DirectoryStatus], groups: [GroupSettings], now: Date = Date()) {
         var seen = Set<String>()
         for s in dirs {
-            seen.insert(s.totals.dir)
-            let values = dirGaugeValues(s, now: now)
-            let names = values.map { name, unit, help, value in gauge(name, unit, help, [("dir", s.totals.dir)], value) }
+            let dir = s.totals.dir
+            seen.insert(dir)
+            let names = dirGaugeValues(s, now: now).map { name, unit, help, value in gauge(name, unit, help, [("dir", dir)], value) }
             // A gauge the directory no longer has (its quota went on reload, say) goes.
-            for gone in dirGauges[s.totals.dir] ?? [] where !names.contains(gone) {
-                text.remove(gone, labels: [("dir", s.totals.dir)])
-            }
-            dirGauges[s.totals.dir] = names
+            for gone in dirGauges[dir] ?? [] where !names.contains(gone) { text.remove(gone, labels: [("dir", dir)]) }
+            dirGauges[dir] = names
+            setBackend(s.backend, of: dir)
+            // Alerts and the dashboard see each directory's series before its first rescan or trim.
+            counter("rescans", Help.rescans, [("dir", dir)], by: 0)
+            seedEventGauge("rescan_drift", "bytes", Help.drift, dir)
+            seedEventGauge("short_by", "bytes", Help.shortBy, dir)
         }
-        for (dir, names) in dirGauges where !seen.contains(dir) {
-            for name in names { text.remove(name, labels: [("dir", dir)]) }
+        let gone = Set(dirGauges.keys).union(eventGauges.keys).union(backends.keys).subtracting(seen)
+        for dir in gone {
+            for name in (dirGauges[dir] ?? []) + (eventGauges[dir] ?? []) { text.remove(name, labels: [("dir", dir)]) }
+            setBackend(nil, of: dir)
             dirGauges[dir] = nil
+            eventGauges[dir] = nil
         }
         updateGroups(dirs, groups)
     }
@@ -85,19 +104,33 @@ final class WardenMetrics {
             ("quota", "bytes", "The directory's quota (0: none).", Double(s.totals.quota)),
             ("protected", "bytes", "Bytes in protected files (counted, never deleted).", Double(s.protectedBytes)),
         ]
-        if let target = s.trimTarget { values.append(("trim_target", "bytes", "The total a quota trim aims for.", Double(target))) }
-        if let oldest = s.oldest {
-            values.append(("oldest_file_age", "seconds", "Age of the oldest counted file.", max(0, now.timeIntervalSince(oldest))))
+        func add(_ name: String, _ unit: String, _ help: String, _ value: Double?) {
+            if let value { values.append((name, unit, help, value)) }
         }
-        if let watches = s.watches { values.append(("watches", "", "Directories followed by an inotify watch.", Double(watches))) }
-        if let pass = s.pollPass {
-            values.append(("poll_pass_duration", "seconds", "How long the last polling pass took.", pass.seconds))
-            values.append(("poll_directories_read", "", "Directories the last polling pass re-read.", Double(pass.directoriesRead)))
-        }
-        if let free = s.filesystemFree {
-            values.append(("filesystem_free", "bytes", "Free bytes for unprivileged users on the directory's filesystem.", Double(free)))
-        }
+        add("trim_target", "bytes", "The total a quota trim aims for.", s.trimTarget.map(Double.init))
+        add("trim_at", "bytes", "The total above which a quota trim starts (trim_at).", s.trimAt.map(Double.init))
+        add("hard_quota", "bytes", "With trim_after_idle: the total above which a trim runs at once.", s.hardQuota.map(Double.init))
+        add("max_files", "", "The directory's max_files.", s.maxFiles.map(Double.init))
+        add("oldest_file_age", "seconds", "Age of the oldest counted file.", s.oldest.map { max(0, now.timeIntervalSince($0)) })
+        add("watches", "", "Directories followed by an inotify watch.", s.watches.map(Double.init))
+        add("polled_directories", "", "Directories re-read every 10 s instead of watched: the inotify watch limit was reached.",
+            s.polledDirectories.map(Double.init))
+        add("poll_pass_duration", "seconds", "How long the last polling pass took.", s.pollPass?.seconds)
+        add("poll_directories_read", "", "Directories the last polling pass re-read.", s.pollPass.map { Double($0.directoriesRead) })
+        add("filesystem_free", "bytes", "Free bytes for unprivileged users on the directory's filesystem.", s.filesystemFree.map(Double.init))
         return values
+    }
+
+    /// `cachewarden_backend_info{dir,backend} 1`, replaced when the backend changes, removed with nil.
+    private func setBackend(_ backend: String?, of dir: String) {
+        guard backends[dir] != backend else { return }
+        let name = Self.name("backend_info", "")
+        if let old = backends[dir] { text.remove(name, labels: [("dir", dir), ("backend", old)]) }
+        if let backend {
+            text.set(name, help: "Always 1; the change backend following the directory's tree is the label.",
+                     labels: [("dir", dir), ("backend", backend)], 1)
+        }
+        backends[dir] = backend
     }
 
     private func updateGroups(_ dirs: [DirectoryStatus], _ groups: [GroupSettings]) {
@@ -120,6 +153,16 @@ final class WardenMetrics {
 
     // MARK: Names
 
+    /// Sets a per-directory gauge that events feed; it goes when the directory does.
+    private func eventGauge(_ name: String, _ unit: String, _ help: String, _ dir: String, _ value: Double) {
+        eventGauges[dir, default: []].insert(gauge(name, unit, help, [("dir", dir)], value))
+    }
+
+    /// Sets an event-fed gauge to 0 for `dir` unless an event has set it.
+    private func seedEventGauge(_ name: String, _ unit: String, _ help: String, _ dir: String) {
+        if eventGauges[dir]?.contains(Self.name(name, unit)) != true { eventGauge(name, unit, help, dir, 0) }
+    }
+
     /// Adds `by` to `cachewarden_<name>_total`.
     private func counter(_ name: String, _ help: String, _ labels: [(String, String)], by: Int64 = 1) {
         text.increment(Self.name(name, "total"), help: help, labels: labels, by: by)
@@ -138,4 +181,14 @@ final class WardenMetrics {
     static func name(_ name: String, _ unit: String) -> String {
         ["cachewarden", name, unit].filter { !$0.isEmpty }.joined(separator: "_")
     }
+}
+
+/// Help texts of the families written from more than one place (a family has one `# HELP`).
+private enum Help {
+    static let overflows = "The kernel's inotify queue overflowed (each is followed by a rescan)."
+    static let dropped = "Event lines the stdout sink dropped for a slow reader."
+    static let errors = "Run-time errors (the watcher went on), by kind."
+    static let rescans = "Trees re-read after an overflow."
+    static let drift = "Running total minus the re-read total at the last rescan (0 before the first)."
+    static let shortBy = "Bytes the last trim left above its target because all that was left was spared (0: reached, or no trim yet)."
 }
