@@ -4,7 +4,8 @@
 #  - for tests and the benchmark: inotify-tools (an independent witness and a peer), jq and python3 (JSON checked by
 #    real parsers), strace (a report makes no inotify or unlink call), and the real cache clients the profiles are
 #    tested against: ccache, golang-go, nginx, python3-pip (and uv, from PyPI: see the end);
-#  - prometheus (promtool) and prometheus-node-exporter, for the metrics tests;
+#  - prometheus (promtool) and prometheus-node-exporter, for the metrics tests and monitoring/'s rules and dashboard
+#    (PyYAML, from PyPI like uv below, reads the rule files for those tests);
 #  - make (`make install`, tested) and systemd (`systemd-analyze verify` of the unit file);
 #  - lintian (`make deb`'s package is checked by it, in InstallTests).
 #  - bindfs (it brings fusermount): the polling backend is tested on a real FUSE mount (BindfsMountTests).
@@ -31,4 +32,9 @@ fi
 if ! python3 -c 'import uv' 2>/dev/null; then
     echo "installing: uv (PyPI)" >&2
     python3 -m pip install --quiet --disable-pip-version-check 'uv>=0.4' >&2
+fi
+# PyYAML: AlertRuleTests and DashboardTests read monitoring/'s rule files with `python3 -c 'import yaml'`.
+if ! python3 -c 'import yaml' 2>/dev/null; then
+    echo "installing: PyYAML (PyPI)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check 'pyyaml>=5.1' >&2
 fi
