@@ -70,7 +70,11 @@ extension JSONLineBuilder {
         add("group", s.group)
         add("use_percent", s.usePercent)
         if let target = s.trimTarget { add("trim_target", target) }
+        if let trimAt = s.trimAt { add("trim_at", trimAt) }
+        if let hard = s.hardQuota { add("hard_quota", hard) }
+        if let maxFiles = s.maxFiles { add("max_files", maxFiles) }
         if let watches = s.watches { add("watches", watches) }
+        if let polled = s.polledDirectories { add("polled_dirs", polled) }
         add("backend", s.backend)
         if let pass = s.pollPass {
             add("poll_pass_ms", (pass.seconds * 1e6).rounded() / 1e3)

@@ -75,11 +75,16 @@ extension ControlClient {
         guard let dir = o["dir"]?.string, let path = o["path"]?.string else { return nil }
         let totals = DirectoryTotals(dir: dir, path: path, total: o["total"]?.integer ?? 0, files: Int(o["files"]?.integer ?? 0),
                                      quota: o["quota"]?.integer ?? 0)
-        return DirectoryStatus(
+        var status = DirectoryStatus(
             totals: totals, oldest: o["oldest_age_s"]?.number.map { now.addingTimeInterval(-$0) },
             protectedBytes: o["protected"]?.integer ?? 0, filesystemFree: o["fs_free"]?.integer,
             group: o["group"]?.string, trimTarget: o["trim_target"]?.integer,
             watches: o["watches"]?.integer.map { Int($0) }, backend: o["backend"]?.string, pollPass: pollPass(o))
+        status.trimAt = o["trim_at"]?.integer
+        status.hardQuota = o["hard_quota"]?.integer
+        status.maxFiles = o["max_files"]?.integer.map { Int($0) }
+        status.polledDirectories = o["polled_dirs"]?.integer.map { Int($0) }
+        return status
     }
 
     private static func pollPass(_ o: JSONValue) -> PollPassCost? {
