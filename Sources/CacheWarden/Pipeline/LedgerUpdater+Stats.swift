@@ -67,7 +67,8 @@ extension LedgerUpdater {
         guard state.roots[root] != nil else { return }
         var before: [RecordID] = []
         state.ledger.node(n).files.forEach { before.append(RecordID($0)) }
-        let known = dropVanishedSubdirectories(of: n, root: root, &state)
+        // Not readable now: it keeps what it had (a scan of it would find nothing to diff against).
+        guard let known = dropVanishedSubdirectories(of: n, root: root, &state) else { return }
         delta.touched.insert(root)
         let outcome = scanner.scan(n, root: root, discovered: true, rereading: known, &state)
         noteDiscovered(outcome)
@@ -76,23 +77,36 @@ extension LedgerUpdater {
             noteUnseen(r, state.ledger)
             state.ledger.removeRecord(r)
         }
+        restatOtherNames(of: found, excluding: Set(before), root: root, &state)
     }
 
-    /// Drops the subdirectories of `n` that are gone or were replaced on disk; returns the others (name → inode).
-    private mutating func dropVanishedSubdirectories(of n: NodeID, root: RootID, _ state: inout PipelineState) -> [[UInt8]: UInt64] {
+    /// A file with one link found under a new name here while another name of that inode is still counted (moved
+    /// from a directory not re-read yet): that other name is stale. It is statted in this same batch, before any
+    /// policy sees the total, instead of the file being counted twice until its directory's turn comes.
+    private func restatOtherNames(of found: Set<RecordID>, excluding before: Set<RecordID>, root: RootID, _ state: inout PipelineState) {
+        for r in found where !before.contains(r) && state.ledger.isLive(r) {
+            let rec = state.ledger.record(r)
+            guard rec.statted, !rec.linked, let other = state.ledger.inlineRecord(ino: rec.ino, in: root, excluding: r) else { continue }
+            state.ledger.needsStat.append(other)
+        }
+    }
+
+    /// Drops the subdirectories of `n` that are gone or were replaced on disk; returns the others (name → inode)
+    /// that are followed (one whose read failed is not: the scan reads it again); nil when `n` cannot be opened.
+    private mutating func dropVanishedSubdirectories(of n: NodeID, root: RootID, _ state: inout PipelineState) -> [[UInt8]: UInt64]? {
         var subdirs: [NodeID] = []
         state.ledger.node(n).subdirs.forEach { subdirs.append(NodeID($0)) }
         var known: [[UInt8]: UInt64] = [:]
         var directories = VerifiedDirectories(root: root, in: state.ledger)
         defer { directories.close() }
-        guard let fd = try? directories.open(n, in: state.ledger) else { return known }
+        guard let fd = try? directories.open(n, in: state.ledger) else { return nil }
         for child in subdirs {
             let name = state.ledger.name(of: child)
             let st = try? name.withCString { p throws(Errno) in try Syscall.lstat(at: fd, p) }
             let ino = state.ledger.node(child).ino
             if st?.isDirectory != true || st.map({ UInt64($0.st_ino) }) != ino {
                 removeDirectory(child, &state)
-            } else {
+            } else if state.ledger.isWatched(child) {
                 known[name] = ino
             }
         }

@@ -68,7 +68,7 @@ import Testing
         #expect(eventually(timeout: 5) { exact() })
         let seen = Date().timeIntervalSince(changed)
         print("bindfs: changes behind the mount seen after \(String(format: "%.2f", seen)) s (poll_interval 1 s)")
-        #expect(seen < 3, "seen after \(seen) s")
+        #expect(seen < 4, "seen after \(seen) s: more than the interval, a pass and a loaded machine's slack")
         #expect(watcher.totals().first?.total == 95_000)
 
         // A quota crossing behind its back trims oldest first, through the mount, to half the quota.

@@ -23,7 +23,7 @@ import Testing
         #expect(h.totalsMatchDisk(basis: .apparent, timeout: 5))
         let seen = Date().timeIntervalSince(written)
         print("poll: changes seen after \(String(format: "%.2f", seen)) s (interval 1 s)")
-        #expect(seen < 2.5, "seen after \(seen) s, more than two intervals")
+        #expect(seen < 4, "seen after \(seen) s: more than the interval, a pass and a loaded machine's slack")
         #expect(h.total == 6_000 && h.files == 2)
         // Files a pass finds are announced like inotify's writes.
         #expect(eventually { Set(h.log.writes.map(\.file)) == ["a/new", "b/c/deep"] })

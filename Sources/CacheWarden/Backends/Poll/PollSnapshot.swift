@@ -33,7 +33,13 @@ struct PollSnapshot: Sendable {
 
     /// What a pass makes of the directory now: one `lstat` of its path.
     func check() -> PollVerdict {
-        guard let st = try? Syscall.lstat(path: path), st.isDirectory, UInt64(st.st_ino) == ino else { return .gone }
+        let st: stat
+        do throws(Errno) { st = try Syscall.lstat(path: path) } catch {
+            // Only an answer that says it is not there is gone; a server that does not answer now (EIO, ESTALE,
+            // ETIMEDOUT, ENOTCONN) is asked again next pass instead of dropping the whole tree's counts.
+            return error == .noSuchFileOrDirectory || error == .notDirectory ? .gone : .unchanged
+        }
+        guard st.isDirectory, UInt64(st.st_ino) == ino else { return .gone }
         if unsettled || Self.nanoseconds(st.st_mtim) != mtime || Self.nanoseconds(st.st_ctim) != ctime { return .changed }
         return .unchanged
     }
