@@ -26,6 +26,7 @@ struct CheckCommand: ParsableCommand {
         print("size_basis = \(s.sizeBasis.rawValue)")
         if let e = s.expireInterval { print("expire_interval = \(e)s") }
         if let t = s.lowDiskFree { print("low_disk_free = \(t.configText)") }
+        if let t = s.lowDiskTarget ?? s.lowDiskFree { print("low_disk_target = \(t.configText)") }
         print("low_disk_action = \(s.lowDiskAction.rawValue)")
         print("low_disk_interval = \(s.lowDiskInterval)s")
         print("backend = \(s.backend.rawValue)")
@@ -53,7 +54,7 @@ struct CheckCommand: ParsableCommand {
             ("group", d.group), ("weight", d.group == nil ? nil : "\(d.weight)"),
             ("delete_rate", d.deleteRate.map { "\($0)/s" }), ("count_directories", "\(d.countDirectories)"),
             ("one_file_system", "\(d.oneFileSystem)"), ("allow_any_path", d.allowAnyPath ? "true" : nil), ("prune_dirs", "\(d.pruneDirs)"),
-            ("low_disk_free", d.lowDiskFree?.configText),
+            ("low_disk_free", d.lowDiskFree?.configText), ("low_disk_target", d.lowDiskTarget?.configText),
             ("backend", d.backend?.rawValue), ("poll_interval", d.pollInterval.map { "\($0)s" }),
         ]
         out.removeAll { $0.1 == nil }

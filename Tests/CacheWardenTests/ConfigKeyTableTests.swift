@@ -9,7 +9,7 @@ import Testing
 
     /// A minimal valid value per key; a key added to the table needs one here.
     static let samples: [String: String] = [
-        "size_basis": "apparent", "expire_interval": "5m", "low_disk_free": "10%", "low_disk_action": "trim",
+        "size_basis": "apparent", "expire_interval": "5m", "low_disk_free": "10%", "low_disk_target": "20%", "low_disk_action": "trim",
         "low_disk_interval": "30s", "control_socket": "cw.sock", "control_socket_mode": "0660",
         "metrics_file": "m.prom", "metrics_interval": "15s", "backend": "poll", "poll_interval": "1m",
         "dir.<name>.backend": "inotify", "dir.<name>.poll_interval": "10s",
@@ -20,7 +20,7 @@ import Testing
         "dir.<name>.spare_open": "false", "dir.<name>.evict_unit": "entry", "dir.<name>.profile": "ccache",
         "dir.<name>.group": "g", "dir.<name>.weight": "2", "dir.<name>.delete_rate": "100/s",
         "dir.<name>.count_directories": "true", "dir.<name>.one_file_system": "false", "dir.<name>.prune_dirs": "true",
-        "dir.<name>.low_disk_free": "5GB", "dir.<name>.allow_any_path": "true", "group.<g>.quota": "10GB", "group.<g>.trim_to": "30%",
+        "dir.<name>.low_disk_free": "5GB", "dir.<name>.low_disk_target": "10GB", "dir.<name>.allow_any_path": "true", "group.<g>.quota": "10GB", "group.<g>.trim_to": "30%",
     ]
 
     static var repoRoot: URL {
@@ -31,6 +31,7 @@ import Testing
     func config(for key: ConfigKey, value: String) -> String {
         tree.mkdir("x")   // not `.`: a root may not hold the socket or metrics file a sample names
         var lines = ["dir.x.path = x"]
+        if key.field == "low_disk_target" { lines.append("low_disk_free = 5%") }   // a target needs a threshold
         switch key.scope {
         case .global: lines.append("\(key.field) = \(value)")
         case .directory:

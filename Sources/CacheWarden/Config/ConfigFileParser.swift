@@ -22,6 +22,10 @@ struct ConfigFileParser {
             guard let t = ValueParsers.threshold(v) else { return "expected a percentage like 10% or a size like 5GB" }
             s.lowDiskFree = t; return nil
         },
+        "low_disk_target": { s, v in
+            guard let t = ValueParsers.threshold(v) else { return "expected a percentage like 20% or a size like 10GB" }
+            s.lowDiskTarget = t; return nil
+        },
         "low_disk_action": { s, v in
             guard let a = LowDiskAction(rawValue: v) else { return "expected warn or trim" }
             s.lowDiskAction = a; return nil
@@ -94,6 +98,10 @@ struct ConfigFileParser {
         "low_disk_free": { d, v in
             guard let t = ValueParsers.threshold(v) else { return "expected a percentage like 10% or a size like 5GB" }
             d.lowDiskFree = t; return nil
+        },
+        "low_disk_target": { d, v in
+            guard let t = ValueParsers.threshold(v) else { return "expected a percentage like 20% or a size like 10GB" }
+            d.lowDiskTarget = t; return nil
         },
         "create": { d, v in
             guard let b = ValueParsers.bool(v) else { return "expected true or false" }

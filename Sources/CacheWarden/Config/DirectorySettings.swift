@@ -26,6 +26,8 @@ public struct DirectorySettings: Sendable {
     public var pruneDirs: Bool
     /// Free-space threshold for this directory's filesystem, overriding the global one.
     public var lowDiskFree: SizeLimit?
+    /// The high watermark of a low-disk purge of this directory's filesystem, overriding the global one.
+    public var lowDiskTarget: SizeLimit?
     /// Create the directory (and its parents) when it is missing, when a watcher in enforce mode starts
     /// (`dir.<name>.create`; reports never create anything).
     public var createIfMissing: Bool = false

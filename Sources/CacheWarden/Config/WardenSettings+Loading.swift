@@ -66,6 +66,39 @@ extension WardenSettings {
         for g in groups where !directories.contains(where: { $0.group == g.name }) {
             throw ConfigError(key: "group.\(g.name).quota", message: "group.\(g.name) has no member; add `dir.<name>.group = \(g.name)`")
         }
+        try validateWatermarks()
+    }
+
+    /// `low_disk_target` needs a `low_disk_free` and is at least it, wherever both are shares or both sizes (a
+    /// share against a size depends on the filesystem: at run time the purge stops at the higher of the two).
+    private func validateWatermarks() throws(ConfigError) {
+        if lowDiskTarget != nil, lowDiskFree == nil, !directories.contains(where: { $0.lowDiskFree != nil }) {
+            throw ConfigError(key: "low_disk_target", message: "low_disk_target says where a low-disk purge stops, but no low_disk_free starts one; add low_disk_free or drop the key")
+        }
+        if let target = lowDiskTarget, let free = lowDiskFree, Self.isBelow(target, free) {
+            throw ConfigError(key: "low_disk_target", message: "low_disk_target (\(target.configText)) is below low_disk_free (\(free.configText)); expected the target at or above the threshold: a purge stops there")
+        }
+        for d in directories {
+            let p = "dir.\(d.name)."
+            guard let target = d.lowDiskTarget ?? lowDiskTarget else { continue }
+            let key = d.lowDiskTarget != nil ? p + "low_disk_target" : d.lowDiskFree != nil ? p + "low_disk_free" : "low_disk_target"
+            guard let free = d.lowDiskFree ?? lowDiskFree else {
+                guard d.lowDiskTarget != nil else { continue }
+                throw ConfigError(key: key, message: "\(key) says where a low-disk purge stops, but no low_disk_free starts one for dir.\(d.name); add low_disk_free or drop the key")
+            }
+            if Self.isBelow(target, free) {
+                throw ConfigError(key: key, message: "low_disk_target (\(target.configText)) is below low_disk_free (\(free.configText)) for dir.\(d.name) (\(key)); expected the target at or above the threshold: a purge stops there")
+            }
+        }
+    }
+
+    /// Whether `a` is below `b` whatever the filesystem (false when one is a share and the other a size).
+    private static func isBelow(_ a: SizeLimit, _ b: SizeLimit) -> Bool {
+        switch (a, b) {
+        case (.percent(let x), .percent(let y)): x < y
+        case (.bytes(let x), .bytes(let y)): x < y
+        default: false
+        }
     }
 }
 

@@ -28,6 +28,9 @@ public struct WardenSettings: Sendable {
     public var expireInterval: Int64?
     /// Free-space threshold for every registered directory's filesystem; `nil` disables low-disk checks.
     public var lowDiskFree: SizeLimit?
+    /// The high watermark of a low-disk purge: it goes on until this much is free (`low_disk_target`; nil: as
+    /// `lowDiskFree`). At least `lowDiskFree`.
+    public var lowDiskTarget: SizeLimit?
     /// What a low-disk crossing does.
     public var lowDiskAction: LowDiskAction
     /// Seconds between timer-driven free-space checks (writes also trigger rate-limited checks).
