@@ -10,10 +10,10 @@ import Testing
     /// The scripted filesystem's size; at `low_disk_free = 50%` the threshold is 2 MiB and the margin ends at 2.2 MiB.
     static let size: Int64 = 4 * 1024 * 1024
 
-    /// Mounts a 4 MiB tmpfs on a fresh folder; nil (and a printed reason) when mounting is not permitted.
-    static func mountSmallTmpfs() -> TemporaryTree? {
+    /// Mounts a tmpfs of `size` (4 MiB) on a fresh folder; nil (and a printed reason) when mounting is not permitted.
+    static func mountSmallTmpfs(size: String = "4m") -> TemporaryTree? {
         let tree = TemporaryTree("cw-tmpfs")
-        let r = try? runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", tree.path])
+        let r = try? runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", tree.path])
         guard r?.status == 0 else {
             print("skipping: cannot mount a tmpfs here (\(r?.err.trimmingCharacters(in: .newlines) ?? "mount failed")); low-disk tests need root")
             return nil

@@ -29,6 +29,11 @@ public struct DirectoryStatus: Sendable, Equatable {
     public var hardQuota: Int64? = nil
     /// The directory's `max_files` (nil: none).
     public var maxFiles: Int? = nil
+    /// The free-space watermarks of the directory's filesystem, in bytes (nil without `low_disk_free`): a low-disk
+    /// purge starts below the low one (the strictest `low_disk_free` of the directories on that filesystem) and goes
+    /// on to the high one (`low_disk_target`, at least a tenth above the low one).
+    public var lowWatermark: Int64? = nil
+    public var highWatermark: Int64? = nil
 
     public init(totals: DirectoryTotals, oldest: Date?, protectedBytes: Int64, filesystemFree: Int64?,
                 group: String? = nil, trimTarget: Int64? = nil, watches: Int? = nil, backend: String? = nil,
@@ -73,6 +78,8 @@ extension JSONLineBuilder {
         if let trimAt = s.trimAt { add("trim_at", trimAt) }
         if let hard = s.hardQuota { add("hard_quota", hard) }
         if let maxFiles = s.maxFiles { add("max_files", maxFiles) }
+        if let low = s.lowWatermark { add("low_watermark", low) }
+        if let high = s.highWatermark { add("high_watermark", high) }
         if let watches = s.watches { add("watches", watches) }
         if let polled = s.polledDirectories { add("polled_dirs", polled) }
         add("backend", s.backend)

@@ -277,6 +277,8 @@ struct TrimRun {
         if case .files(let n) = goal.target { report.shortBy = 0; report.targetFiles = n; report.filesShortBy = max(0, projectedFiles - n) }
         report.deferredSeconds = goal.deferredSeconds
         report.group = goal.group
+        report.lowWatermark = goal.watermarks?.low
+        report.highWatermark = goal.watermarks?.high
         report.paced = paced
         report.held = held
         if report.shortBy > 0 || (report.filesShortBy ?? 0) > 0 || held { report.spared = spared }

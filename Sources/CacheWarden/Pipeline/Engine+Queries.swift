@@ -23,8 +23,9 @@ extension Engine {
             }
         }
         let quota = rt.settings.quota
+        let space = try? state.disk.freeSpace(of: rt.path)
         var report = DirectoryStatus(totals: totals, oldest: oldest.map { Date(timeIntervalSince1970: Double($0) / 1e9) },
-                                     protectedBytes: protectedBytes, filesystemFree: try? state.disk.freeSpace(of: rt.path).free,
+                                     protectedBytes: protectedBytes, filesystemFree: space?.free,
                                      group: rt.settings.group, trimTarget: quota > 0 ? rt.settings.trimToBytes : nil,
                                      backend: backend == nil ? nil : rt.route.backend.rawValue, pollPass: backend?.pollCost(id))
         if rt.route.backend != .poll, let w = watches(id) {
@@ -34,6 +35,12 @@ extension Engine {
         if quota > 0 { report.trimAt = rt.settings.trimAtBytes }
         if quota > 0, rt.settings.trimAfterIdle != nil { report.hardQuota = (rt.settings.hardQuota ?? .percent(200)).bytes(of: quota) }
         report.maxFiles = rt.settings.maxFiles
+        if let space, let dev = state.ledger.account(id)?.dev {
+            let sharing = state.roots.all.filter { !$0.lost && state.ledger.account($0.id)?.dev == dev }.map(\.id)
+            let marks = FreeSpaceWatermarks.of(sharing.isEmpty ? [id] : sharing, size: space.size, state)
+            report.lowWatermark = marks?.low
+            report.highWatermark = marks?.high
+        }
         return report
     }
 

@@ -41,6 +41,8 @@ struct EvictionGoal: Equatable {
     var policy = 0
     /// The policy's own note on the goal (the low-disk policy: the filesystem's device).
     var tag: UInt64 = 0
+    /// For low-disk goals: the filesystem's watermarks (for the trim line).
+    var watermarks: FreeSpaceWatermarks? = nil
 }
 
 /// A policy's decision: goals for the evictor, facts it observed on the way (a `low_disk` report), and when it

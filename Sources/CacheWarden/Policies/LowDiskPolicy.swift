@@ -1,16 +1,18 @@
 /// Free-space checks on each registered directory's filesystem, after changes (at most once a second) and on a
-/// timer (`low_disk_interval`). One `low_disk` line per crossing; re-armed only when free space is back above
-/// the threshold plus a margin (a tenth of it), so a disk hovering at the threshold does not spam. With
-/// `low_disk_action = trim` the directories on that filesystem are trimmed, the one furthest over its own target
-/// first, until free space is back above the threshold and the margin. Directories with `delete_rate` purge at
-/// most that many files a pass, a pass a second, until free space is back. A failing `statvfs` is an `error`
-/// line, never "plenty free".
+/// timer (`low_disk_interval`). One `low_disk` line per crossing of the low watermark (`low_disk_free`); re-armed
+/// only when free space is back above it plus a margin (a tenth of it), so a disk hovering at the threshold does
+/// not spam. With `low_disk_action = trim` the directories on that filesystem are trimmed, the one furthest over
+/// its own target first, until free space is back at the high watermark (`low_disk_target`, at least the margin)
+/// or nothing purgeable is left. Directories with `delete_rate` purge at most that many files a pass, a pass a
+/// second, until free space is back. A failing `statvfs` is an `error` line, never "plenty free".
 struct LowDiskPolicy: CleaningPolicy {
     private struct FilesystemState {
         var armed = true
         var lastFree: Int64?
         /// Uptime nanoseconds: a rate must not jump with the wall clock.
         var lastTime: UInt64?
+        /// Free space when the purge's last pass was asked for: a pass must gain on it for the purge to go on.
+        var passFree: Int64?
     }
 
     let timerInterval: Int64?
@@ -51,36 +53,45 @@ struct LowDiskPolicy: CleaningPolicy {
             decision.events.append(.error(WardenIssue(message: "statvfs failed: \(error); free space unknown", dir: first.name, kind: "statvfs")))
             return
         }
-        // The strictest threshold among the directories on this filesystem.
-        let threshold = ids.compactMap { (state.roots[$0]?.settings.lowDiskFree ?? state.settings.lowDiskFree)?.bytes(ofFilesystemSize: space.size) }.max() ?? 0
+        guard let marks = FreeSpaceWatermarks.of(ids, size: space.size, state) else { return }
         var fs = filesystems[dev] ?? FilesystemState()
         var rate: Double?
         if let lf = fs.lastFree, let lt = fs.lastTime, now > lt { rate = Double(lf - space.free) / (Double(now - lt) / 1e9) }
         fs.lastFree = space.free
         fs.lastTime = now
         defer { filesystems[dev] = fs }
-        let enough = threshold + threshold / 10
-        if space.free > enough {
-            fs.armed = true
-            purging.remove(dev)
-        }
-        if space.free < threshold && fs.armed {
+        if space.free > marks.rearm { fs.armed = true }
+        if space.free >= marks.high { purging.remove(dev) }
+        if space.free < marks.low && fs.armed {
             fs.armed = false
             decision.events.append(.lowDisk(LowDiskReport(
-                mount: FreeSpace.mountPoint(of: first.path), free: space.free, size: space.size, threshold: threshold,
+                mount: FreeSpace.mountPoint(of: first.path), free: space.free, size: space.size, threshold: marks.low,
                 dirs: ids.compactMap { state.roots[$0]?.name }, bytesPerSecond: rate,
                 secondsToFull: rate.flatMap { $0 > 0 ? Double(space.free) / $0 : nil })))
             if state.settings.lowDiskAction == .trim { purging.insert(dev) }
+            fs.passFree = nil
         }
-        guard purging.contains(dev), space.free <= enough else { return }
+        guard purging.contains(dev), space.free < marks.high else { return }
+        // Deletions that gave no space back (files still open elsewhere, a writer outpacing the purge): stop
+        // rather than empty the cache for nothing.
+        if let last = fs.passFree, space.free <= last {
+            purging.remove(dev)
+            return
+        }
+        fs.passFree = space.free
         let ordered = ids.sorted { Self.over($0, state) > Self.over($1, state) }
-        decision.goals.append(EvictionGoal(reason: .lowDisk, roots: ordered, target: .free(enough - space.free), tag: dev))
+        var goal = EvictionGoal(reason: .lowDisk, roots: ordered, target: .free(marks.high - space.free), tag: dev)
+        goal.watermarks = marks
+        decision.goals.append(goal)
     }
 
-    /// A purge pass that did not stop at a `delete_rate` budget freed all it could: the purge is over until the
-    /// next crossing. A paced one goes on (the engine consults this policy again a second later).
+    /// A pass that found nothing purgeable left (a root short of its target, or nothing removed) ends the purge
+    /// until the next crossing. Otherwise the purge goes on: the next check measures free space again and asks
+    /// for the rest if it is still below the high watermark (a paced pass, deletions that freed less on disk than
+    /// counted, files written meanwhile or not yet seen).
     mutating func outcome(_ goal: EvictionGoal, _ reports: [TrimReport]) {
-        if !reports.contains(where: \.paced) { purging.remove(goal.tag) }
+        if reports.contains(where: \.paced) { return }
+        if reports.allSatisfy({ $0.removed == 0 }) || reports.contains(where: { $0.shortBy > 0 }) { purging.remove(goal.tag) }
     }
 
     /// How far a root is above its own trim target (its total when it has no quota).
@@ -88,5 +99,31 @@ struct LowDiskPolicy: CleaningPolicy {
         let total = state.ledger.total(id)
         let quota = state.roots[id]?.settings.quota ?? 0
         return quota > 0 ? total - quota / 2 : total
+    }
+}
+
+/// The free-space watermarks of one filesystem: a low-disk purge starts below `low` and goes on until `high` is
+/// free (or nothing purgeable is left).
+struct FreeSpaceWatermarks: Equatable, Sendable {
+    /// The strictest `low_disk_free` of the directories on the filesystem, in bytes.
+    var low: Int64
+    /// The highest `low_disk_target` among them (each defaulting to its `low_disk_free`), at least `rearm`.
+    var high: Int64
+
+    /// Free space above this re-arms the `low_disk` line: a tenth above `low`.
+    var rearm: Int64 { low + low / 10 }
+
+    /// The watermarks of the directories `ids` on a filesystem of `size` bytes (nil when none has a threshold).
+    static func of(_ ids: [RootID], size: Int64, _ state: PipelineState) -> FreeSpaceWatermarks? {
+        var low: Int64?
+        var high: Int64 = 0
+        for id in ids {
+            guard let dir = state.roots[id]?.settings, let free = dir.lowDiskFree ?? state.settings.lowDiskFree else { continue }
+            let bytes = free.bytes(ofFilesystemSize: size)
+            low = max(low ?? 0, bytes)
+            high = max(high, (dir.lowDiskTarget ?? state.settings.lowDiskTarget)?.bytes(ofFilesystemSize: size) ?? bytes)
+        }
+        guard let low else { return nil }
+        return FreeSpaceWatermarks(low: low, high: max(high, low + low / 10))
     }
 }

@@ -66,6 +66,8 @@ extension JSONLineBuilder {
         add("quota", t.quota)
         add("target", t.target)
         if let n = t.targetFiles { add("target_files", n) }
+        if let low = t.lowWatermark { add("low_watermark", low) }
+        if let high = t.highWatermark { add("high_watermark", high) }
         add("duration_ms", t.durationMilliseconds)
         if let group = t.group { add("group", group) }
         if let deferred = t.deferredSeconds { add("deferred_s", deferred) }

@@ -143,6 +143,10 @@ public struct TrimReport: Sendable, Equatable {
     /// For a `max_files` trim: the file count it aimed for, and how many files above it remained.
     public var targetFiles: Int? = nil
     public var filesShortBy: Int? = nil
+    /// For a low-disk trim: the free space, in bytes, below which the purge started (`low_disk_free`) and the one
+    /// it goes on to (`low_disk_target`, at least a tenth above the first).
+    public var lowWatermark: Int64? = nil
+    public var highWatermark: Int64? = nil
 }
 
 /// The watcher re-read a tree because the running total could not be trusted (after a queue overflow).

@@ -83,6 +83,8 @@ extension ControlClient {
         status.trimAt = o["trim_at"]?.integer
         status.hardQuota = o["hard_quota"]?.integer
         status.maxFiles = o["max_files"]?.integer.map { Int($0) }
+        status.lowWatermark = o["low_watermark"]?.integer
+        status.highWatermark = o["high_watermark"]?.integer
         status.polledDirectories = o["polled_dirs"]?.integer.map { Int($0) }
         return status
     }

@@ -118,6 +118,10 @@ final class WardenMetrics {
         add("poll_pass_duration", "seconds", "How long the last polling pass took.", s.pollPass?.seconds)
         add("poll_directories_read", "", "Directories the last polling pass re-read.", s.pollPass.map { Double($0.directoriesRead) })
         add("filesystem_free", "bytes", "Free bytes for unprivileged users on the directory's filesystem.", s.filesystemFree.map(Double.init))
+        add("free_low_watermark", "bytes", "Free space below which a low-disk purge of the directory's filesystem starts (low_disk_free).",
+            s.lowWatermark.map(Double.init))
+        add("free_high_watermark", "bytes", "Free space a low-disk purge of the directory's filesystem goes on to (low_disk_target).",
+            s.highWatermark.map(Double.init))
         return values
     }
 
