@@ -94,4 +94,21 @@ import Testing
         #expect(s.backend == "inotify" && s.polledDirectories == 0 && s.watches == 1)
         #expect(s.trimAt == 1_000_000 && s.hardQuota == 2_000_000 && s.maxFiles == 50)
     }
+
+    @Test func freeSpaceWatermarksArePerDirectoryGaugesAndStatusFields() throws {
+        var status = Self.status("thumbs", total: 100, quota: 500)
+        let metrics = WardenMetrics()
+        metrics.update([status], groups: [])
+        #expect(!Self.text(metrics).contains("watermark"), "no low_disk_free, no watermark gauges")
+        status.lowWatermark = 1 << 28
+        status.highWatermark = 1 << 29
+        metrics.update([status], groups: [])
+        let s = MetricsTests.samples(Self.text(metrics))
+        #expect(s["cachewarden_free_low_watermark_bytes{dir=\"thumbs\"}"] == Double(1 << 28))
+        #expect(s["cachewarden_free_high_watermark_bytes{dir=\"thumbs\"}"] == Double(1 << 29))
+        // The status JSON (control socket, `status --json`) carries them and the client reads them back.
+        let json = try JSONValue(parsing: Array(status.jsonLine().utf8))
+        let back = try #require(ControlClient.directoryStatus(json, now: Date()))
+        #expect(back.lowWatermark == 1 << 28 && back.highWatermark == 1 << 29)
+    }
 }
