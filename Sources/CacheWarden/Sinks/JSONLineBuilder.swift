@@ -9,7 +9,7 @@ import Glibc
 /// as `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`). Strings are Swift `String`s and so always valid UTF-8: bytes
 /// of a file name that were not UTF-8 were already replaced by U+FFFD when the name became a `String`.
 /// Tests parse its output with Python's `json` module and with `jq`.
-package struct JSONLineBuilder {
+package struct JSONLineBuilder: EventFieldWriter {
     private(set) var bytes: [UInt8] = []
     private var first = true
 
@@ -68,16 +68,10 @@ package struct JSONLineBuilder {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    package mutating func add(_ name: StaticString, _ value: String?) {
-        if let value { add(name, value) }
-    }
-
     package mutating func add(_ name: StaticString, _ value: Int64) {
         key(name)
-        appendInteger(value)
+        Self.appendInteger(value, to: &bytes)
     }
-
-    package mutating func add(_ name: StaticString, _ value: Int) { add(name, Int64(value)) }
 
     package mutating func add(_ name: StaticString, _ value: Bool) {
         key(name)
@@ -87,13 +81,25 @@ package struct JSONLineBuilder {
     /// A finite number with up to 3 decimals (`null` when not finite).
     package mutating func add(_ name: StaticString, _ value: Double) {
         key(name)
+        Self.appendNumber(value, to: &bytes)
+    }
+
+    /// A nested object whose fields `fill` writes.
+    package mutating func addObject(_ name: StaticString, _ fill: (inout JSONLineBuilder) -> Void) {
+        var inner = JSONLineBuilder(object: true)
+        fill(&inner)
+        addRaw(name, inner.finishObject())
+    }
+
+    /// Appends a number as JSON writes it: up to 3 decimals, no trailing zeros (`null` when not finite).
+    package static func appendNumber(_ value: Double, to bytes: inout [UInt8]) {
         guard value.isFinite else { bytes.append(contentsOf: Array("null".utf8)); return }
         let scaled = (value * 1000).rounded()
         if abs(scaled) < 9e15 {
             let milli = Int64(scaled)
             if milli < 0 { bytes.append(UInt8(ascii: "-")) }
             let m = milli.magnitude
-            appendInteger(Int64(m / 1000))
+            appendInteger(Int64(m / 1000), to: &bytes)
             let frac = m % 1000
             if frac != 0 {
                 bytes.append(UInt8(ascii: "."))
@@ -104,10 +110,6 @@ package struct JSONLineBuilder {
         } else {
             bytes.append(contentsOf: Array(String(value).utf8))
         }
-    }
-
-    package mutating func add(_ name: StaticString, _ value: Double?) {
-        if let value { add(name, value) }
     }
 
     package mutating func add(_ name: StaticString, _ values: [String]) {
@@ -127,7 +129,8 @@ package struct JSONLineBuilder {
         return bytes
     }
 
-    private mutating func appendInteger(_ value: Int64) {
+    /// Appends the decimal digits of `value`.
+    package static func appendInteger(_ value: Int64, to bytes: inout [UInt8]) {
         if value == 0 { bytes.append(UInt8(ascii: "0")); return }
         var v = value.magnitude
         var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,

@@ -9,6 +9,12 @@ extension WardenEvent {
     /// The event as UTF-8 bytes of one JSON line, for writers that avoid `String`.
     public func jsonLineBytes() -> [UInt8] {
         var j = JSONLineBuilder()
+        writeFields(into: &j)
+        return j.finish()
+    }
+
+    /// Writes the event's fields (`event`, `time`, then its payload, in the contract's order) into `w`.
+    package func writeFields<W: EventFieldWriter>(into j: inout W) {
         j.add("event", name)
         j.addTime("time", secondsSince1970: time.timeIntervalSince1970)
         switch kind {
@@ -24,12 +30,11 @@ extension WardenEvent {
         case .dropped(let count): j.add("count", count)
         case .error(let e): j.add(e)
         }
-        return j.finish()
     }
 }
 
 /// The fields of each event payload, in the contract's order.
-extension JSONLineBuilder {
+extension EventFieldWriter {
     package mutating func add(_ t: DirectoryTotals, path: Bool) {
         add("dir", t.dir)
         if path { add("path", t.path) }
@@ -81,12 +86,12 @@ extension JSONLineBuilder {
 
     /// `"spared":{"protected":N,"in_use":N,"young":N,"vetoed":N}`.
     mutating func add(_ s: SparedFiles) {
-        var inner = JSONLineBuilder(object: true)
-        inner.add("protected", s.protected)
-        inner.add("in_use", s.inUse)
-        inner.add("young", s.young)
-        inner.add("vetoed", s.vetoed)
-        addRaw("spared", inner.finishObject())
+        addObject("spared") { inner in
+            inner.add("protected", s.protected)
+            inner.add("in_use", s.inUse)
+            inner.add("young", s.young)
+            inner.add("vetoed", s.vetoed)
+        }
     }
 
     mutating func add(_ r: RescanReport) {
