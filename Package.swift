@@ -44,6 +44,8 @@ let package = Package(
             name: "CacheWardenService",
             dependencies: [
                 "CacheWarden",
+                // For the journal's SCM_RIGHTS datagram (`cwsys_send_descriptor`: the CMSG_* macros are C only).
+                "CWardenShims",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]

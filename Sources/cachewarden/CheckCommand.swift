@@ -31,6 +31,7 @@ struct CheckCommand: ParsableCommand {
         print("low_disk_interval = \(s.lowDiskInterval)s")
         print("backend = \(s.backend.rawValue)")
         print("poll_interval = \(s.pollInterval)s")
+        print("events_to = \(s.eventsTo.rawValue)")
         for g in s.groups {
             print("group.\(g.name).quota = \(g.quota)B")
             print("group.\(g.name).trim_to = \(g.trimTo.configText)")

@@ -4,13 +4,14 @@ import Dispatch
 import Glibc
 import Logging
 
-/// What `cachewarden run` wires around the watcher: the stdout sink, the control socket, the metrics file and
-/// systemd's notify protocol, and the signals. The pipeline itself is wired in the library (`Engine`).
+/// What `cachewarden run` wires around the watcher: the stdout sink and/or the journal's (`events_to`), the
+/// control socket, the metrics file and systemd's notify protocol, and the signals. The pipeline itself is wired in the library (`Engine`).
 final class RunService: @unchecked Sendable {
     private let settings: WardenSettings
     private let configFile: String?
     private let notifier = SystemdNotifier()
-    private let stdout: JSONLinesSink
+    private let stdout: JSONLinesSink?
+    private let journal: JournalSink?
     private let server: ControlServer?
     private let metrics: MetricsFileSink?
     private let systemdStatus: SystemdStatusSink
@@ -24,14 +25,15 @@ final class RunService: @unchecked Sendable {
         if let socketPath { settings.controlSocket = socketPath }
         self.settings = settings
         self.configFile = configFile
-        stdout = JSONLinesSink(bufferLimit: bufferLimit) {
+        journal = Self.journalSink(settings.eventsTo)
+        stdout = settings.eventsTo.toStdout || journal == nil ? JSONLinesSink(bufferLimit: bufferLimit) {
             if exitOnEpipe { Glibc.exit(0) }
             StandardStreams.error("cachewarden: stdout is closed (EPIPE); events are discarded from now on, quotas are still enforced\n")
-        }
+        } : nil
         server = socketPath.map { ControlServer(path: $0, mode: settings.controlSocketMode) }
         metrics = settings.metricsFile.map { MetricsFileSink(path: $0, interval: Double(settings.metricsInterval), logger: logger) }
         systemdStatus = SystemdStatusSink(notifier: notifier)
-        let sinks: [(any EventSink)?] = [stdout, server, metrics, systemdStatus]
+        let sinks: [(any EventSink)?] = [stdout, journal, server, metrics, systemdStatus]
         watcher = Watcher(settings: settings, mode: mode, sinks: sinks.compactMap { $0 }, logger: logger)
     }
 
@@ -50,13 +52,33 @@ final class RunService: @unchecked Sendable {
             throw error
         }
         server?.serve(watcher: watcher) { [unowned self] in self.reload() }
-        stdout.flush(timeout: 1)   // the `ready` lines are out before systemd hears READY=1
+        stdout?.flush(timeout: 1)   // the `ready` lines are out before systemd hears READY=1
+        journal?.flush(timeout: 1)
         notifier.ready(status: systemdStatus.summary)
         if let interval = notifier.watchdogInterval {
             // From the watcher's own queue: when that queue is stuck, the pings stop and systemd restarts us.
             watcher.startHeartbeat(every: interval) { [notifier] in notifier.watchdog() }
         }
         withExtendedLifetime(signalSources) { dispatchMain() }
+    }
+
+    /// The journal's sink when `events_to` asks for it. Without a socket to send to (no journald: a container, a
+    /// foreground run on a system without systemd) it says so on stderr and returns nil: events then go to stdout,
+    /// even with `events_to = journal`, rather than nowhere.
+    private static func journalSink(_ destination: EventsDestination) -> JournalSink? {
+        guard destination.toJournal else { return nil }
+        let path = JournalSink.socketPath()
+        let fallback = destination.toStdout ? "" : "; events go to stdout instead"
+        guard JournalSink.isListening(path) else {
+            StandardStreams.error("cachewarden: warning: events_to = \(destination.rawValue) but \(path) is not a socket (no journald)\(fallback)\n")
+            return nil
+        }
+        do {
+            return try JournalSink(socket: path) { StandardStreams.error("cachewarden: warning: \($0)\n") }
+        } catch {
+            StandardStreams.error("cachewarden: warning: cannot open a socket for the journal: \(error)\(fallback)\n")
+            return nil
+        }
     }
 
     /// Re-reads the config file and applies it (SIGHUP, `cachewarden reload`); returns nil or what went wrong,
@@ -71,6 +93,7 @@ final class RunService: @unchecked Sendable {
             // The files in use stay the running ones until a restart (and no new root may hold them).
             new.controlSocket = settings.controlSocket
             new.metricsFile = settings.metricsFile
+            new.eventsTo = settings.eventsTo
             try watcher.reload(new)
             return nil
         } catch {

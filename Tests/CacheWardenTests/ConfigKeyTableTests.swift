@@ -11,7 +11,7 @@ import Testing
     static let samples: [String: String] = [
         "size_basis": "apparent", "expire_interval": "5m", "low_disk_free": "10%", "low_disk_target": "20%", "low_disk_action": "trim",
         "low_disk_interval": "30s", "control_socket": "cw.sock", "control_socket_mode": "0660",
-        "metrics_file": "m.prom", "metrics_interval": "15s", "backend": "poll", "poll_interval": "1m",
+        "metrics_file": "m.prom", "metrics_interval": "15s", "backend": "poll", "poll_interval": "1m", "events_to": "both",
         "dir.<name>.backend": "inotify", "dir.<name>.poll_interval": "10s",
         "dir.<name>.path": ".", "dir.<name>.create": "true", "dir.<name>.quota": "1GB", "dir.<name>.trim_to": "40%",
         "dir.<name>.trim_at": "90%", "dir.<name>.trim_after_idle": "30s", "dir.<name>.hard_quota": "300%",

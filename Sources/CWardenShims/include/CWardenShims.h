@@ -7,11 +7,15 @@
 //  * `statfs(2)`: <sys/vfs.h> is not part of it either, and `statvfs` has no filesystem type
 //    (`cwsys_filesystem_magic`).
 //  * `pthread_setname_np(3)` is a GNU extension Swift's Glibc module does not declare (`cwsys_name_thread`).
+//  * journald's native protocol for records too large for one datagram: `memfd_create(2)` and the `F_SEAL_*`
+//    flags are GNU/Linux-only and not in Swift's Glibc module, and an `SCM_RIGHTS` control message is built with
+//    the `CMSG_*` macros, which Swift cannot call (`cwsys_memfd`, `cwsys_seal`, `cwsys_send_descriptor`).
 //
 // Every symbol here is prefixed `cwsys_`.
 #ifndef CWARDENSHIMS_H
 #define CWARDENSHIMS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /// Birth time of `name` (relative to `dirfd`, a final symlink not followed) in nanoseconds since 1970, and the
@@ -28,5 +32,16 @@ int cwsys_filesystem_magic(const char *path, uint32_t *magic);
 
 /// Names the calling thread (as `top -H` and /proc/PID/task/TID/comm show it; the kernel keeps 15 bytes).
 void cwsys_name_thread(const char *name);
+
+/// A close-on-exec memfd that allows sealing (`memfd_create(2)`). Returns the descriptor, or -1 with `errno` set.
+int cwsys_memfd(const char *name);
+
+/// Seals `fd` against shrinking, growing, writing and further seals (what journald requires of a memfd it is
+/// handed). Returns 0, or -1 with `errno` set.
+int cwsys_seal(int fd);
+
+/// Sends one empty datagram carrying descriptor `fd` (`SCM_RIGHTS`) from `sock` to the Unix socket address
+/// `address` (`struct sockaddr_un`, `length` bytes). Returns 0, or -1 with `errno` set.
+int cwsys_send_descriptor(int sock, const void *address, uint32_t length, int fd);
 
 #endif

@@ -57,6 +57,10 @@ struct ConfigFileParser {
             guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 30s, 5m" }
             s.pollInterval = a; return nil
         },
+        "events_to": { s, v in
+            guard let e = EventsDestination(rawValue: v) else { return "expected stdout, journal or both" }
+            s.eventsTo = e; return nil
+        },
     ]
 
     /// Keys of the form `dir.<name>.<field>`.

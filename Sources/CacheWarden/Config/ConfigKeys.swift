@@ -59,6 +59,7 @@ public struct ConfigKey: Sendable, Equatable {
         g("metrics_interval", "age", "`15s`", "how often the metrics file is rewritten when nothing changes (after changes: within a second)"),
         g("backend", "`auto`\\|`inotify`\\|`poll`", "`auto`", "how changes are followed: `inotify`, `poll` (re-read changed directories every `poll_interval`), or `auto`: inotify, but polling for a directory on NFS, CIFS/SMB, FUSE, 9p, Ceph, AFS and other network filesystems (see Backends)"),
         g("poll_interval", "age", "`30s`", "time between polling passes over a polled directory; each directory is also re-read every 10th pass"),
+        g("events_to", "`stdout`\\|`journal`\\|`both`", "`stdout`", "where `run` sends events: JSON lines on stdout, records with fields to journald's native socket (`CACHEWARDEN_EVENT=trim`, …), or both (see service.md, Journal); read at start"),
         d("path", "path", "required", "the directory to watch; it must exist and be a directory unless `create = true`"),
         d("create", "boolean", "`false`", "create the directory (and its parents) when `run` (or a library watcher in enforce mode) starts and it is missing; reports and dry runs never create it"),
         d("quota", "size", "`0`", "size limit; a total above `trim_at` of it trims oldest-first to `trim_to`. `0` = no quota"),

@@ -92,6 +92,19 @@ public struct EvictionCandidate: Sendable {
     public let reason: TrimReason
 }
 
+/// Where `cachewarden run` sends its events (`events_to`).
+public enum EventsDestination: String, Sendable, CaseIterable {
+    /// JSON lines on stdout (which systemd's units connect to the journal as plain text). The default.
+    case stdout
+    /// Records with fields (`CACHEWARDEN_EVENT=`, …) to journald's native socket; nothing on stdout.
+    case journal
+    /// Both.
+    case both
+
+    public var toStdout: Bool { self != .journal }
+    public var toJournal: Bool { self != .stdout }
+}
+
 /// Which backend follows a directory's changes (`backend`).
 public enum BackendChoice: String, Sendable, CaseIterable {
     /// inotify, except on a filesystem inotify cannot watch faithfully (network, FUSE: see `BackendSelection`),

@@ -56,6 +56,8 @@ public struct WardenSettings: Sendable {
     /// Seconds between polling passes over a polled directory that does not set its own (`poll_interval`, 30 s:
     /// the default `acdirmin` of NFS, below which a poll mostly reads the client's cached attributes).
     public var pollInterval: Int64 = 30
+    /// Where `cachewarden run` sends events (`events_to`; default `stdout`: see docs/service.md, Journal).
+    public var eventsTo: EventsDestination = .stdout
 
     /// Settings for `directories`; other settings take their defaults.
     public init(directories: [DirectorySettings] = [], sizeBasis: SizeBasis = .allocated, expireInterval: Int64? = nil,

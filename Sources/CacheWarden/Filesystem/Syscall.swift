@@ -94,6 +94,21 @@ package enum Syscall {
         }
     }
 
+    /// A sealed memfd holding `bytes` (`memfd_create(2)`, written, then sealed against any change): how journald
+    /// takes a record too large for one datagram. The caller closes it.
+    package static func sealedMemoryFile(_ name: String, _ bytes: [UInt8]) throws(Errno) -> Int32 {
+        let fd = try retrying { cwsys_memfd(name) }
+        do throws(Errno) {
+            let written: Result<Void, Errno> = bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try writeAll(fd, raw) } }
+            try written.get()
+            _ = try retrying { cwsys_seal(fd) }
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
     /// `statvfs(3)` of the filesystem holding `path`.
     package static func statfs(_ path: String) throws(Errno) -> statvfs {
         var vfs = statvfs()

@@ -4,13 +4,14 @@ import Glibc
 /// A thread of its own for work that blocks (the tree walkers of an initial scan, the stdout writer): the part of
 /// Foundation's `Thread` the library used — a block, a name, `start()` — on pthreads. Foundation's comes with the
 /// whole of Foundation, and in a static binary with ICU's 30 MB of locale data; the library needs neither.
+/// (`package`: the journal sink in CacheWardenService sends from one too.)
 /// The thread is detached: it ends when its block returns, and nothing joins it.
-final class Thread {
+package final class Thread {
     /// The thread's name as `top` and `/proc/PID/task/*/comm` show it (the kernel keeps 15 bytes). Set before `start`.
-    var name: String?
+    package var name: String?
     private let block: @Sendable () -> Void
 
-    init(block: @escaping @Sendable () -> Void) {
+    package init(block: @escaping @Sendable () -> Void) {
         self.block = block
     }
 
@@ -26,7 +27,7 @@ final class Thread {
 
     /// Starts the block on a new thread. A thread that cannot be created stops the process: callers wait for
     /// their threads (a scan for its walkers), and would otherwise wait forever.
-    func start() {
+    package func start() {
         let start = Unmanaged.passRetained(Start(block: block, name: name)).toOpaque()
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { context in

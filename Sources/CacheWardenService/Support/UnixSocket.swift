@@ -1,3 +1,4 @@
+import CWardenShims
 import CacheWarden
 import Glibc
 import SystemPackage
@@ -29,19 +30,11 @@ enum UnixSocket {
     }
 
     static func bind(_ fd: Int32, _ path: String) throws(Errno) {
-        guard let (address, length) = address(path) else { throw Errno.fileNameTooLong }
-        var addr = address
-        _ = try withUnsafePointer(to: &addr) { p throws(Errno) in
-            try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(Errno) in try Syscall.retrying { Glibc.bind(fd, sa, length) } }
-        }
+        try withAddress(path) { sa, length throws(Errno) in _ = try Syscall.retrying { Glibc.bind(fd, sa, length) } }
     }
 
     static func connect(_ fd: Int32, _ path: String) throws(Errno) {
-        guard let (address, length) = address(path) else { throw Errno.fileNameTooLong }
-        var addr = address
-        _ = try withUnsafePointer(to: &addr) { p throws(Errno) in
-            try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(Errno) in try Syscall.retrying { Glibc.connect(fd, sa, length) } }
-        }
+        try withAddress(path) { sa, length throws(Errno) in _ = try Syscall.retrying { Glibc.connect(fd, sa, length) } }
     }
 
     static func listen(_ fd: Int32, backlog: Int32 = 256) throws(Errno) {
@@ -64,20 +57,36 @@ enum UnixSocket {
 
     /// Sends one datagram to `path` from an unbound socket.
     static func sendDatagram(_ message: [UInt8], to path: String) throws(Errno) {
-        guard let (address, length) = address(path) else { throw Errno.fileNameTooLong }
-        var addr = address
         let fd = try make(Int32(SOCK_DGRAM.rawValue))
         defer { Syscall.close(fd) }
-        let sent: Result<Int, Errno> = message.withUnsafeBytes { bytes in
-            withUnsafePointer(to: &addr) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                    Result { () throws(Errno) in
-                        try Syscall.retrying { sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), sa, length) }
-                    }
+        try sendDatagram(message, on: fd, to: path)
+    }
+
+    /// Sends one datagram to `path` from the unbound datagram socket `fd`.
+    static func sendDatagram(_ message: [UInt8], on fd: Int32, to path: String) throws(Errno) {
+        try withAddress(path) { sa, length throws(Errno) in
+            let sent: Result<Int, Errno> = message.withUnsafeBytes { bytes in
+                Result { () throws(Errno) in
+                    try Syscall.retrying { sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), sa, length) }
                 }
             }
+            _ = try sent.get()
         }
-        _ = try sent.get()
+    }
+
+    /// Sends one empty datagram carrying `descriptor` (`SCM_RIGHTS`) to `path` from the unbound socket `fd`.
+    static func sendDescriptor(_ descriptor: Int32, on fd: Int32, to path: String) throws(Errno) {
+        try withAddress(path) { sa, length throws(Errno) in
+            _ = try Syscall.retrying { cwsys_send_descriptor(fd, sa, length, descriptor) }
+        }
+    }
+
+    private static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(Errno) -> Void) throws(Errno) {
+        guard let (address, length) = address(path) else { throw Errno.fileNameTooLong }
+        var addr = address
+        try withUnsafePointer(to: &addr) { p throws(Errno) in
+            try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(Errno) in try body(sa, length) }
+        }
     }
 
     /// Writes as much of `bytes` as the descriptor takes now; returns how much (0 when it is full).
