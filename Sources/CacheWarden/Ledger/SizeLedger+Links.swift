@@ -177,6 +177,14 @@ extension SizeLedger {
         }.map { RecordID($0) }
     }
 
+    /// Record `r` was found under a new name with one link while another name of its inode is still counted
+    /// (moved from a directory not re-read yet): that name is stale, and is queued for a stat.
+    mutating func restatOtherName(of r: RecordID) {
+        let rec = records[r.index]
+        guard rec.statted, !rec.linked, let other = inlineRecord(ino: rec.ino, in: rec.root, excluding: r) else { return }
+        needsStat.append(other)
+    }
+
     /// Built from the record slab, not the tree: a record held by a rename in flight is out of its directory's
     /// table but still counted, and must be found too.
     private mutating func buildInodeIndex(_ root: RootID) {

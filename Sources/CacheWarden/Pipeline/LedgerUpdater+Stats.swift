@@ -77,18 +77,14 @@ extension LedgerUpdater {
             noteUnseen(r, state.ledger)
             state.ledger.removeRecord(r)
         }
-        restatOtherNames(of: found, excluding: Set(before), root: root, &state)
+        restatOtherNames(of: found, excluding: Set(before), &state)
     }
 
     /// A file with one link found under a new name here while another name of that inode is still counted (moved
     /// from a directory not re-read yet): that other name is stale. It is statted in this same batch, before any
     /// policy sees the total, instead of the file being counted twice until its directory's turn comes.
-    private func restatOtherNames(of found: Set<RecordID>, excluding before: Set<RecordID>, root: RootID, _ state: inout PipelineState) {
-        for r in found where !before.contains(r) && state.ledger.isLive(r) {
-            let rec = state.ledger.record(r)
-            guard rec.statted, !rec.linked, let other = state.ledger.inlineRecord(ino: rec.ino, in: root, excluding: r) else { continue }
-            state.ledger.needsStat.append(other)
-        }
+    private func restatOtherNames(of found: Set<RecordID>, excluding before: Set<RecordID>, _ state: inout PipelineState) {
+        for r in found where !before.contains(r) && state.ledger.isLive(r) { state.ledger.restatOtherName(of: r) }
     }
 
     /// Drops the subdirectories of `n` that are gone or were replaced on disk; returns the others (name → inode)
