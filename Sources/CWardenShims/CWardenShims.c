@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -58,3 +59,11 @@ int cwsys_send_descriptor(int sock, const void *address, uint32_t length, int fd
     memcpy(CMSG_DATA(c), &fd, sizeof(int));
     return sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ? -1 : 0;
 }
+
+int cwsys_usable_processors(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
+    return CPU_COUNT(&set);
+}
+

@@ -48,7 +48,7 @@ public struct ProposedConfig: Sendable {
     }
 
     private var header: [String] {
-        let date = now.formatted(.iso8601.year().month().day())
+        let date = RFC3339.format(secondsSince1970: now.timeIntervalSince1970).prefix(10)   // YYYY-MM-DD, UTC
         let share = { (x: Double) in "\(Int((x * 100).rounded())) %" }
         return [
             "# CacheWarden config written by `cachewarden discover` on \(date), for the caches found in \(searched).",

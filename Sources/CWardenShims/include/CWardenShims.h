@@ -10,6 +10,8 @@
 //  * journald's native protocol for records too large for one datagram: `memfd_create(2)` and the `F_SEAL_*`
 //    flags are GNU/Linux-only and not in Swift's Glibc module, and an `SCM_RIGHTS` control message is built with
 //    the `CMSG_*` macros, which Swift cannot call (`cwsys_memfd`, `cwsys_seal`, `cwsys_send_descriptor`).
+//  * `sched_getaffinity(2)` and `CPU_COUNT` are a GNU extension and a macro Swift's Glibc module does not offer
+//    (`cwsys_usable_processors`).
 //
 // Every symbol here is prefixed `cwsys_`.
 #ifndef CWARDENSHIMS_H
@@ -43,5 +45,9 @@ int cwsys_seal(int fd);
 /// Sends one empty datagram carrying descriptor `fd` (`SCM_RIGHTS`) from `sock` to the Unix socket address
 /// `address` (`struct sockaddr_un`, `length` bytes). Returns 0, or -1 with `errno` set.
 int cwsys_send_descriptor(int sock, const void *address, uint32_t length, int fd);
+
+/// The processors this process may run on (its CPU affinity mask, as nproc(1) counts them), or -1 with `errno`
+/// set.
+int cwsys_usable_processors(void);
 
 #endif

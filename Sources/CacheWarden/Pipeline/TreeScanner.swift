@@ -10,7 +10,7 @@ import SystemPackage
 struct TreeScanner {
     let watching: WatchPort?
     /// Walker threads of the initial scan: one per core, at least 2 (one walks while the other waits on the disk).
-    static let walkerThreads = max(2, ProcessInfo.processInfo.activeProcessorCount)
+    static let walkerThreads = max(2, ProcessEnvironment.processorCount)
 
     /// What a scan hands on: the watches it obtained, and what it could not read yet (renamed or swapped under it;
     /// read again once events caught up).

@@ -74,8 +74,9 @@ public final class ControlClient {
     }
 
     /// Where a daemon's socket is, when none is configured: systemd's `RuntimeDirectory` of the unit we ship.
-    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        DefaultLocations(environment: environment, euid: 0).serviceSocket ?? DefaultLocations.systemSocket
+    public static func defaultPath(environment given: [String: String]? = nil) -> String {
+        let environment = given ?? ProcessEnvironment.variables
+        return DefaultLocations(environment: environment, euid: 0).serviceSocket ?? DefaultLocations.systemSocket
     }
 }
 

@@ -19,8 +19,9 @@ public final class JournalSink: EventSink {
 
     /// Where to send: `$CACHEWARDEN_JOURNAL_SOCKET` when set (tests, containers with the journal's socket
     /// elsewhere), else `defaultSocket`.
-    public static func socketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        environment["CACHEWARDEN_JOURNAL_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultSocket
+    public static func socketPath(environment given: [String: String]? = nil) -> String {
+        let environment = given ?? ProcessEnvironment.variables
+        return environment["CACHEWARDEN_JOURNAL_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultSocket
     }
 
     /// Whether `path` is a socket now (journald runs, or a listener stands in for it).

@@ -12,7 +12,8 @@ public struct SystemdNotifier: Sendable {
     /// Half of `$WATCHDOG_USEC`: how often to ping (nil: no watchdog).
     public let watchdogInterval: Double?
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(environment given: [String: String]? = nil) {
+        let environment = given ?? ProcessEnvironment.variables
         socket = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
         let forUs = environment["WATCHDOG_PID"].map { Int32($0) == getpid() } ?? true
         if forUs, let usec = environment["WATCHDOG_USEC"].flatMap(Double.init), usec > 0 {
