@@ -17,15 +17,10 @@ enum DiscoveryPath {
 
     /// The names in a directory (not `.` and `..`), sorted; empty when it cannot be read.
     static func entries(_ path: String) -> [String] {
-        guard let dir = opendir(path) else { return [] }
-        defer { closedir(dir) }
+        guard let fd = try? Syscall.openDirectory(path: path) else { return [] }
+        defer { Syscall.close(fd) }
         var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
+        try? Syscall.readDirectory(fd) { names.append(String(cString: $0)) }
         return names.sorted()
     }
 }

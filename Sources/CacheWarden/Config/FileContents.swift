@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// The one reader of small text files: config files, and what discovery looks at (`.bazelrc`, nginx's
 /// configuration, `CACHEDIR.TAG`). Only a regular file is read, so that a FIFO or a device named by mistake
@@ -26,23 +27,32 @@ package enum FileContents {
     /// an error (a config file must be read whole); without, its first `limit` bytes are returned.
     package static func load(_ path: String, limit: Int, strict: Bool = false) throws(Failure) -> String {
         // O_NONBLOCK: opening a FIFO must not wait for a writer; only a regular file is read.
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw .system(errno) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { let e = errno; Glibc.close(fd); throw .system(e) }
-        guard st.st_mode & S_IFMT == S_IFREG else { Glibc.close(fd); throw .notRegular(kind: kind(of: st.st_mode)) }
-        guard let f = fdopen(fd, "rb") else { let e = errno; Glibc.close(fd); throw .system(e) }
-        defer { fclose(f) }
+        let file: OwnedDescriptor
+        do throws(Errno) {
+            file = OwnedDescriptor(try Array(path.utf8).withCString { p throws(Errno) in
+                try Syscall.retrying { open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+            })
+        } catch { throw .system(error.rawValue) }
+        let st: stat
+        do throws(Errno) { st = try Syscall.fstat(file.fd) } catch { throw .system(error.rawValue) }
+        guard st.isRegularFile else { throw .notRegular(kind: kind(of: st.st_mode)) }
         // One byte past the limit tells a file of exactly `limit` bytes from a longer one.
         let wanted = strict && limit < Int.max ? limit + 1 : limit
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while bytes.count < wanted {
-            let n = fread(&chunk, 1, min(chunk.count, wanted - bytes.count), f)
-            if n > 0 { bytes.append(contentsOf: chunk[0..<n]) }
-            if n == 0 || ferror(f) != 0 || feof(f) != 0 { break }
+            let count = min(chunk.count, wanted - bytes.count)
+            let read = chunk.withUnsafeMutableBytes { buffer in
+                Result { () throws(Errno) in try Syscall.read(file.fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])) }
+            }
+            let n: Int
+            switch read {
+            case .success(let k): n = k
+            case .failure(let e): throw .system(e.rawValue)
+            }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
         }
-        if ferror(f) != 0 { throw .system(errno) }
         if strict && bytes.count > limit { throw .tooLarge(limit: limit) }
         return String(decoding: bytes, as: UTF8.self)
     }

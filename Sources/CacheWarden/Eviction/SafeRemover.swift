@@ -114,16 +114,9 @@ struct SafeRemover: FileDeleter {
     /// which the ledger does not count (Hugging Face's `snapshots/<rev>/` holds only links into `blobs/`) — so that
     /// a unit deleted whole leaves no folder of dangling links behind.
     private static func unlinkSymlinks(in fd: Int32) {
-        guard let readfd = try? Syscall.duplicate(fd), let handle = fdopendir(readfd) else { return }
-        defer { closedir(handle) }
-        rewinddir(handle)   // the dup shares its offset with `fd`
         var links: [[CChar]] = []
-        while let entry = readdir(handle) {
-            withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: CChar.self, capacity: 256) { name in
-                    if let st = try? Syscall.lstat(at: fd, name), st.isSymlink { links.append(Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))) }
-                }
-            }
+        try? Syscall.readDirectory(fd) { name in
+            if let st = try? Syscall.lstat(at: fd, name), st.isSymlink { links.append(Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))) }
         }
         for link in links { link.withUnsafeBufferPointer { _ = try? Syscall.unlink(at: fd, $0.baseAddress!) } }
     }

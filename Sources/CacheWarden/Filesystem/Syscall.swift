@@ -69,6 +69,33 @@ package enum Syscall {
         }
     }
 
+    /// Calls `body` with each name in the open directory `fd` but `.` and `..` (valid only during the call). It
+    /// reads through a duplicate from the start, so `fd` stays open and usable; a read error ends the listing
+    /// with that error rather than looking like its end (`readdir` returns NULL for both; `errno` tells them
+    /// apart). The one `readdir` loop of the walkers, the remover and discovery.
+    package static func readDirectory(_ fd: Int32, _ body: (UnsafePointer<CChar>) -> Void) throws(Errno) {
+        let readfd = try duplicate(fd)
+        guard let handle = fdopendir(readfd) else {
+            let e = errno
+            close(readfd)
+            throw Errno(rawValue: e)
+        }
+        defer { closedir(handle) }
+        rewinddir(handle)   // the duplicate shares its offset with `fd`
+        while true {
+            errno = 0
+            guard let entry = readdir(handle) else {
+                if errno != 0 { throw Errno(rawValue: errno) }
+                return
+            }
+            withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+                tuple.withMemoryRebound(to: CChar.self, capacity: 256) { name in
+                    if !(name[0] == 46 && (name[1] == 0 || (name[1] == 46 && name[2] == 0))) { body(name) }
+                }
+            }
+        }
+    }
+
     /// `read(2)` into `buffer`; 0 at end of file or when a non-blocking descriptor has nothing (`EAGAIN`).
     package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         do throws(Errno) {

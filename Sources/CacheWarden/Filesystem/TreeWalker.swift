@@ -126,30 +126,13 @@ struct TreeWalker: Sendable {
         let shared = OwnedDescriptor(fd)
         if let st = try? Syscall.fstat(fd) { dir.bytes = fileStat.bytes(st) }
         dir.watch = watcher?.watch(fd, events)
-        let handle: OpaquePointer
+        var subdirectories: [Pending] = []
         do throws(Errno) {
-            let readfd = try Syscall.duplicate(fd)
-            guard let h = fdopendir(readfd) else { Syscall.close(readfd); throw Errno(rawValue: errno) }
-            handle = h
+            try Syscall.readDirectory(fd) { name in
+                readEntry(name, in: shared, pending, into: &dir, subdirectories: &subdirectories, nextID: nextID)
+            }
         } catch {
             dir.readError = error
-            return (dir, [])
-        }
-        defer { closedir(handle) }
-        rewinddir(handle)   // the dup shares its offset with `fd`
-        var subdirectories: [Pending] = []
-        while true {
-            // readdir returns NULL both at the end and on an error; only errno tells them apart.
-            errno = 0
-            guard let entry = readdir(handle) else {
-                if errno != 0 { dir.readError = Errno(rawValue: errno) }
-                break
-            }
-            withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: CChar.self, capacity: 256) { name in
-                    readEntry(name, in: shared, pending, into: &dir, subdirectories: &subdirectories, nextID: nextID)
-                }
-            }
         }
         return (dir, subdirectories)
     }
@@ -170,7 +153,6 @@ struct TreeWalker: Sendable {
     /// Stats one entry: a regular file joins `dir.files`, a directory (on this filesystem) `subdirectories`.
     private func readEntry(_ name: UnsafePointer<CChar>, in parent: OwnedDescriptor, _ pending: Pending,
                            into dir: inout WalkedDirectory, subdirectories: inout [Pending], nextID: () -> Int32) {
-        if name[0] == 46 && (name[1] == 0 || (name[1] == 46 && name[2] == 0)) { return }   // "." and ".."
         guard let st = try? Syscall.lstat(at: parent.fd, name), st.isDirectory || st.isRegularFile else { return }
         let length = strlen(name)
         let bytes = UnsafeRawBufferPointer(start: name, count: length)
