@@ -1,6 +1,6 @@
 import CacheWarden
 /// One request on the control socket: a JSON object on one line, as watchman's JSON PDUs. Read into a `JSONValue`
-/// (`JSONDecoder`; requests are small and rare) and checked field by field; replies are written by the same
+/// (`JSONReader`; requests are small and rare) and checked field by field; replies are written by the same
 /// `JSONLineBuilder` as the event lines.
 enum ControlRequest: Equatable {
     case status

@@ -1,12 +1,9 @@
 import CacheWarden
-import FoundationEssentials
 
-/// One JSON value of the control protocol, read and written with `Codable` (FoundationEssentials' `JSONDecoder`
-/// and `JSONEncoder`). Requests are read into it and checked field by field, so a bad request gets a reply that
-/// names the field; clients read replies into it, and the CLI prints them with sorted keys. (Not
-/// `JSONSerialization`: it is Foundation's, not FoundationEssentials', and would bring ICU's data into the
-/// static binary with a second JSON writer. The daemon's own lines are written by `JSONLineBuilder`.)
-public enum JSONValue: Sendable, Equatable, Codable {
+/// One JSON value of the control protocol. Requests are read into it (`JSONReader`) and checked field by field, so
+/// a bad request gets a reply that names the field; clients read replies into it, and the CLI prints them with
+/// sorted keys. Written with the event lines' string and integer writer (`JSONLineBuilder`).
+public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     /// A number without fraction that fits an `Int64`.
@@ -18,53 +15,47 @@ public enum JSONValue: Sendable, Equatable, Codable {
 
     /// Parses one JSON document (a request or reply line without its newline).
     public init(parsing bytes: [UInt8]) throws {
-        self = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        self = try JSONReader.parse(bytes)
     }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let i = try? c.decode(Int64.self) { self = .integer(i) }
-        else if let d = try? c.decode(Double.self) { self = .number(d) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        switch self {
-        case .null: try c.encodeNil()
-        case .bool(let b): try c.encode(b)
-        case .integer(let i): try c.encode(i)
-        case .number(let d): try c.encode(d)
-        case .string(let s): try c.encode(s)
-        case .array(let a): try c.encode(a)
-        case .object(let o): try c.encode(o)
-        }
-    }
-
-    /// The value as JSON on one line (no newline); `sortedKeys` orders every object's keys.
+    /// The value as JSON on one line (no newline); `sortedKeys` orders every object's keys. A number JSON cannot
+    /// hold (infinite, NaN) is written as null.
     public func jsonBytes(sortedKeys: Bool = false) -> [UInt8] {
-        let encoder = JSONEncoder()
-        if sortedKeys { encoder.outputFormatting = [.sortedKeys] }
-        // Encoding cannot fail once non-finite numbers (which JSON cannot hold) are null.
-        return (try? Array(encoder.encode(self.finite))) ?? Array("null".utf8)
+        var out: [UInt8] = []
+        write(to: &out, sortedKeys: sortedKeys)
+        return out
+    }
+
+    private func write(to out: inout [UInt8], sortedKeys: Bool) {
+        switch self {
+        case .null: out += Array("null".utf8)
+        case .bool(let b): out += Array((b ? "true" : "false").utf8)
+        case .integer(let i): JSONLineBuilder.appendInteger(i, to: &out)
+        // The shortest text that reads back as the same Double (`1e-05`, `0.1`, `2.0`): valid JSON when finite.
+        case .number(let d): out += Array((d.isFinite ? String(d) : "null").utf8)
+        case .string(let s): JSONLineBuilder.appendQuoted(s, to: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (i, item) in items.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                item.write(to: &out, sortedKeys: sortedKeys)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let fields):
+            out.append(UInt8(ascii: "{"))
+            let keys = sortedKeys ? fields.keys.sorted() : Array(fields.keys)
+            for (i, key) in keys.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONLineBuilder.appendQuoted(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                fields[key]!.write(to: &out, sortedKeys: sortedKeys)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
     }
 
     /// The value as JSON text with sorted keys (for messages and printing).
     public var jsonText: String { String(decoding: jsonBytes(sortedKeys: true), as: UTF8.self) }
-
-    /// Non-finite numbers (which JSON cannot hold) as null, at any depth.
-    private var finite: JSONValue {
-        switch self {
-        case .number(let d) where !d.isFinite: .null
-        case .array(let a): .array(a.map(\.finite))
-        case .object(let o): .object(o.mapValues(\.finite))
-        default: self
-        }
-    }
 
     // MARK: Reading
 
