@@ -3,7 +3,7 @@
 # A release build with the Swift runtime linked in (--static-swift-stdlib): the installed binary runs on a machine
 # without the Swift toolchain (it needs libinotifytools0 and the C library only). Installs:
 #   PREFIX/bin/cachewarden
-#   PREFIX/share/man/man1/cachewarden.1                     (from the argument-parser definitions)
+#   PREFIX/share/man/man1/cachewarden.1                     (from the commands' definitions: `cachewarden manual`)
 #   PREFIX/share/man/man5/cachewarden.conf.5                (from the parser's key table: `cachewarden keys`)
 #   PREFIX/share/bash-completion/completions/cachewarden
 #   PREFIX/share/zsh/site-functions/_cachewarden
@@ -32,12 +32,10 @@ build:
 	$(SWIFT) build --scratch-path $(SCRATCH) -c release --static-swift-stdlib --product cachewarden \
 		-Xlinker --no-export-dynamic
 
-# swift-argument-parser's generate-manual tool (what its GenerateManual plugin runs), on the installed binary.
+# cachewarden(1) from the commands' own descriptions, cachewarden.conf(5) from the parser's key table.
 man: build
-	$(SWIFT) build --scratch-path $(SCRATCH) -c release --static-swift-stdlib --product generate-manual \
-		-Xlinker --no-export-dynamic
 	mkdir -p $(OUT)/man
-	$(SCRATCH)/release/generate-manual $(BIN) --section 1 --output-directory $(OUT)/man
+	$(BIN) manual > $(OUT)/man/cachewarden.1
 	$(BIN) keys --format man > $(OUT)/man/cachewarden.conf.5
 
 completions: build

@@ -9,7 +9,6 @@ let package = Package(
         .executable(name: "cachewarden-bench", targets: ["cachewarden-bench"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -59,6 +58,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The command line's parser, help, completion scripts and manual pages (cachewarden.1, cachewarden.conf.5),
+        // used by the CLI and the benchmark. Not swift-argument-parser: see CommandLineParser.swift for why.
+        .target(
+            name: "CacheWardenCommandLine",
+            dependencies: ["CacheWarden"]
+        ),
         // The command-line client: one struct per subcommand.
         .executableTarget(
             name: "cachewarden",
@@ -66,7 +71,7 @@ let package = Package(
                 "CacheWarden",
                 "CacheWardenService",
                 "CacheWardenDiscovery",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "CacheWardenCommandLine",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
@@ -76,7 +81,7 @@ let package = Package(
             dependencies: [
                 "CacheWarden",
                 "CacheWardenService",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "CacheWardenCommandLine",
             ]
         ),
         // Examples/embed: the README's "Use it as a library" snippet, compiled.
@@ -87,7 +92,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheWardenTests",
-            dependencies: ["CacheWarden", "CacheWardenService", "CacheWardenDiscovery", "CInotify"]
+            dependencies: ["CacheWarden", "CacheWardenService", "CacheWardenDiscovery", "CacheWardenCommandLine", "CInotify"]
         ),
     ],
     swiftLanguageModes: [.v6]

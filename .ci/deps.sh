@@ -8,12 +8,14 @@
 #    (PyYAML, from PyPI like uv below, reads the rule files for those tests);
 #  - make (`make install`, tested) and systemd (`systemd-analyze verify` of the unit file);
 #  - lintian (`make deb`'s package is checked by it, in InstallTests).
-#  - bindfs (it brings fusermount): the polling backend is tested on a real FUSE mount (BindfsMountTests).
+#  - bindfs (it brings fusermount): the polling backend is tested on a real FUSE mount (BindfsMountTests);
+#  - zsh and fish (the completion scripts are run by the real shells) and groff (the manual pages are formatted
+#    with warnings on).
 # Runs `apt-get update` only when something is missing (a fresh machine has no package lists).
 set -euo pipefail
 need=()
 for pkg in libinotifytools0-dev inotify-tools jq python3 python3-pip strace ccache golang-go nginx prometheus \
-           prometheus-node-exporter make systemd lintian bindfs; do
+           prometheus-node-exporter make systemd lintian bindfs zsh fish groff-base; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

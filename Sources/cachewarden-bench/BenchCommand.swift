@@ -1,9 +1,9 @@
-import ArgumentParser
+import CacheWardenCommandLine
 import Foundation
 import Glibc
 
 /// How index trees get their bytes.
-enum Fill: String, ExpressibleByArgument, CaseIterable {
+enum Fill: String, CaseIterable {
     /// Real data up to 4 GiB (and half the free space), sparse beyond.
     case auto
     /// Every byte written (then `sync`).
@@ -17,10 +17,9 @@ enum Fill: String, ExpressibleByArgument, CaseIterable {
 /// ```
 /// swift run -c release cachewarden-bench [--quick] [--files N] [--json FILE]
 /// ```
-@main
-struct BenchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "cachewarden-bench",
+struct BenchCommand {
+    static let spec = CommandSpec(
+        "cachewarden-bench",
         abstract: "Benchmark CacheWarden beside du, inotifywait and xargs rm on the same trees.",
         discussion: """
             Builds its trees in a fresh temporary folder (under --dir), measures, prints a table and a JSON \
@@ -33,62 +32,66 @@ struct BenchCommand: ParsableCommand {
             `make build` when present, else the CLI). --quick: 10k-file index, 20k writes, 5 trims; \
             under a minute on 2 cores. Full: 100k and 1M-file index, 200k writes, 20 trims of 1,000 files.
             """,
-        subcommands: [IndexChildCommand.self])
+        options: [
+            .flag("quick", help: "Small sizes: finishes in under a minute."),
+            .repeated("files", "N", help: "Index tree size (repeat for several; default 100000 and 1000000, quick 10000)."),
+            .value("writes", "N", help: "Files the throughput writer creates (default 200000, quick 20000)."),
+            .value("trims", "N", help: "Quota trims to time (default 20, quick 5)."),
+            .value("files-per-trim", "N", help: "Files each quota trim removes (default 1000, quick 100)."),
+            .value("half-trim-files", "N", help: "Tree size for the half-tree trim (default 100000, quick 10000)."),
+            .value("hard-link-files", "N", help: "Files in the hard-linked tree (default 100000, quick 10000)."),
+            .value("sink-lines", "N", help: "JSON lines to encode (default 1000000, quick 100000)."),
+            .value("runs", "N", help: "Timed runs per median (index; default 3)."),
+            .value("dir", "path", help: "Where to create the temporary folder (default /tmp).", completion: .directory),
+            .value("json", "file", help: "Also write the JSON summary to this file.", completion: .file),
+            .value("cli", "path", help: "The cachewarden CLI binary for the throughput child (default: next to this binary, then .build/{release,debug}).", completion: .file),
+            .value("binary", "path", help: "The cachewarden binary the footprint section measures (default: .build-install/release/cachewarden, what `make build` writes and `make install` installs, when it exists; else the CLI).", completion: .file),
+            .value("fill", "fill", help: "Index-tree data: auto, real or sparse.", completion: .values(Fill.allCases.map(\.rawValue))),
+            .value("only", "list", help: "Comma-separated sections to run: index,links,throughput,trim,overshoot,sink,footprint (default: all)."),
+            .flag("keep", help: "Keep the temporary folder."),
+        ]
+    )
 
-    @Flag(help: "Small sizes: finishes in under a minute.")
-    var quick = false
-
-    @Option(name: .long, help: ArgumentHelp("Index tree size (repeat for several; default 100000 and 1000000, quick 10000).", valueName: "N"))
-    var files: [Int] = []
-
-    @Option(help: ArgumentHelp("Files the throughput writer creates (default 200000, quick 20000).", valueName: "N"))
+    var quick: Bool
+    var files: [Int]
     var writes: Int?
-
-    @Option(help: ArgumentHelp("Quota trims to time (default 20, quick 5).", valueName: "N"))
     var trims: Int?
-
-    @Option(name: .customLong("files-per-trim"), help: ArgumentHelp("Files each quota trim removes (default 1000, quick 100).", valueName: "N"))
     var filesPerTrim: Int?
-
-    @Option(name: .customLong("half-trim-files"), help: ArgumentHelp("Tree size for the half-tree trim (default 100000, quick 10000).", valueName: "N"))
     var halfTrimFiles: Int?
-
-    @Option(name: .customLong("hard-link-files"), help: ArgumentHelp("Files in the hard-linked tree (default 100000, quick 10000).", valueName: "N"))
     var hardLinkFiles: Int?
-
-    @Option(name: .customLong("sink-lines"), help: ArgumentHelp("JSON lines to encode (default 1000000, quick 100000).", valueName: "N"))
     var sinkLines: Int?
-
-    @Option(help: ArgumentHelp("Timed runs per median (index).", valueName: "N"))
-    var runs = 3
-
-    @Option(help: ArgumentHelp("Where to create the temporary folder.", valueName: "path"))
-    var dir = "/tmp"
-
-    @Option(help: ArgumentHelp("Also write the JSON summary to this file.", valueName: "file"))
+    var runs: Int
+    var dir: String
     var json: String?
-
-    @Option(help: ArgumentHelp("The cachewarden CLI binary for the throughput child (default: next to this binary, then .build/{release,debug}).", valueName: "path"))
     var cli: String?
-
-    @Option(help: ArgumentHelp("The cachewarden binary the footprint section measures (default: .build-install/release/cachewarden, what `make build` writes and `make install` installs, when it exists; else the CLI).", valueName: "path"))
     var binary: String?
-
-    @Option(help: ArgumentHelp("Index-tree data: auto, real or sparse.", valueName: "fill"))
-    var fill: Fill = .auto
-
-    @Option(help: ArgumentHelp("Comma-separated sections to run: index,links,throughput,trim,overshoot,sink,footprint (default: all).", valueName: "list"))
+    var fill: Fill
     var only: String?
+    var keep: Bool
 
-    @Flag(help: "Keep the temporary folder.")
-    var keep = false
-
-    func validate() throws {
-        let sizes = files + [writes, trims, filesPerTrim, halfTrimFiles, hardLinkFiles, sinkLines].compactMap { $0 }
-        guard sizes.allSatisfy({ $0 > 0 }), runs > 0 else { throw ValidationError("sizes and --runs must be positive") }
+    init(_ a: ParsedArguments) throws {
+        quick = a.flag("quick")
+        files = try a.values("files").map { text throws(UsageError) in
+            guard let n = Int(text), n > 0 else { throw a.usageError("bad value `\(text)` for --files: expected a positive whole number") }
+            return n
+        }
+        writes = try a.integer("writes", in: 1...Int.max)
+        trims = try a.integer("trims", in: 1...Int.max)
+        filesPerTrim = try a.integer("files-per-trim", in: 1...Int.max)
+        halfTrimFiles = try a.integer("half-trim-files", in: 1...Int.max)
+        hardLinkFiles = try a.integer("hard-link-files", in: 1...Int.max)
+        sinkLines = try a.integer("sink-lines", in: 1...Int.max)
+        runs = try a.integer("runs", in: 1...Int.max) ?? 3
+        dir = a.value("dir") ?? "/tmp"
+        json = a.value("json")
+        cli = a.value("cli")
+        binary = a.value("binary")
+        fill = Fill(rawValue: try a.choice("fill", of: Fill.allCases.map(\.rawValue)) ?? "auto") ?? .auto
+        only = a.value("only")
+        keep = a.flag("keep")
         if let only {
             for s in only.split(separator: ",") where !BenchRunner.allSections.contains(String(s)) {
-                throw ValidationError("unknown section \(s): use \(BenchRunner.allSections.joined(separator: ", "))")
+                throw a.usageError("unknown section \(s): use \(BenchRunner.allSections.joined(separator: ", "))")
             }
         }
     }
@@ -128,7 +131,7 @@ struct BenchCommand: ParsableCommand {
         runner.runSections(sections)
         runner.report.wallSeconds = Clock.seconds(since: wallStart)
         try Self.printReport(runner.report, json: json, log: log)
-        if !runner.report.failures.isEmpty { throw ExitCode(1) }
+        if !runner.report.failures.isEmpty { exit(1) }
     }
 
     private static func printReport(_ report: Report, json: String?, log: (String) -> Void) throws {
@@ -143,5 +146,38 @@ struct BenchCommand: ParsableCommand {
             }
             log("JSON summary written to \(json)")
         }
+    }
+}
+
+/// `cachewarden-bench [options]`, or `cachewarden-bench index-child <tree>` (the hidden child the index section
+/// runs): a usage error is one line and exit 2, a failure one line and exit 1.
+@main
+enum BenchMain {
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            if arguments.first == IndexChildCommand.spec.name {
+                let root = CommandSpec("cachewarden-bench", abstract: BenchCommand.spec.abstract, subcommands: [IndexChildCommand.spec])
+                if case .run(let parsed) = try parse(root, arguments) { try IndexChildCommand(parsed).run() }
+            } else if case .run(let parsed) = try parse(BenchCommand.spec, arguments) {
+                try BenchCommand(parsed).run()
+            }
+        } catch let error as UsageError {
+            fail(error.description, status: 2)
+        } catch {
+            fail("\(error)", status: 1)
+        }
+    }
+
+    /// Parses; prints the help when that is what was asked for.
+    private static func parse(_ root: CommandSpec, _ arguments: [String]) throws(UsageError) -> CommandLineParser.Outcome {
+        let outcome = try CommandLineParser(root: root).parse(arguments)
+        if case .print(let text) = outcome { print(text, terminator: "") }
+        return outcome
+    }
+
+    private static func fail(_ message: String, status: Int32) -> Never {
+        FileHandle.standardError.write(Data("cachewarden-bench: \(message)\n".utf8))
+        exit(status)
     }
 }

@@ -1,5 +1,5 @@
-import ArgumentParser
 import CacheWarden
+import CacheWardenCommandLine
 import Dispatch
 import Foundation
 import Glibc
@@ -27,19 +27,25 @@ struct IndexChildReport: Codable, Sendable {
 
 /// `cachewarden-bench index-child <tree>` (hidden): index one tree in a fresh process and report the time and the
 /// memory, so that neither the benchmark's own allocations nor earlier runs blur the figures.
-struct IndexChildCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "index-child", abstract: "Index one tree and print time and memory (used by the benchmark).",
-        shouldDisplay: false)
+struct IndexChildCommand {
+    static let spec = CommandSpec(
+        "index-child", abstract: "Index one tree and print time and memory (used by the benchmark).",
+        options: [
+            .value("basis", "basis", help: "Size basis: allocated or apparent.", completion: .values(["allocated", "apparent"])),
+            .value("quota", "bytes", help: "Quota in bytes (0: none). With a quota the watcher keeps its files in oldest-first order."),
+        ],
+        arguments: [ArgumentSpec("path", help: "The tree to index.", completion: .directory)],
+        hidden: true)
 
-    @Argument(help: "The tree to index.")
     var path: String
+    var basis: String
+    var quota: Int64
 
-    @Option(help: "Size basis: allocated or apparent.")
-    var basis: String = "allocated"
-
-    @Option(help: "Quota in bytes (0: none). With a quota the watcher keeps its files in oldest-first order.")
-    var quota: Int64 = 0
+    init(_ a: ParsedArguments) throws {
+        path = a.argument("path") ?? ""
+        basis = try a.choice("basis", of: ["allocated", "apparent"]) ?? "allocated"
+        quota = Int64(try a.integer("quota", in: 0...Int.max) ?? 0)
+    }
 
     func run() throws {
         let settings = WardenSettings(directories: [DirectorySettings(name: "bench", path: path, quota: quota)],

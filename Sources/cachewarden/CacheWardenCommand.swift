@@ -1,17 +1,28 @@
-import ArgumentParser
 import CacheWarden
+import CacheWardenCommandLine
 import CacheWardenService
 import Glibc
 
+/// One subcommand of `cachewarden`: what its help and completions show (`spec`), how it reads its command line
+/// (`init`, whose errors name the option) and what it does.
+protocol CLICommand: Sendable {
+    static var spec: CommandSpec { get }
+    init(_ arguments: ParsedArguments) throws
+    func run() throws
+}
+
 /// `cachewarden`: the command-line client of the CacheWarden library.
-struct CacheWardenCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "cachewarden",
+enum CacheWardenCommand {
+    static let commands: [any CLICommand.Type] = [
+        RunCommand.self, CheckCommand.self, StatusCommand.self, TrimCommand.self, ClearCommand.self,
+        ReloadCommand.self, EventsCommand.self, DiscoverCommand.self, KeysCommand.self, ManualCommand.self,
+    ]
+
+    static let spec = CommandSpec(
+        "cachewarden",
         abstract: "Keep cache directories under their quotas in real time (inotify), reporting JSON lines on stdout.",
-        version: CacheWardenVersion.current,
-        subcommands: [RunCommand.self, CheckCommand.self, StatusCommand.self, TrimCommand.self, ClearCommand.self,
-                      ReloadCommand.self, EventsCommand.self, DiscoverCommand.self, KeysCommand.self],
-        defaultSubcommand: nil
+        subcommands: commands.map { $0.spec },
+        version: CacheWardenVersion.current
     )
 }
 
@@ -22,8 +33,18 @@ struct CacheWardenCommand: ParsableCommand {
 enum Main {
     static func main() {
         do {
-            var command = try CacheWardenCommand.parseAsRoot()
-            try command.run()
+            switch try CommandLineParser(root: CacheWardenCommand.spec).parse(Array(CommandLine.arguments.dropFirst())) {
+            case .print(let text):
+                StandardStreams.write(Array(text.utf8), to: 1)
+            case .run(let arguments):
+                let name = arguments.commandPath.last
+                guard let type = CacheWardenCommand.commands.first(where: { $0.spec.name == name }) else {
+                    fail("no command \(arguments.command)", status: 2)
+                }
+                try type.init(arguments).run()
+            }
+        } catch let error as UsageError {
+            fail(error.description, status: 2)
         } catch let error as ConfigError {
             fail(error.description, status: 2)
         } catch let error as WardenError {
@@ -35,17 +56,10 @@ enum Main {
             fail(error.message, status: 1)
         } catch let error as ControlClientError {
             fail(error.description, status: error.refused ? 2 : 1)
-        } catch let code as ExitCode {
-            exit(code.rawValue)
+        } catch let code as CommandExit {
+            exit(code.status)
         } catch {
-            let code = CacheWardenCommand.exitCode(for: error)
-            if code == .success {
-                print(CacheWardenCommand.fullMessage(for: error))
-                exit(0)
-            }
-            let message = CacheWardenCommand.message(for: error)
-                .split(separator: "\n").first.map(String.init) ?? "invalid arguments"
-            fail("\(message) (see `cachewarden --help`)", status: 2)
+            fail("\(error)", status: 1)
         }
     }
 
@@ -65,4 +79,9 @@ enum Main {
 /// A command-line mistake the argument parser cannot see (e.g. `--config` together with `--dir`).
 struct CLIUsageError: Error {
     var message: String
+}
+
+/// Ends the process with `status` and nothing more said (what a command has already printed is the message).
+struct CommandExit: Error {
+    var status: Int32
 }

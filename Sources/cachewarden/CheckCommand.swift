@@ -1,16 +1,21 @@
-import ArgumentParser
 import CacheWarden
+import CacheWardenCommandLine
 
 /// `cachewarden check`: validate a config and print the effective settings (exit 0), or the error (exit 2).
 /// A config with no directory passes with a note line (it watches nothing).
 /// Values a profile filled in are marked with `# from profile <name>`. It changes nothing on disk.
-struct CheckCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "check",
-        abstract: "Validate the settings and print them as they will be enforced (exit 0), or print the error (exit 2)."
+struct CheckCommand: CLICommand {
+    static let spec = CommandSpec(
+        "check",
+        abstract: "Validate the settings and print them as they will be enforced (exit 0), or print the error (exit 2).",
+        options: SettingsOptions.options
     )
 
-    @OptionGroup var source: SettingsOptions
+    var source: SettingsOptions
+
+    init(_ arguments: ParsedArguments) {
+        source = SettingsOptions(arguments)
+    }
 
     func run() throws {
         let s: WardenSettings

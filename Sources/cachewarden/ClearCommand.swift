@@ -1,24 +1,31 @@
-import ArgumentParser
 import CacheWarden
+import CacheWardenCommandLine
 import CacheWardenService
 import Glibc
 
 /// `cachewarden clear`: remove the files of some or all directories, with progress phases as JSON lines.
-struct ClearCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "clear",
+struct ClearCommand: CLICommand {
+    static let spec = CommandSpec(
+        "clear",
         abstract: "Remove the files of the named directories (all when none is named), printing progress phases.",
-        discussion: "When a daemon answers on its control socket, it clears (its totals stay exact) and one reply line is printed: {\"ok\":true,\"command\":\"clear\",\"dirs\":[…],\"removed\":N,\"freed\":BYTES}. Otherwise a one-shot clear of --config's or --dir's directories prints the phases: pre_calculating, cleaning, post_calculating, done (with freed and removed). The roots and their subdirectories stay (dir.<name>.prune_dirs = true removes emptied subdirectories); protected files stay."
+        discussion: "When a daemon answers on its control socket, it clears (its totals stay exact) and one reply line is printed: {\"ok\":true,\"command\":\"clear\",\"dirs\":[…],\"removed\":N,\"freed\":BYTES}. Otherwise a one-shot clear of --config's or --dir's directories prints the phases: pre_calculating, cleaning, post_calculating, done (with freed and removed). The roots and their subdirectories stay (dir.<name>.prune_dirs = true removes emptied subdirectories); protected files stay.",
+        options: SettingsOptions.options + DaemonOptions.options + [
+            .flag("dry-run", help: "Report what would be removed, and delete nothing."),
+        ],
+        arguments: [ArgumentSpec("name", help: "Names of the directories to clear (default: all).", repeated: true)]
     )
 
-    @OptionGroup var source: SettingsOptions
-    @OptionGroup var daemon: DaemonOptions
+    var source: SettingsOptions
+    var daemon: DaemonOptions
+    var dryRun: Bool
+    var names: [String]
 
-    @Flag(name: .long, help: "Report what would be removed, and delete nothing.")
-    var dryRun = false
-
-    @Argument(help: ArgumentHelp("Names of the directories to clear (default: all).", valueName: "name"))
-    var names: [String] = []
+    init(_ arguments: ParsedArguments) {
+        source = SettingsOptions(arguments)
+        daemon = DaemonOptions(arguments)
+        dryRun = arguments.flag("dry-run")
+        names = arguments.arguments("name")
+    }
 
     func run() throws {
         let source = daemon.controlSocket == nil ? self.source.withDefaultConfig() : self.source

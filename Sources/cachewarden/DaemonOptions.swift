@@ -1,15 +1,21 @@
-import ArgumentParser
 import CacheWarden
+import CacheWardenCommandLine
 import CacheWardenService
-import FoundationEssentials
 
 /// Where the daemon's control socket is: `--control-socket`, else the config file's `control_socket`, else
 /// `DefaultLocations`: systemd's `$RUNTIME_DIRECTORY/cachewarden.sock`; for a user's instance (non-root, default
 /// config) `$XDG_RUNTIME_DIR/cachewarden/cachewarden.sock`; else none. A client tries the same, and then
 /// `/run/cachewarden/cachewarden.sock`, where the shipped system unit puts it.
-struct DaemonOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The daemon's control socket (default: the config's control_socket, else $RUNTIME_DIRECTORY/cachewarden.sock, else for a user $XDG_RUNTIME_DIR/cachewarden/cachewarden.sock; clients then try /run/cachewarden/cachewarden.sock).", valueName: "path"))
+struct DaemonOptions {
+    static let options: [OptionSpec] = [
+        .value("control-socket", "path", help: "The daemon's control socket (default: the config's control_socket, else $RUNTIME_DIRECTORY/cachewarden.sock, else for a user $XDG_RUNTIME_DIR/cachewarden/cachewarden.sock; clients then try /run/cachewarden/cachewarden.sock).", completion: .file),
+    ]
+
     var controlSocket: String?
+
+    init(_ arguments: ParsedArguments) {
+        controlSocket = arguments.value("control-socket")
+    }
 
     /// The socket `cachewarden run` listens on, or nil for none; `userInstance`: the config came from the default
     /// lookup.
@@ -46,7 +52,7 @@ struct DaemonOptions: ParsableArguments {
     }
 
     static func absolute(_ path: String) -> String {
-        path.hasPrefix("/") || path.hasPrefix("@") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        path.hasPrefix("@") ? path : PathResolver.absolute(path, relativeTo: PathResolver.currentDirectory())
     }
 }
 

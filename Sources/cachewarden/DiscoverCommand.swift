@@ -1,5 +1,5 @@
-import ArgumentParser
 import CacheWarden
+import CacheWardenCommandLine
 import CacheWardenDiscovery
 import CacheWardenService
 import FoundationEssentials
@@ -8,9 +8,9 @@ import SystemPackage
 
 /// `cachewarden discover`: finds this machine's caches, measures them with a read-only scan and proposes a config
 /// (a table, `--json`, or `--write FILE`). It deletes nothing and changes nothing but the file it is told to write.
-struct DiscoverCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "discover",
+struct DiscoverCommand: CLICommand {
+    static let spec = CommandSpec(
+        "discover",
         abstract: "Find the caches in your home (and the system's, as root), measure them and propose a config.",
         discussion: """
             Looks in each known tool's cache folder (pip, uv, Go, ccache, sccache, Hugging Face, npm, Yarn, pnpm, \
@@ -18,40 +18,41 @@ struct DiscoverCommand: ParsableCommand {
             (GOCACHE, PIP_CACHE_DIR, UV_CACHE_DIR, HF_HOME, CCACHE_DIR, …), and for folders holding a CACHEDIR.TAG; \
             with --system, also nginx's cache paths and tagged folders under /var/cache. Nothing on disk changes. \
             See docs/discover.md for the quota rule.
-            """
+            """,
+        options: [
+            .value("home", "dir", help: "Search this home instead of yours (your environment's variables are then not used).", completion: .directory),
+            .flag("system", help: "Also the system's caches (the default for root without --home)."),
+            .repeated("include", "glob", help: "Keep only caches whose name or path matches (repeatable)."),
+            .repeated("exclude", "glob", help: "Leave out caches whose name or path matches (repeatable)."),
+            .value("depth", "levels", help: "Levels searched for CACHEDIR.TAG folders (0: none; default 5)."),
+            .value("time-limit", "seconds", help: "Seconds the CACHEDIR.TAG search may take (default 10)."),
+            .flag("json", help: "One JSON document instead of a table."),
+            .value("write", "file", help: "Write the proposed config to this file (see --force).", completion: .file),
+            .flag("force", help: "With --write: replace a file that exists."),
+        ]
     )
 
-    @Option(name: .long, help: ArgumentHelp("Search this home instead of yours (your environment's variables are then not used).", valueName: "dir"))
     var home: String?
-
-    @Flag(name: .long, help: "Also the system's caches (the default for root without --home).")
-    var system = false
-
-    @Option(name: .long, help: ArgumentHelp("Keep only caches whose name or path matches (repeatable).", valueName: "glob"))
-    var include: [String] = []
-
-    @Option(name: .long, help: ArgumentHelp("Leave out caches whose name or path matches (repeatable).", valueName: "glob"))
-    var exclude: [String] = []
-
-    @Option(name: .long, help: "Levels searched for CACHEDIR.TAG folders (0: none).")
-    var depth: Int = 5
-
-    @Option(name: .long, help: ArgumentHelp("Seconds the CACHEDIR.TAG search may take.", valueName: "seconds"))
-    var timeLimit: Double = 10
-
-    @Flag(name: .long, help: "One JSON document instead of a table.")
-    var json = false
-
-    @Option(name: .long, help: ArgumentHelp("Write the proposed config to this file (see --force).", valueName: "file"))
+    var system: Bool
+    var include: [String]
+    var exclude: [String]
+    var depth: Int
+    var timeLimit: Double
+    var json: Bool
     var write: String?
+    var force: Bool
 
-    @Flag(name: .long, help: "With --write: replace a file that exists.")
-    var force = false
-
-    func validate() throws {
-        guard depth >= 0 && depth <= 64 else { throw ValidationError("--depth must be from 0 to 64") }
-        guard timeLimit >= 0 && timeLimit <= 3600 else { throw ValidationError("--time-limit must be from 0 to 3600 seconds") }
-        guard !force || write != nil else { throw ValidationError("--force goes with --write FILE") }
+    init(_ arguments: ParsedArguments) throws {
+        home = arguments.value("home")
+        system = arguments.flag("system")
+        include = arguments.values("include")
+        exclude = arguments.values("exclude")
+        depth = try arguments.integer("depth", in: 0...64) ?? 5
+        timeLimit = try arguments.number("time-limit", in: 0...3600) ?? 10
+        json = arguments.flag("json")
+        write = arguments.value("write")
+        force = arguments.flag("force")
+        guard !force || write != nil else { throw arguments.usageError("--force goes with --write FILE") }
     }
 
     func run() throws {
@@ -80,9 +81,9 @@ struct DiscoverCommand: ParsableCommand {
                 throw CLIUsageError(message: "--home \(home): not an existing directory")
             }
             // Another user's home: this process's variables describe its own caches, not theirs.
-            homeLocations = CacheLocations(home: real, environment: real == ownHome ? ProcessInfo.processInfo.environment : [:])
+            homeLocations = CacheLocations(home: real, environment: real == ownHome ? ProcessEnvironment.variables : [:])
         } else if let ownHome {
-            homeLocations = CacheLocations(home: ownHome, environment: ProcessInfo.processInfo.environment)
+            homeLocations = CacheLocations(home: ownHome, environment: ProcessEnvironment.variables)
         }
         var scope = DiscoveryScope(home: homeLocations)
         scope.system = system || (home == nil && locations.euid == 0)

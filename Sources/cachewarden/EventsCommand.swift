@@ -1,30 +1,28 @@
-import ArgumentParser
 import CacheWarden
+import CacheWardenCommandLine
 import CacheWardenService
 import Glibc
 
 /// `cachewarden events [--filter trim,evict]`: print the running daemon's live event lines, a second consumer of
 /// the stream without a second watcher.
-struct EventsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "events",
+struct EventsCommand: CLICommand {
+    static let spec = CommandSpec(
+        "events",
         abstract: "Print the running daemon's live event lines (JSON lines), optionally only some events.",
-        discussion: "Ends with status 0 when the daemon stops; 1 when the daemon disconnected it for reading too slowly (more than 8 MiB behind)."
+        discussion: "Ends with status 0 when the daemon stops; 1 when the daemon disconnected it for reading too slowly (more than 8 MiB behind).",
+        options: ClientOptions.options + [
+            .value("filter", "names", help: "Only these events, comma-separated (e.g. trim,evict); default all."),
+        ]
     )
 
-    @OptionGroup var client: ClientOptions
+    var client: ClientOptions
+    var events: [String]
 
-    @Option(name: .long, help: ArgumentHelp("Only these events, comma-separated (e.g. trim,evict); default all.", valueName: "names"))
-    var filter: String?
-
-    var events: [String] {
-        filter.map { $0.split(separator: ",").map { $0.split(whereSeparator: \.isWhitespace).joined(separator: " ") } } ?? []
-    }
-
-    func validate() throws {
-        let unknown = events.filter { !WardenEvent.names.contains($0) }
-        if let first = unknown.first {
-            throw ValidationError("unknown event `\(first)` in --filter; expected some of \(WardenEvent.names.sorted().joined(separator: ", "))")
+    init(_ arguments: ParsedArguments) throws {
+        client = ClientOptions(arguments)
+        events = arguments.value("filter").map { $0.split(separator: ",").map { $0.split(whereSeparator: \.isWhitespace).joined(separator: " ") } } ?? []
+        if let first = events.first(where: { !WardenEvent.names.contains($0) }) {
+            throw arguments.usageError("unknown event `\(first)` in --filter; expected some of \(WardenEvent.names.sorted().joined(separator: ", "))")
         }
     }
 

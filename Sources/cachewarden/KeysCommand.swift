@@ -1,25 +1,26 @@
-import ArgumentParser
 import CacheWarden
+import CacheWardenCommandLine
 
 /// `cachewarden keys --format man|markdown` (hidden): the config key table (`ConfigKey.all`) as the
 /// `cachewarden.conf(5)` manual page (`make man`) or as docs/configuration.md's key reference.
-struct KeysCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "keys",
+struct KeysCommand: CLICommand {
+    static let spec = CommandSpec(
+        "keys",
         abstract: "Print the config file's keys as a manual page or a Markdown table.",
-        shouldDisplay: false
+        options: [.value("format", "format", help: "man or markdown (the default).", completion: .values(["man", "markdown"]))],
+        hidden: true
     )
 
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case man, markdown
-    }
+    var format: String
 
-    @Option(help: "man or markdown.") var format: Format = .markdown
+    init(_ arguments: ParsedArguments) throws {
+        format = try arguments.choice("format", of: ["man", "markdown"]) ?? "markdown"
+    }
 
     func run() {
         switch format {
-        case .man: print(ConfigKeyDocs.man(version: CacheWardenVersion.current), terminator: "")
-        case .markdown: print(ConfigKeyDocs.markdown())
+        case "man": print(ConfigKeyDocs.man(version: CacheWardenVersion.current), terminator: "")
+        default: print(ConfigKeyDocs.markdown())
         }
     }
 }

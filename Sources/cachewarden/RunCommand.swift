@@ -1,11 +1,11 @@
-import ArgumentParser
 import CacheWarden
+import CacheWardenCommandLine
 import Logging
 
 /// `cachewarden run`: watch in the foreground and print one JSON line per event on stdout.
-struct RunCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "run",
+struct RunCommand: CLICommand {
+    static let spec = CommandSpec(
+        "run",
         abstract: "Watch the registered directories in the foreground, printing JSON lines on stdout.",
         discussion: """
             Signals: SIGINT/SIGTERM print a `stop` line per directory and exit 0; SIGUSR1 prints a `status` line \
@@ -14,28 +14,33 @@ struct RunCommand: ParsableCommand {
             RUNTIME_DIRECTORY) it answers `cachewarden status`, `trim`, `clear`, `reload` and `events`; with \
             metrics_file it keeps a Prometheus text file for node_exporter; under systemd (NOTIFY_SOCKET) it \
             reports READY, STATUS, RELOADING, STOPPING and feeds the watchdog.
-            """
+            """,
+        options: SettingsOptions.options + DaemonOptions.options + [
+            .flag("dry-run", help: "Report the evictions policies would do, and delete nothing."),
+            .flag("exit-on-epipe", help: "Exit (status 0) when stdout is closed, instead of enforcing quotas silently."),
+            .flag("debug", help: "Log every inotify record (with libinotifytools' mask names) on stderr."),
+            .value("max-buffered", "size", help: "Event lines held for a slow stdout reader before lines are dropped (and a `dropped` line says how many), e.g. 8MiB (the default)."),
+        ]
     )
 
-    @OptionGroup var source: SettingsOptions
-    @OptionGroup var daemon: DaemonOptions
+    var source: SettingsOptions
+    var daemon: DaemonOptions
+    var dryRun: Bool
+    var exitOnEpipe: Bool
+    var debug: Bool
+    var maxBuffered: Int64
 
-    @Flag(name: .long, help: "Report the evictions policies would do, and delete nothing.")
-    var dryRun = false
-
-    @Flag(name: .long, help: "Exit (status 0) when stdout is closed, instead of enforcing quotas silently.")
-    var exitOnEpipe = false
-
-    @Flag(name: .long, help: "Log every inotify record (with libinotifytools' mask names) on stderr.")
-    var debug = false
-
-    @Option(name: .long, help: ArgumentHelp("Event lines held for a slow stdout reader before lines are dropped (and a `dropped` line says how many), e.g. 8MiB.", valueName: "size"))
-    var maxBuffered: String = "8MiB"
-
-    func validate() throws {
-        guard let limit = WardenSettings.parseSize(maxBuffered), limit > 0 else {
-            throw ValidationError("bad value `\(maxBuffered)` for --max-buffered: expected a size like 8MiB or 64KB")
+    init(_ arguments: ParsedArguments) throws {
+        source = SettingsOptions(arguments)
+        daemon = DaemonOptions(arguments)
+        dryRun = arguments.flag("dry-run")
+        exitOnEpipe = arguments.flag("exit-on-epipe")
+        debug = arguments.flag("debug")
+        let text = arguments.value("max-buffered") ?? "8MiB"
+        guard let limit = WardenSettings.parseSize(text), limit > 0 else {
+            throw arguments.usageError("bad value `\(text)` for --max-buffered: expected a size like 8MiB or 64KB")
         }
+        maxBuffered = limit
     }
 
     func run() throws {
@@ -52,7 +57,7 @@ struct RunCommand: ParsableCommand {
         DefaultConfig.prepareFolder(of: socket)
         let service = RunService(settings: settings, configFile: source.config, socketPath: socket,
                                  mode: dryRun ? .dryRun : .enforce, logger: logger,
-                                 bufferLimit: Int(WardenSettings.parseSize(maxBuffered) ?? 8 << 20), exitOnEpipe: exitOnEpipe)
+                                 bufferLimit: Int(maxBuffered), exitOnEpipe: exitOnEpipe)
         try service.run()
     }
 }

@@ -1,26 +1,32 @@
-import FoundationEssentials
-import ArgumentParser
 import CacheWarden
+import CacheWardenCommandLine
 
 /// Where the settings come from: a config file, or one directory given on the command line.
-struct SettingsOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: ArgumentHelp("The key = value config file.", valueName: "file"))
+struct SettingsOptions {
+    static let options: [OptionSpec] = [
+        .value("config", short: "c", "file", help: "The key = value config file.", completion: .file),
+        .value("dir", "path", help: "Watch this one directory (quick mode, without a config file); it is named after its last path component.", completion: .directory),
+        .value("quota", "size", help: "Quota for --dir, e.g. 500MB or 2GiB (0: none)."),
+        .value("max-age", "age", help: "Age limit for --dir: 3d, 1w, 2w, 1mo, <N>s|m|h|d|w, or manual."),
+        .flag("allow-any-path", help: "Accept a --dir that CacheWarden refuses as no cache (a system folder, a home directory or a folder holding one)."),
+        .value("size-basis", "basis", help: "How sizes are counted: allocated (blocks, like du) or apparent (bytes).", completion: .values(["allocated", "apparent"])),
+    ]
+
     var config: String?
-
-    @Option(name: .long, help: ArgumentHelp("Watch this one directory (quick mode, without a config file); it is named after its last path component.", valueName: "path"))
     var dir: String?
-
-    @Option(name: .long, help: ArgumentHelp("Quota for --dir, e.g. 500MB or 2GiB (0: none).", valueName: "size"))
     var quota: String?
-
-    @Option(name: .long, help: ArgumentHelp("Age limit for --dir: 3d, 1w, 2w, 1mo, <N>s|m|h|d|w, or manual.", valueName: "age"))
     var maxAge: String?
-
-    @Flag(name: .long, help: "Accept a --dir that CacheWarden refuses as no cache (a system folder, a home directory or a folder holding one).")
     var allowAnyPath = false
-
-    @Option(name: .long, help: ArgumentHelp("How sizes are counted: allocated (blocks, like du) or apparent (bytes).", valueName: "basis"))
     var sizeBasis: String?
+
+    init(_ arguments: ParsedArguments) {
+        config = arguments.value("config")
+        dir = arguments.value("dir")
+        quota = arguments.value("quota")
+        maxAge = arguments.value("max-age")
+        allowAnyPath = arguments.flag("allow-any-path")
+        sizeBasis = arguments.value("size-basis")
+    }
 
     /// The settings these options describe; errors name the file and line, or the flag.
     func load() throws -> WardenSettings {
@@ -53,7 +59,7 @@ struct SettingsOptions: ParsableArguments {
 
     /// A valid directory name from a path's last component.
     static func name(for path: String) -> String {
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let absolute = PathResolver.absolute(path, relativeTo: PathResolver.currentDirectory())
         let parts = absolute.split(separator: "/").filter { $0 != "." }
         let last = parts.last.map(String.init) ?? "root"
         let cleaned = String(last.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") ? $0 : "_" })

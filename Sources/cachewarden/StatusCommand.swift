@@ -1,40 +1,44 @@
-import ArgumentParser
 import CacheWarden
+import CacheWardenCommandLine
 import CacheWardenService
 import FoundationEssentials
 import Glibc
 
 /// `cachewarden status`: one row per directory (total, files, quota, use, oldest file, free space), from the
 /// running daemon's memory when one answers, else from a one-shot scan in observe mode.
-struct StatusCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "status",
+struct StatusCommand: CLICommand {
+    static let spec = CommandSpec(
+        "status",
         abstract: "Print a size report per directory: a table (with usage bars on a terminal) or JSON lines.",
         discussion: """
             Asks the running daemon (its control socket) first: the answer comes from memory, without a rescan. \
             When no daemon answers, the directories of --config or --dir (or of the default config file, see \
             docs/defaults.md) are scanned once in observe mode (nothing can be deleted) and one line on stderr says \
             so. --scan always scans.
-            """
+            """,
+        options: SettingsOptions.options + DaemonOptions.options + [
+            .flag("json", help: "One JSON object per directory instead of a table."),
+            .flag("si", help: "Units of 1000 (kB, MB, GB)."),
+            .flag("iec", help: "Units of 1024 (KiB, MiB, GiB)."),
+            .flag("scan", help: "Scan the directories even when a daemon answers."),
+        ]
     )
 
-    @OptionGroup var source: SettingsOptions
-    @OptionGroup var daemon: DaemonOptions
+    var source: SettingsOptions
+    var daemon: DaemonOptions
+    var json: Bool
+    var si: Bool
+    var iec: Bool
+    var scan: Bool
 
-    @Flag(name: .long, help: "One JSON object per directory instead of a table.")
-    var json = false
-
-    @Flag(name: .long, help: "Units of 1000 (kB, MB, GB).")
-    var si = false
-
-    @Flag(name: .long, help: "Units of 1024 (KiB, MiB, GiB).")
-    var iec = false
-
-    @Flag(name: .long, help: "Scan the directories even when a daemon answers.")
-    var scan = false
-
-    func validate() throws {
-        guard !(si && iec) else { throw ValidationError("give --si or --iec, not both") }
+    init(_ arguments: ParsedArguments) throws {
+        source = SettingsOptions(arguments)
+        daemon = DaemonOptions(arguments)
+        json = arguments.flag("json")
+        si = arguments.flag("si")
+        iec = arguments.flag("iec")
+        scan = arguments.flag("scan")
+        guard !(si && iec) else { throw arguments.usageError("give --si or --iec, not both") }
     }
 
     func run() throws {
@@ -122,7 +126,7 @@ struct StatusCommand: ParsableCommand {
 
     /// Whether the config file wrote its quotas in 1024-based units (the report then uses them too).
     static func configUsesBinaryUnits(_ file: String?) -> Bool {
-        guard let file, let text = try? String(contentsOfFile: file, encoding: .utf8) else { return false }
+        guard let file, let text = FileContents.read(file, limit: WardenSettings.maxConfigBytes) else { return false }
         return text.split(separator: "\n").contains { line in
             line.contains("quota") && line.split(separator: "#").first.map { $0.contains("iB") } == true
         }

@@ -1,4 +1,5 @@
 import Foundation
+@testable import CacheWardenCommandLine
 import Testing
 @testable import CacheWarden
 

@@ -1,3 +1,5 @@
+import CacheWarden
+
 /// docs/configuration.md's key reference and the `cachewarden.conf(5)` manual page, both from `ConfigKey.all`
 /// (`cachewarden keys --format markdown|man`).
 public enum ConfigKeyDocs {
@@ -51,25 +53,8 @@ public enum ConfigKeyDocs {
 
     /// Markdown to plain text: no backticks, `\|` is `|`.
     static func plain(_ text: String) -> String {
-        text.replacingAll("`", with: "").replacingAll("\\|", with: "|")
+        text.replacing("`", with: "").replacing("\\|", with: "|")
     }
 
-    /// roff-safe text: backslashes, hyphens, `×` and `—` escaped, no line starting with a control character.
-    static func escape(_ text: String) -> String {
-        let s = text.replacingAll("\\", with: "\\e").replacingAll("-", with: "\\-")
-            .replacingAll("×", with: "\\(mu").replacingAll("—", with: "\\(em")
-        return s.hasPrefix(".") || s.hasPrefix("'") ? "\\&" + s : s
-    }
-}
-
-extension String {
-    fileprivate func replacingAll(_ target: String, with replacement: String) -> String {
-        var out = ""
-        var rest = self[...]
-        while let r = rest.firstRange(of: target) {
-            out += rest[..<r.lowerBound] + replacement
-            rest = rest[r.upperBound...]
-        }
-        return out + rest
-    }
+    static func escape(_ text: String) -> String { Roff.escape(text) }
 }

@@ -1,0 +1,55 @@
+/// One option of a command: `--long`, maybe `-s`, a flag or an option that takes a value.
+public struct OptionSpec: Sendable {
+    public enum Kind: Sendable, Equatable {
+        /// `--name` alone; giving it a value (`--name=x`) is an error.
+        case flag
+        /// `--name VALUE` or `--name=VALUE` (and `-sVALUE`, `-s VALUE`); given twice, the last one counts.
+        case value
+        /// As `value`, and every occurrence is kept, in order.
+        case repeated
+    }
+
+    /// The long name, without the leading `--`.
+    public var long: String
+    public var short: Character?
+    public var kind: Kind
+    /// What the help shows for the value (`<file>`); unused for a flag.
+    public var valueName: String
+    public var help: String
+    /// What a shell offers when completing the value.
+    public var completion: Completion
+    /// Left out of the help, the manual and the completions (still parsed).
+    public var hidden: Bool
+
+    public init(long: String, short: Character? = nil, kind: Kind, valueName: String = "value", help: String,
+                completion: Completion = .none, hidden: Bool = false) {
+        self.long = long
+        self.short = short
+        self.kind = kind
+        self.valueName = valueName
+        self.help = help
+        self.completion = completion
+        self.hidden = hidden
+    }
+
+    public static func flag(_ long: String, short: Character? = nil, help: String) -> OptionSpec {
+        OptionSpec(long: long, short: short, kind: .flag, help: help)
+    }
+
+    public static func value(_ long: String, short: Character? = nil, _ valueName: String, help: String,
+                             completion: Completion = .none) -> OptionSpec {
+        OptionSpec(long: long, short: short, kind: .value, valueName: valueName, help: help, completion: completion)
+    }
+
+    public static func repeated(_ long: String, _ valueName: String, help: String, completion: Completion = .none) -> OptionSpec {
+        OptionSpec(long: long, kind: .repeated, valueName: valueName, help: help, completion: completion)
+    }
+
+    var takesValue: Bool { kind != .flag }
+
+    /// `-c, --config <file>` as the help and the manual show it.
+    var synopsis: String {
+        let names = (short.map { "-\($0), " } ?? "") + "--\(long)"
+        return takesValue ? "\(names) <\(valueName)>" : names
+    }
+}
