@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "CWardenShims.h"
 #include <fcntl.h>
+#include <link.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
@@ -10,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds, uint64_t *ino) {
     struct statx sx;
@@ -67,3 +69,24 @@ int cwsys_usable_processors(void) {
     return CPU_COUNT(&set);
 }
 
+static int cwsys_drop_segments(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    long *advised = data;
+    // The first object is the program itself (empty name); its libraries follow.
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W)) continue;
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t start = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+        uintptr_t end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) & ~(page - 1);
+        if (madvise((void *)start, end - start, MADV_DONTNEED) != 0) { *advised = -1; return 1; }
+        *advised += (long)(end - start);
+    }
+    return 1;
+}
+
+long cwsys_drop_clean_program_pages(void) {
+    long advised = 0;
+    dl_iterate_phdr(cwsys_drop_segments, &advised);
+    return advised;
+}

@@ -11,7 +11,11 @@ struct FootprintResult: Sendable {
     /// Of a copy passed through `strip` (nil without `strip`).
     var strippedBytes: Int64?
     var idleRSS: Int64
+    /// After 300 writes of 10 KB into its 1 MB quota (and the trims they cause), idle again.
+    var activeRSS: Int64
     var peerIdleRSS: Int64?
+    /// inotifywait after the same writes (it prints a line each).
+    var peerActiveRSS: Int64?
     /// Wall seconds per run, after warm-up runs.
     var version: [Double]
     var peerHelp: [Double]
@@ -34,17 +38,20 @@ enum FootprintBenchmark {
         let empty = "\(work)/footprint-empty"
         guard mkdir(empty, 0o755) == 0 || errno == EEXIST else { throw BenchError("footprint: cannot create \(empty)") }
         var result = FootprintResult(binary: binary, bytes: fileSize(binary), strippedBytes: try strippedSize(binary, work: work),
-                                     idleRSS: 0, version: [], peerHelp: [])
-        result.idleRSS = try idleRSS(binary, ["run", "--dir", empty, "--quota", "1GB"], readyOn: .stdout("\"event\":\"ready\""),
-                                     work: work, name: "cachewarden")
+                                     idleRSS: 0, activeRSS: 0, version: [], peerHelp: [])
+        (result.idleRSS, result.activeRSS) = try residentSizes(binary, ["run", "--dir", empty, "--quota", "1MB"],
+                                                               readyOn: .stdout("\"event\":\"ready\""), folder: empty,
+                                                               doneOn: "\"event\":\"trim\"", work: work, name: "cachewarden")
         result.version = try wallTimes(binary, ["--version"])
         if let peer = env.inotifywait {
-            result.peerIdleRSS = try idleRSS(peer, ["-m", "-r", empty], readyOn: .stderr("Watches established"),
-                                             work: work, name: "inotifywait")
+            let watched = "\(work)/footprint-peer"
+            guard mkdir(watched, 0o755) == 0 || errno == EEXIST else { throw BenchError("footprint: cannot create \(watched)") }
+            (result.peerIdleRSS, result.peerActiveRSS) = try residentSizes(peer, ["-m", "-r", watched], readyOn: .stderr("Watches established"),
+                                                                           folder: watched, doneOn: "f300", work: work, name: "inotifywait")
             result.peerHelp = try wallTimes(peer, ["--help"])
         }
         log("footprint: \(binary): \(Format.bytes(result.bytes)), stripped \(result.strippedBytes.map(Format.bytes) ?? "n/a"); "
-            + "idle RSS \(Format.bytes(result.idleRSS)) (inotifywait \(result.peerIdleRSS.map(Format.bytes) ?? "n/a")); "
+            + "idle RSS \(Format.bytes(result.idleRSS)), after 300 writes \(Format.bytes(result.activeRSS)) (inotifywait \(result.peerIdleRSS.map(Format.bytes) ?? "n/a"), \(result.peerActiveRSS.map(Format.bytes) ?? "n/a")); "
             + "--version \(Format.seconds(Stats.median(result.version))) (inotifywait --help \(Format.seconds(Stats.median(result.peerHelp))))")
         return result
     }
@@ -67,9 +74,10 @@ enum FootprintBenchmark {
         case stderr(String)
     }
 
-    /// `VmRSS` of `executable` one second after it said it is ready (the line `ready` names, in its output file).
-    private static func idleRSS(_ executable: String, _ arguments: [String], readyOn ready: Ready, work: String,
-                                name: String) throws -> Int64 {
+    /// `VmRSS` of `executable` one second after it said it is ready (the line `ready` names, in its output file),
+    /// and again one second after 300 files of 10 KB were written into `folder` and its output showed `doneOn`.
+    private static func residentSizes(_ executable: String, _ arguments: [String], readyOn ready: Ready, folder: String,
+                                      doneOn done: String, work: String, name: String) throws -> (idle: Int64, active: Int64) {
         let out = "\(work)/footprint-\(name).out"
         let err = "\(work)/footprint-\(name).err"
         let child = try Child(executable, arguments, stdout: .file(out), stderr: .file(err))
@@ -78,13 +86,31 @@ enum FootprintBenchmark {
         case .stdout(let t): (out, t)
         case .stderr(let t): (err, t)
         }
+        try waitFor(text, in: file, child: child, name: name)
+        Clock.sleep(1)   // idle: whatever start-up left behind settles (timers armed, threads parked)
+        let idle = try rss(child.pid, name: name)
+        let chunk = [UInt8](repeating: 0x61, count: 10_000)
+        for i in 1...300 {
+            let fd = open("\(folder)/f\(i)", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            guard fd >= 0 else { throw BenchError("footprint: cannot write into \(folder)") }
+            _ = chunk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+        }
+        try waitFor(done, in: out, child: child, name: name)
+        Clock.sleep(1)
+        return (idle, try rss(child.pid, name: name))
+    }
+
+    private static func waitFor(_ text: String, in file: String, child: Child, name: String) throws {
         let deadline = Clock.nanos() + 10_000_000_000
         while !((try? String(contentsOfFile: file, encoding: .utf8))?.contains(text) ?? false) {
-            guard child.isRunning, Clock.nanos() < deadline else { throw BenchError("footprint: \(name) did not get ready") }
+            guard child.isRunning, Clock.nanos() < deadline else { throw BenchError("footprint: \(name) did not print \(text)") }
             Clock.sleep(0.01)
         }
-        Clock.sleep(1)   // idle: whatever start-up left behind settles (timers armed, threads parked)
-        guard let status = try? String(contentsOfFile: "/proc/\(child.pid)/status", encoding: .utf8),
+    }
+
+    private static func rss(_ pid: pid_t, name: String) throws -> Int64 {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
               let kB = Int64(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") else {
             throw BenchError("footprint: no VmRSS for \(name)")
@@ -135,6 +161,9 @@ struct FootprintSection: BenchSection {
             Report.Row(metric: "footprint: idle RSS of `run` on an empty folder after ready",
                        cachewarden: Format.bytes(r.idleRSS), peer: "inotifywait -m -r: \(r.peerIdleRSS.map(Format.bytes) ?? "n/a")",
                        ratio: Format.ratio(Double(r.idleRSS), r.peerIdleRSS.map(Double.init))),
+            Report.Row(metric: "footprint: RSS after 300 writes of 10 KB into a 1 MB quota (trims), idle again",
+                       cachewarden: Format.bytes(r.activeRSS), peer: "inotifywait -m -r: \(r.peerActiveRSS.map(Format.bytes) ?? "n/a")",
+                       ratio: Format.ratio(Double(r.activeRSS), r.peerActiveRSS.map(Double.init))),
             Report.Row(metric: "footprint: `--version` wall time (median of \(r.version.count))",
                        cachewarden: Format.seconds(version), peer: "inotifywait --help: \(help.map(Format.seconds) ?? "n/a")",
                        ratio: Format.ratio(version, help)),
@@ -157,6 +186,8 @@ struct FootprintSection: BenchSection {
             ("stripped_bytes", .integer(r.strippedBytes)),
             ("idle_rss_bytes", .integer(r.idleRSS)),
             ("inotifywait_idle_rss_bytes", .integer(r.peerIdleRSS)),
+            ("active_rss_bytes", .integer(r.activeRSS)),
+            ("inotifywait_active_rss_bytes", .integer(r.peerActiveRSS)),
             ("version_median_s", .number(Stats.median(r.version))),
             ("version_p90_s", .number(Stats.percentile(r.version, 90))),
             ("inotifywait_help_median_s", .number(r.peerHelp.isEmpty ? nil : Stats.median(r.peerHelp))),

@@ -55,6 +55,7 @@ final class RunService: @unchecked Sendable {
         stdout?.flush(timeout: 1)   // the `ready` lines are out before systemd hears READY=1
         journal?.flush(timeout: 1)
         notifier.ready(status: systemdStatus.summary)
+        StartupPages.release()
         if let interval = notifier.watchdogInterval {
             // From the watcher's own queue: when that queue is stuck, the pings stop and systemd restarts us.
             watcher.startHeartbeat(every: interval) { [notifier] in notifier.watchdog() }

@@ -12,6 +12,8 @@
 //    the `CMSG_*` macros, which Swift cannot call (`cwsys_memfd`, `cwsys_seal`, `cwsys_send_descriptor`).
 //  * `sched_getaffinity(2)` and `CPU_COUNT` are a GNU extension and a macro Swift's Glibc module does not offer
 //    (`cwsys_usable_processors`).
+//  * The program's own read-only segments (`cwsys_drop_clean_program_pages`): found with `dl_iterate_phdr(3)` and
+//    the ELF program headers, C structures Swift's Glibc module does not describe.
 //
 // Every symbol here is prefixed `cwsys_`.
 #ifndef CWARDENSHIMS_H
@@ -49,5 +51,11 @@ int cwsys_send_descriptor(int sock, const void *address, uint32_t length, int fd
 /// The processors this process may run on (its CPU affinity mask, as nproc(1) counts them), or -1 with `errno`
 /// set.
 int cwsys_usable_processors(void);
+
+/// Unmaps the resident pages of the running program's segments that are never written (code, read-only data):
+/// `madvise(MADV_DONTNEED)` on each `PT_LOAD` without `PF_W`. They stay in the page cache, and the next access
+/// maps them again from there (a minor fault, no I/O); writable segments (data, relocated read-only data) are
+/// not touched. Returns the bytes advised, or -1 with `errno` set.
+long cwsys_drop_clean_program_pages(void);
 
 #endif
