@@ -91,9 +91,9 @@ clean:
 # packed by `dpkg-deb --build --root-owner-group`. Not dpkg-buildpackage from a debian/ source package: the build
 # needs the Swift toolchain, which Debian does not package, so such a source package could not build on a Debian
 # builder anyway; the staged tree reuses the tested `make install`. Depends: is computed from the binary by
-# dpkg-shlibdeps (it wants a debian/control, hence the one in DEBSCRATCH), with libc6 raised to 2.36: the binary's
-# relocations are DT_RELR (see LINK), which an older loader would silently skip, and lld records no symbol version
-# that would tell dpkg-shlibdeps so. lintian: no error, no warning (the bash
+# dpkg-shlibdeps (it wants a debian/control, hence the one in DEBSCRATCH), with libc6 raised to at least 2.36: the
+# binary's relocations are DT_RELR (see LINK), so it needs the symbol version GLIBC_ABI_DT_RELR, which an older
+# loader refuses; dpkg-shlibdeps reads only the imported functions and would ask for less. lintian: no error, no warning (the bash
 # completion loses its #! line, which lintian flags in a sourced file). Accepted info tags (`lintian -I`):
 # hardening-no-bindnow / hardening-no-fortify-functions (swiftc's static-stdlib link, not dpkg-buildflags),
 # spelling-error-in-binary (fragments of the linked-in Swift runtime's strings), systemd-service-file-missing-
@@ -126,7 +126,7 @@ deb: all
 	{ echo "Package: cachewarden"; echo "Version: $(DEB_VERSION)"; echo "Architecture: $(DEB_ARCH)"; \
 	  echo "Maintainer: $(DEB_MAINTAINER)"; \
 	  echo "Installed-Size: $$(du -sk --exclude=DEBIAN $(DEBROOT) | cut -f1)"; \
-	  echo "Depends: $$(sed -n 's/^shlibs:Depends=//p' $(DEBSCRATCH)/shlibs.txt | sed 's/libc6 (>= [0-9.]*)/libc6 (>= 2.36)/')"; \
+	  echo "Depends: $$(sed -n 's/^shlibs:Depends=//p' $(DEBSCRATCH)/shlibs.txt | packaging/raise-libc6 2.36)"; \
 	  echo "Section: admin"; echo "Priority: optional"; echo "Homepage: $(DEB_HOMEPAGE)"; \
 	  echo "Description: keeps cache directories under a size quota"; \
 	  echo " CacheWarden watches cache directories with inotify and deletes their oldest"; \

@@ -76,9 +76,11 @@ static int cwsys_drop_segments(struct dl_phdr_info *info, size_t size, void *dat
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W)) continue;
+        // Only the pages wholly inside the segment: a page it shares with a writable neighbour is left alone.
         uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-        uintptr_t start = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
-        uintptr_t end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) & ~(page - 1);
+        uintptr_t start = (info->dlpi_addr + ph->p_vaddr + page - 1) & ~(page - 1);
+        uintptr_t end = (info->dlpi_addr + ph->p_vaddr + ph->p_filesz) & ~(page - 1);
+        if (end <= start) continue;
         if (madvise((void *)start, end - start, MADV_DONTNEED) != 0) { *advised = -1; return 1; }
         *advised += (long)(end - start);
     }

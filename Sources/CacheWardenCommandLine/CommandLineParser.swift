@@ -125,10 +125,10 @@ public struct CommandLineParser: Sendable {
             }
             if let equals {
                 record(String(body[body.index(after: equals)...]), for: option)
-            } else if let value = rest.popFirst() {
+            } else if let value = Self.separateValue(&rest) {
                 record(value, for: option)
             } else {
-                fail("missing value for --\(name) <\(option.valueName)>")
+                fail("missing value for --\(name) <\(option.valueName)> (write --\(name)=VALUE for a value that starts with -)")
             }
         }
 
@@ -140,13 +140,21 @@ public struct CommandLineParser: Sendable {
                 guard option.takesValue else { set(option); continue }
                 if !letters.isEmpty {
                     record(String(letters), for: option)
-                } else if let value = rest.popFirst() {
+                } else if let value = Self.separateValue(&rest) {
                     record(value, for: option)
                 } else {
-                    fail("missing value for -\(letter) <\(option.valueName)>")
+                    fail("missing value for -\(letter) <\(option.valueName)> (write -\(letter)VALUE for a value that starts with -)")
                 }
                 return
             }
+        }
+
+        /// The next word as an option's value, unless it looks like an option itself: `--control-socket
+        /// --dry-run` must not quietly take `--dry-run` as a path and drop the flag (a `clear` would then delete).
+        /// `-` alone is a value; a value that starts with `-` is written attached (`--name=-x`, `-c-x`).
+        static func separateValue(_ rest: inout ArraySlice<String>) -> String? {
+            guard let next = rest.first, next == "-" || !next.hasPrefix("-") else { return nil }
+            return rest.popFirst()
         }
 
         private mutating func set(_ flag: OptionSpec) {

@@ -50,7 +50,7 @@ public struct CommandSpec: Sendable {
 
     /// The options the help and the manual list, in order.
     var listedOptions: [OptionSpec] {
-        var all = options.filter { !$0.hidden }
+        var all = options
         if version != nil { all.append(Self.versionOption) }
         all.append(Self.help)
         return all

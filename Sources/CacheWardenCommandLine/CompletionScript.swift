@@ -23,7 +23,7 @@ public struct CompletionScript: Sendable {
     private var function: String { "_" + root.name.map { $0.isLetter || $0.isNumber ? $0 : "_" } }
 
     private static func options(_ spec: CommandSpec) -> [OptionSpec] {
-        spec.options.filter { !$0.hidden } + [CommandSpec.help]
+        spec.options + [CommandSpec.help]
     }
 
     // MARK: bash

@@ -34,7 +34,7 @@ struct HelpText {
         if !spec.subcommands.isEmpty {
             words.append("<subcommand>")
         } else {
-            words += spec.options.filter { !$0.hidden }.map { o in
+            words += spec.options.map { o in
                 let name = o.short.map { "-\($0)" } ?? "--\(o.long)"
                 let shown = o.takesValue ? "\(name) <\(o.valueName)>" : name
                 return o.kind == .repeated ? "[\(shown) ...]" : "[\(shown)]"

@@ -3,14 +3,12 @@
 /// `cachewarden.1`.
 public struct ManualPage: Sendable {
     let root: CommandSpec
-    let section: Int
     /// Extra sections before SEE ALSO: (title, paragraphs).
     let extra: [(String, [String])]
     let seeAlso: [String]
 
-    public init(root: CommandSpec, section: Int = 1, extra: [(String, [String])] = [], seeAlso: [String] = []) {
+    public init(root: CommandSpec, extra: [(String, [String])] = [], seeAlso: [String] = []) {
         self.root = root
-        self.section = section
         self.extra = extra
         self.seeAlso = seeAlso
     }
@@ -18,7 +16,7 @@ public struct ManualPage: Sendable {
     public var text: String {
         let name = root.name
         var out = [
-            ".TH \(name.uppercased()) \(section) \"\" \"\(Roff.escape(root.version.map { "\(name) \($0)" } ?? name))\" \"User Commands\"",
+            ".TH \(name.uppercased()) 1 \"\" \"\(Roff.escape(root.version.map { "\(name) \($0)" } ?? name))\" \"User Commands\"",
             ".SH NAME", "\(Roff.escape(name)) \\- \(Roff.fromMarkdown(root.abstract))",
             ".SH SYNOPSIS", ".B \(Roff.escape(name))", root.subcommands.isEmpty ? ".RI [ options ]" : ".I command", ".RI [ options ]",
         ]

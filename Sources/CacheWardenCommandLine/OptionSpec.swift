@@ -18,18 +18,15 @@ public struct OptionSpec: Sendable {
     public var help: String
     /// What a shell offers when completing the value.
     public var completion: Completion
-    /// Left out of the help, the manual and the completions (still parsed).
-    public var hidden: Bool
 
     public init(long: String, short: Character? = nil, kind: Kind, valueName: String = "value", help: String,
-                completion: Completion = .none, hidden: Bool = false) {
+                completion: Completion = .none) {
         self.long = long
         self.short = short
         self.kind = kind
         self.valueName = valueName
         self.help = help
         self.completion = completion
-        self.hidden = hidden
     }
 
     public static func flag(_ long: String, short: Character? = nil, help: String) -> OptionSpec {

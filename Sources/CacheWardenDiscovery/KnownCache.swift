@@ -20,6 +20,9 @@ extension KnownCache {
         let parts = pattern.split(separator: "/", maxSplits: 1).map(String.init)
         guard parts.first == "*" else { return [DiscoveryPath.join(base, pattern)] }
         let rest = parts.count > 1 ? parts[1] : ""
-        return DiscoveryPath.entries(base).map { DiscoveryPath.join(DiscoveryPath.join(base, $0), rest) }
+        // The folder listed is where `base` leads (a browser's cache folder may be a symlink to another disk), as
+        // any other known cache's path is resolved; whether that is outside the home is judged later, alike.
+        guard let real = DiscoveryPath.existingDirectory(base) else { return [] }
+        return DiscoveryPath.entries(real).map { DiscoveryPath.join(DiscoveryPath.join(real, $0), rest) }
     }
 }

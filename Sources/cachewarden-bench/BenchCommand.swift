@@ -131,7 +131,8 @@ struct BenchCommand {
         runner.runSections(sections)
         runner.report.wallSeconds = Clock.seconds(since: wallStart)
         try Self.printReport(runner.report, json: json, log: log)
-        if !runner.report.failures.isEmpty { exit(1) }
+        // Thrown, not exit(1): the deferred clean-up (children, the temporary tree) runs first.
+        if !runner.report.failures.isEmpty { throw BenchFailed() }
     }
 
     private static func printReport(_ report: Report, json: String?, log: (String) -> Void) throws {
@@ -164,6 +165,8 @@ enum BenchMain {
             }
         } catch let error as UsageError {
             fail(error.description, status: 2)
+        } catch is BenchFailed {
+            exit(1)   // the report has said which figures failed
         } catch {
             fail("\(error)", status: 1)
         }
@@ -181,3 +184,6 @@ enum BenchMain {
         exit(status)
     }
 }
+
+/// Some figure of the run failed its check (the report lists them): exit 1 once everything is cleaned up.
+struct BenchFailed: Error {}

@@ -56,8 +56,6 @@ enum Main {
             fail(error.message, status: 1)
         } catch let error as ControlClientError {
             fail(error.description, status: error.refused ? 2 : 1)
-        } catch let code as CommandExit {
-            exit(code.status)
         } catch {
             fail("\(error)", status: 1)
         }
@@ -79,9 +77,4 @@ enum Main {
 /// A command-line mistake the argument parser cannot see (e.g. `--config` together with `--dir`).
 struct CLIUsageError: Error {
     var message: String
-}
-
-/// Ends the process with `status` and nothing more said (what a command has already printed is the message).
-struct CommandExit: Error {
-    var status: Int32
 }

@@ -34,6 +34,11 @@ struct ClearCommand: CLICommand {
             print(JSONValue.object(reply).jsonText)
             return
         }
+        // A socket named on the command line is the daemon meant: nobody there is an error, not a reason to
+        // clear without it.
+        if let socket = daemon.controlSocket {
+            throw DaemonUnavailable(message: "no daemon answers on \(DaemonOptions.absolute(socket)); nothing cleared (leave out --control-socket to clear without a daemon)")
+        }
         let settings = try source.load()
         for name in names where !settings.directories.contains(where: { $0.name == name }) {
             throw CLIUsageError(message: "no directory named \(name); known: \(settings.directories.map(\.name).joined(separator: ", "))")

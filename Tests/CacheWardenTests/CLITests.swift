@@ -140,6 +140,19 @@ import Testing
         #expect(unknown.err.hasPrefix("cachewarden: no directory named nope"))
     }
 
+    @Test func aFlagWhereAValueIsDueIsRefusedAndAMissingDaemonClearsNothing() throws {
+        let tree = TemporaryTree()
+        for i in 0..<5 { tree.write("c/f\(i)", size: 100) }
+        let file = try config(tree, "dir.c.path = c\n")
+        // `--dry-run` is not taken as the socket's name (which would drop the flag and clear for real).
+        let swallowed = try runProcess(cachewardenBinary(), ["clear", "--config", file, "--control-socket", "--dry-run"])
+        #expect(swallowed.status == 2 && swallowed.err.contains("missing value for --control-socket"), "\(swallowed)")
+        // A socket named on the command line with nobody there: an error, not a clear without the daemon.
+        let nobody = try runProcess(cachewardenBinary(), ["clear", "--config", file, "--control-socket", tree.url("none.sock")])
+        #expect(nobody.status == 1 && nobody.err.contains("nothing cleared"), "\(nobody)")
+        for i in 0..<5 { #expect(tree.exists("c/f\(i)")) }
+    }
+
     @Test func statusPrintsOneRowPerDirectoryAsTableOrJSON() throws {
         let tree = TemporaryTree()
         tree.write("a/x", size: 3000)

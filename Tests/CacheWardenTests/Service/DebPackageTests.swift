@@ -27,17 +27,7 @@ extension InstallTests {
         let debs = try FileManager.default.contentsOfDirectory(atPath: Self.packageRoot)
             .filter { $0.hasPrefix("cachewarden_") && $0.hasSuffix(".deb") }
         let deb = Self.packageRoot + "/" + (try #require(debs.first, "no .deb in \(Self.packageRoot)"))
-        let fields = try runProcess(try #require(which("dpkg-deb")), ["-f", deb, "Depends", "Installed-Size", "Version"])
-        // libc6 at least 2.36: the binary's relocations are DT_RELR (the Makefile's LINK).
-        #expect(fields.out.contains("Depends: ") && fields.out.contains("libc6 (>= 2.36)"), "\(fields.out)")
-        #expect(fields.out.contains("Version: ") && fields.out.contains("Installed-Size: "), "\(fields.out)")
-
-        if let lintian = which("lintian") {
-            // No error and no warning; the accepted info tags are listed in the Makefile.
-            let l = try runProcess(lintian, [deb])
-            let complaints = (l.out + l.err).split(separator: "\n").filter { $0.hasPrefix("E:") || $0.hasPrefix("W:") }
-            #expect(complaints.isEmpty, "\(complaints)")
-        }
+        try Self.checkFieldsAndLintian(deb)
 
         defer { _ = try? runProcess(dpkg, ["-P", "cachewarden"]) }
         let install = try runProcess(dpkg, ["-i", deb])
@@ -75,5 +65,32 @@ extension InstallTests {
 
         let size = (try? FileManager.default.attributesOfItem(atPath: deb)[.size] as? Int) ?? 0
         print("deb: \(deb.split(separator: "/").last ?? "") \(size) bytes; \(files.count) files; make deb \(String(format: "%.1f", built.timeIntervalSince(started)))s, lintian + dpkg -i \(String(format: "%.1f", installed.timeIntervalSince(built)))s")
+    }
+
+    /// The control fields (libc6 at least 2.36: the binary's relocations are DT_RELR, the Makefile's LINK) and
+    /// lintian: no error and no warning; the accepted info tags are listed in the Makefile.
+    static func checkFieldsAndLintian(_ deb: String) throws {
+        let fields = try runProcess(try #require(which("dpkg-deb")), ["-f", deb, "Depends", "Installed-Size", "Version"])
+        let libc = fields.out.firstRange(of: "libc6 (>= ").map { fields.out[$0.upperBound...].prefix { $0 != ")" } }
+        let dpkg = try #require(which("dpkg"))
+        #expect(try libc.map { try runProcess(dpkg, ["--compare-versions", String($0), "ge", "2.36"]).status == 0 } == true, "\(fields.out)")
+        #expect(fields.out.contains("Version: ") && fields.out.contains("Installed-Size: "), "\(fields.out)")
+        if let lintian = which("lintian") {
+            let l = try runProcess(lintian, [deb])
+            let complaints = (l.out + l.err).split(separator: "\n").filter { $0.hasPrefix("E:") || $0.hasPrefix("W:") }
+            #expect(complaints.isEmpty, "\(complaints)")
+        }
+    }
+
+    /// packaging/raise-libc6 raises a lower libc6 requirement, keeps a higher one and adds a missing one.
+    @Test(.enabled(if: which("dpkg") != nil, "needs dpkg"))
+    func theLibc6RequirementIsRaisedNeverLowered() throws {
+        let script = Self.packageRoot + "/packaging/raise-libc6"
+        for (given, expected) in [("libc6 (>= 2.35), libgcc-s1 (>= 4.2)", "libc6 (>= 2.36), libgcc-s1 (>= 4.2)"),
+                                  ("libc6 (>= 2.38), libgcc-s1 (>= 4.2)", "libc6 (>= 2.38), libgcc-s1 (>= 4.2)"),
+                                  ("libgcc-s1 (>= 4.2)", "libc6 (>= 2.36), libgcc-s1 (>= 4.2)")] {
+            let r = try runProcess(script, ["2.36"], stdin: given + "\n")
+            #expect(r.status == 0 && r.out == expected + "\n", "\(given): \(r.out)\(r.err)")
+        }
     }
 }
