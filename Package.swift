@@ -22,6 +22,9 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("inotifytools")]
         ),
+        // The C shim over <sys/fanotify.h>: event decoding (records with file handles and names), the FAN_*
+        // constants, name_to_handle_at. Imported by the fanotify backend only.
+        .target(name: "CFanotify"),
         // The C shim under the filesystem layer and engine: statx birth times, malloc_trim (see CWardenShims.h).
         .target(name: "CWardenShims"),
         // The pipeline: backend → ledger → policies → evictor → sinks.
@@ -29,6 +32,7 @@ let package = Package(
             name: "CacheWarden",
             dependencies: [
                 "CInotify",
+                "CFanotify",
                 "CWardenShims",
                 .product(name: "SystemPackage", package: "swift-system"),
                 // OrderedCollections alone: the `Collections` umbrella linked every module of the package

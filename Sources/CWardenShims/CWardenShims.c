@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -92,3 +93,12 @@ long cwsys_drop_clean_program_pages(void) {
     dl_iterate_phdr(cwsys_drop_segments, &advised);
     return advised;
 }
+
+int cwsys_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int cwsys_epoll_add(int epfd, int fd) {
+    struct epoll_event event = { .events = EPOLLIN | EPOLLONESHOT, .data = { .fd = fd } };
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
+}
+
+int cwsys_epoll_remove(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }

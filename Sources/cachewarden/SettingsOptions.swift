@@ -10,6 +10,8 @@ struct SettingsOptions {
         .value("max-age", "age", help: "Age limit for --dir: 3d, 1w, 2w, 1mo, <N>s|m|h|d|w, or manual."),
         .flag("allow-any-path", help: "Accept a --dir that CacheWarden refuses as no cache (a system folder, a home directory or a folder holding one)."),
         .value("size-basis", "basis", help: "How sizes are counted: allocated (blocks, like du) or apparent (bytes).", completion: .values(["allocated", "apparent"])),
+        .value("backend", "backend", help: "How --dir's changes are followed: auto (the default), inotify, fanotify or poll.",
+               completion: .values(BackendChoice.allCases.map(\.rawValue))),
     ]
 
     var config: String?
@@ -18,6 +20,7 @@ struct SettingsOptions {
     var maxAge: String?
     var allowAnyPath = false
     var sizeBasis: String?
+    var backend: String?
 
     init(_ arguments: ParsedArguments) {
         config = arguments.value("config")
@@ -26,14 +29,15 @@ struct SettingsOptions {
         maxAge = arguments.value("max-age")
         allowAnyPath = arguments.flag("allow-any-path")
         sizeBasis = arguments.value("size-basis")
+        backend = arguments.value("backend")
     }
 
     /// The settings these options describe; errors name the file and line, or the flag.
     func load() throws -> WardenSettings {
         switch (config, dir) {
         case (let file?, nil):
-            guard quota == nil, maxAge == nil, sizeBasis == nil, !allowAnyPath else {
-                throw CLIUsageError(message: "--quota, --max-age, --size-basis and --allow-any-path go with --dir; with --config set them in the file")
+            guard quota == nil, maxAge == nil, sizeBasis == nil, backend == nil, !allowAnyPath else {
+                throw CLIUsageError(message: "--quota, --max-age, --size-basis, --backend and --allow-any-path go with --dir; with --config set them in the file")
             }
             return try WardenSettings.load(configFile: file)
         case (nil, let path?):
@@ -41,6 +45,7 @@ struct SettingsOptions {
             if let quota { lines.append("dir.\(Self.name(for: path)).quota = \(quota)") }
             if let maxAge { lines.append("dir.\(Self.name(for: path)).max_age = \(maxAge)") }
             if let sizeBasis { lines.append("size_basis = \(sizeBasis)") }
+            if let backend { lines.append("backend = \(backend)") }
             if allowAnyPath { lines.append("dir.\(Self.name(for: path)).allow_any_path = true") }
             // The quick mode goes through the same parser as a file, so its values get the same checks.
             do {
@@ -48,7 +53,8 @@ struct SettingsOptions {
             } catch {
                 throw CLIUsageError(message: error.message.replacing("allow_any_path = true", with: "allow_any_path")
                     .replacing("dir.\(Self.name(for: path)).", with: "--")
-                    .replacing("max_age", with: "max-age").replacing("allow_any_path", with: "allow-any-path").replacing("size_basis", with: "--size-basis"))
+                    .replacing("max_age", with: "max-age").replacing("allow_any_path", with: "allow-any-path").replacing("size_basis", with: "--size-basis")
+                    .replacing("for backend", with: "for --backend"))
             }
         case (nil, nil):
             throw DefaultConfig.missing()

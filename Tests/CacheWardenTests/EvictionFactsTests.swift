@@ -112,13 +112,14 @@ import Testing
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
-    @Test(.enabled(if: which("inotifywait") != nil, "needs inotifywait as an independent witness"))
-    func underAWriteThenRenameClientEveryEvictLineIsADeletion() throws {
+    @Test(.enabled(if: which("inotifywait") != nil, "needs inotifywait as an independent witness"),
+          arguments: testedBackends.filter { $0 != .poll })
+    func underAWriteThenRenameClientEveryEvictLineIsADeletion(_ backend: BackendChoice) throws {
         let tree = TemporaryTree()
         // An independent witness of every deletion in the tree.
         let witness = try RunningCLI(["-m", "-q", "-e", "delete", "--format", "%f", tree.path], executable: which("inotifywait")!)
         #expect(waitUntilWatching(witness.process.processIdentifier))
-        let h = try WatcherHarness(tree, quota: 400_000, basis: .apparent)
+        let h = try WatcherHarness(tree, quota: 400_000, basis: .apparent) { $0.backend = backend }
         // A pip-like client: write a temporary file, then rename it into place; and now and then rename an
         // entry away (as a client moving an entry aside), racing the trims. Every 100 files (≈ 550 kB, over the
         // quota) the client waits until the watcher has seen its last entry and trimmed: the watcher reads its

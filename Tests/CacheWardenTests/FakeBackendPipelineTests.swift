@@ -13,8 +13,7 @@ import Testing
                        configure: (inout DirectorySettings) -> Void = { _ in }) throws -> (Watcher, EventLog, FakeBackend) {
         var dir = DirectorySettings(name: "cache", path: tree.path, quota: quota)
         configure(&dir)
-        var settings = WardenSettings(directories: [dir], sizeBasis: .apparent)
-        settings.watchLimitRescanInterval = 3600   // the fake's "timer" fires only when the test says
+        let settings = WardenSettings(directories: [dir], sizeBasis: .apparent)
         let made = Mutex<FakeBackend?>(nil)
         let log = EventLog()
         let root = try Syscall.canonicalPath(tree.path)
@@ -70,7 +69,7 @@ import Testing
         #expect(watcher.totals()[0].total == 7_500)
     }
 
-    @Test func aDirectoryPastTheWatchLimitIsReportedOnceAndReadOnTheBackendsTimer() throws {
+    @Test func aDirectoryPastTheWatchLimitIsReportedOnceAndReadByItsFallback() throws {
         let tree = TemporaryTree()
         tree.write("ok/f", size: 100)
         let (watcher, log, fake) = try start(tree, refuse: { $0 == "blind" })
@@ -80,7 +79,7 @@ import Testing
         let limitLines = { log.all.filter { if case .error(let e) = $0.kind { return e.kind == "watch_limit" }; return false }.count }
         #expect(eventually { limitLines() == 1 })
         #expect(watcher.totals()[0].total == 1_100)
-        tree.write("blind/second", size: 50)   // no watch there: seen only when the timer's re-read comes
+        tree.write("blind/second", size: 50)   // no watch there: seen only when a polling pass re-reads it
         #expect(watcher.totals()[0].total == 1_100)
         fake.send([.rereadFallbacks])
         #expect(watcher.totals()[0].total == 1_150)

@@ -66,7 +66,7 @@ import Testing
 
     /// For each backend. Polled (1 s), a check may wait for the full pass (`PollBackend.fullPassEvery`) to see an
     /// append in place, so it runs a quarter of the operations, checked as often.
-    @Test(arguments: [BackendChoice.inotify, .poll])
+    @Test(arguments: testedBackends)
     func randomOperationsKeepTotalsEqualToAFreshScan(_ backend: BackendChoice) throws {
         var (seed, operations) = Self.seedAndOperations()
         if backend == .poll { operations = max(1, operations / 4) }

@@ -6,7 +6,7 @@ import Testing
 /// Crossing the quota trims oldest-first to half of it, at once, and never deletes what is not ours.
 @Suite struct QuotaTrimTests {
     /// For each backend (`poll` at a 1 s interval: the write is seen by the next pass).
-    @Test(arguments: [BackendChoice.inotify, .poll])
+    @Test(arguments: testedBackends)
     func crossingTheQuotaTrimsOldestFirstToHalf(_ backend: BackendChoice) throws {
         let tree = TemporaryTree()
         let now = Date().timeIntervalSince1970

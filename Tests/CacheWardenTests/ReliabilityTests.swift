@@ -278,31 +278,6 @@ import Testing
         #expect(h.totalsMatchDisk(basis: .apparent), "watcher \(h.total) B/\(h.files), disk \(diskTotals(tree.path, basis: .apparent)) \(ModelBasedTotalsTests.inventory(tree.path))")
     }
 
-    @Test func aDirectoryOverTheWatchLimitIsReadOnATimerInsteadOfGoingBlind() throws {
-        let tree = TemporaryTree()
-        let log = EventLog(), clock = ManualClock()
-        var settings = WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)], sizeBasis: .apparent)
-        settings.watchLimitRescanInterval = 60
-        let watcher = Watcher(settings: settings, backend: .inotify(addWatchOverride: { $0.hasSuffix("/blind") ? Errno.noSpace : nil }),
-                              clock: clock, log: log)
-        try watcher.start()
-        defer { watcher.stop() }
-        tree.write("blind/first", size: 100)
-        #expect(eventually { log.all.contains { if case .error(let e) = $0.kind { return e.kind == "watch_limit" }; return false } })
-        // The scan of `blind` may have run before `first` was written in it: the first timed re-read counts it.
-        clock.advance(by: 60)
-        #expect(watcher.totals()[0].total == 100)
-        tree.write("blind/second", size: 50)     // no watch there: seen only by the backend's timed re-read
-        tree.remove("blind/first")
-        clock.advance(by: 59.9)
-        #expect(watcher.totals()[0].total == 100, "re-read before its interval")
-        clock.advance(by: 0.1)
-        #expect(watcher.totals()[0].total == 50)
-        let reports = log.all.filter { if case .error(let e) = $0.kind { return e.kind == "watch_limit" }; return false }
-        #expect(reports.count == 1)
-        #expect(reports[0].jsonLine().contains("max_user_watches"))
-    }
-
     @Test func randomConfigTextNeverCrashesTheParser() {
         let tree = TemporaryTree()
         var g = ModelBasedTotalsTests.Generator(state: 42)

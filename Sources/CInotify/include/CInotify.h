@@ -25,7 +25,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/epoll.h>
 
 // ---- Mask and flag constants (the macros Swift does not import) ----
 static const uint32_t CINOTIFY_IN_ACCESS = IN_ACCESS;
@@ -78,21 +77,6 @@ static inline long cinotify_next_event(const uint8_t *buf, long len, long offset
     out->name_len = header.len ? (uint32_t)strnlen((const char *)out->name, header.len) : 0;
     return next;
 }
-
-// ---- The one-shot readiness set (see InotifyReadiness.swift for why) ----
-
-/// A close-on-exec epoll descriptor, or -1 with errno set.
-static inline int cinotify_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
-
-/// Adds `fd` to the set armed: `EPOLLIN | EPOLLONESHOT` (the packed `struct epoll_event` is built here). Returns 0,
-/// or -1 with errno set.
-static inline int cinotify_epoll_add(int epfd, int fd) {
-    struct epoll_event event = { .events = EPOLLIN | EPOLLONESHOT, .data = { .fd = fd } };
-    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
-}
-
-/// Takes `fd` out of the set. Returns 0, or -1 with errno set.
-static inline int cinotify_epoll_remove(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
 
 /// Comma-separated names of the bits in `mask` ("CREATE,ISDIR"), from libinotifytools, for debug output.
 /// Returns a static buffer overwritten by the next call: call it from one thread (the watcher's queue) only.

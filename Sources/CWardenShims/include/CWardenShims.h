@@ -14,6 +14,9 @@
 //    (`cwsys_usable_processors`).
 //  * The program's own read-only segments (`cwsys_drop_clean_program_pages`): found with `dl_iterate_phdr(3)` and
 //    the ELF program headers, C structures Swift's Glibc module does not describe.
+//  * `<sys/epoll.h>` is not part of Swift's Glibc module, and `struct epoll_event` is packed on x86_64: the
+//    one-shot readiness set the backends keep their notification descriptors in (`OneShotReadiness`) goes through
+//    `cwsys_epoll_create`, `cwsys_epoll_add` and `cwsys_epoll_remove`.
 //
 // Every symbol here is prefixed `cwsys_`.
 #ifndef CWARDENSHIMS_H
@@ -57,5 +60,15 @@ int cwsys_usable_processors(void);
 /// maps them again from there (a minor fault, no I/O); writable segments (data, relocated read-only data) are
 /// not touched. Returns the bytes advised, or -1 with `errno` set.
 long cwsys_drop_clean_program_pages(void);
+
+/// A close-on-exec epoll descriptor, or -1 with errno set.
+int cwsys_epoll_create(void);
+
+/// Adds `fd` to the set armed: `EPOLLIN | EPOLLONESHOT` (the packed `struct epoll_event` is built here). Returns 0,
+/// or -1 with errno set.
+int cwsys_epoll_add(int epfd, int fd);
+
+/// Takes `fd` out of the set. Returns 0, or -1 with errno set.
+int cwsys_epoll_remove(int epfd, int fd);
 
 #endif

@@ -14,15 +14,18 @@ public struct DirectoryStatus: Sendable, Equatable {
     public var group: String? = nil
     /// The total a quota trim aims for (`trim_to` of the quota; nil without a quota).
     public var trimTarget: Int64? = nil
-    /// Directories of the tree followed by an inotify watch (nil in a one-shot report, which watches nothing).
+    /// Directories of the tree followed by an inotify watch (nil in a one-shot report, which watches nothing, and
+    /// for a root not served by inotify).
     public var watches: Int? = nil
-    /// The backend serving the directory (`inotify` or `poll`; nil in a one-shot report).
+    /// The backend serving the directory (`inotify`, `fanotify` or `poll`; nil in a one-shot report).
     public var backend: String? = nil
     /// What the last polling pass over a polled directory cost (nil before the first pass).
     public var pollPass: PollPassCost? = nil
-    /// Directories of the tree re-read every 10 s instead of watched, because the inotify watch limit was reached
-    /// (nil in a one-shot report).
+    /// Directories of an inotify root past the inotify watch limit, polled every `poll_interval` instead (nil in
+    /// a one-shot report and for a root not served by inotify).
     public var polledDirectories: Int? = nil
+    /// Directories of an inotify root past the inotify watch limit, followed by fanotify instead (nil likewise).
+    public var fanotifyDirectories: Int? = nil
     /// The total above which a quota trim starts (`trim_at`, the quota by default; nil without a quota).
     public var trimAt: Int64? = nil
     /// With `trim_after_idle`: the total above which a trim runs at once (`hard_quota`; nil otherwise).
@@ -82,6 +85,7 @@ extension JSONLineBuilder {
         if let high = s.highWatermark { add("high_watermark", high) }
         if let watches = s.watches { add("watches", watches) }
         if let polled = s.polledDirectories { add("polled_dirs", polled) }
+        if let fanotify = s.fanotifyDirectories { add("fanotify_dirs", fanotify) }
         add("backend", s.backend)
         if let pass = s.pollPass {
             add("poll_pass_ms", (pass.seconds * 1e6).rounded() / 1e3)

@@ -1,6 +1,6 @@
-/// The `auto` rule: inotify, except for a root on a filesystem where changes reach the files without passing
-/// through this machine's kernel — another NFS or SMB client, another cluster node, the FUSE daemon or the host
-/// behind a shared folder. inotify sees nothing of those (it reports only what this kernel's VFS does), so such a
+/// The `auto` rule: inotify (with fanotify, else polling, for the directories past its watch limit), except for a
+/// root on a filesystem where changes reach the files without passing through this machine's kernel — another
+/// NFS or SMB client, another cluster node, the FUSE daemon or the host behind a shared folder. inotify sees nothing of those (it reports only what this kernel's VFS does), so such a
 /// root is polled. Told apart by `statfs(2)`'s `f_type` magic (`linux/magic.h`); FUSE covers `fuse`, `fuseblk`,
 /// sshfs, virtiofs, GlusterFS and s3fs alike. overlayfs stays on inotify: changes through the overlay are seen,
 /// and its lower layers are meant to be read-only.
@@ -26,15 +26,20 @@ enum BackendSelection {
         0x786F_4256: "vboxsf",
     ]
 
-    /// The backend for a root at `path` under `choice`; with `auto`, `filesystem` names the filesystem that made
-    /// it poll.
-    static func resolve(_ choice: BackendChoice, path: String) -> (kind: BackendKind, filesystem: String?) {
+    /// The backend for a root at `path` under `choice`, and what serves its directories past inotify's watch
+    /// limit; with `auto`, `filesystem` names the filesystem that made it poll. `fanotifyProblem` is why fanotify
+    /// cannot be used here (nil: it can).
+    static func resolve(_ choice: BackendChoice, path: String, fanotifyProblem: String?)
+        -> (kind: BackendKind, pastLimit: BackendKind?, filesystem: String?) {
         switch choice {
-        case .inotify: return (.inotify, nil)
-        case .poll: return (.poll, nil)
+        case .inotify: return (.inotify, .poll, nil)
+        case .fanotify: return (.fanotify, nil, nil)
+        case .poll: return (.poll, nil, nil)
         case .auto:
-            guard let magic = try? Syscall.fileSystemMagic(path), let name = polledFilesystems[magic] else { return (.inotify, nil) }
-            return (.poll, name)
+            guard let magic = try? Syscall.fileSystemMagic(path), let name = polledFilesystems[magic] else {
+                return (.inotify, fanotifyProblem == nil ? .fanotify : .poll, nil)
+            }
+            return (.poll, nil, name)
         }
     }
 }

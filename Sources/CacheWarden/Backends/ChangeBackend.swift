@@ -2,15 +2,20 @@ import Dispatch
 import Logging
 import SystemPackage
 
-/// What a backend hands out for a watched directory: a token only the backend that made it can read.
+/// What a backend hands out for a watched directory: a token only the backend that made it can read, and which
+/// backend that is (how `RoutingBackend` hands it back).
 struct WatchHandle: Hashable, Sendable {
     var raw: UInt64
+    var backend: BackendKind
 }
 
 /// The outcome of asking a backend to watch a directory.
 enum WatchAttempt: Sendable, Equatable {
     case watched(WatchHandle)
-    /// The backend's limit on watches is reached (not a disk problem); `limit` is that limit (−1 when unknown).
+    /// The root's own backend had reached its limit on watches (inotify's `max_user_watches`, `limit`; −1 when
+    /// unknown), and another one serves the directory instead (`handle.backend`: fanotify or polling).
+    case servedPastLimit(WatchHandle, limit: Int)
+    /// The backend's limit on watches is reached (not a disk problem) and nothing else serves the directory.
     case limitReached(limit: Int)
     case failed(Errno)
 }
@@ -21,9 +26,6 @@ enum WatchAdoption: Equatable {
     /// old name whose rename was not paired): the directory lives at its new place now, and the caller drops
     /// the stale subtree.
     case watched(displaced: NodeID?)
-    /// Not watchable now (the limit): the backend asks for the directory to be read again (`Change.Kind.rescan`)
-    /// on a timer of its own until a watch succeeds. `firstTime` is true when it was not re-read so before.
-    case reread(firstTime: Bool)
     /// Nothing to adopt (the attempt failed: the caller reports why).
     case none
 }
@@ -39,6 +41,8 @@ struct WatchEvents: OptionSet, Sendable, Hashable {
 public enum BackendKind: String, Sendable, CaseIterable {
     /// Kernel notification: one inotify watch per directory.
     case inotify
+    /// Kernel notification: one fanotify mark per filesystem (`CAP_SYS_ADMIN`, Linux 5.9).
+    case fanotify
     /// Re-reading changed directories every `poll_interval` (network and FUSE filesystems).
     case poll
 }
@@ -50,6 +54,9 @@ struct WatchRoute: Sendable, Hashable {
     var backend: BackendKind
     /// Seconds between polling passes (`poll_interval`; used by the polling backend only).
     var pollInterval: Int64
+    /// What serves the directories the root's backend cannot watch because its limit is reached (inotify's):
+    /// fanotify or polling, or nil for none.
+    var pastLimit: BackendKind? = nil
 }
 
 /// What one polling pass over a root cost: the `status` and metrics figures of a polled root.
@@ -84,9 +91,10 @@ enum BackendPace {
 
 /// The seam between a kernel's change notification and the rest of CacheWarden. A backend turns its kernel
 /// interface into `Change`s about ledger nodes: it owns the mapping from its watches to nodes, the pairing of
-/// renames, the loss of watches and its own fallbacks. Nothing else knows how it does that, and it knows
-/// nothing of the stages after it: it is told which directories to watch and delivers batches. Each backend is a
-/// folder of its own (`Inotify/`, `Poll/`); `RoutingBackend` serves each root by the one its `WatchRoute` names.
+/// renames and the loss of watches. Nothing else knows how it does that, and it knows nothing of the stages after
+/// it: it is told which directories to watch and delivers batches. Each backend is a folder of its own
+/// (`Inotify/`, `Fanotify/`, `Poll/`); `RoutingBackend` serves each root by the one its `WatchRoute` names, and
+/// the directories past inotify's limit by the route's `pastLimit`.
 ///
 /// The tree scanner reaches it only through a `WatchPort`; the stages after the ledger updater never do. All
 /// methods except `directoryWatcher(for:).watch` run on the engine's queue.
@@ -94,9 +102,8 @@ protocol ChangeBackend: AnyObject {
     /// What the tree walker calls to watch each directory it opens, for `events`, of the root `route` names.
     func directoryWatcher(for events: WatchEvents, route: WatchRoute) -> DirectoryWatcher
 
-    /// Takes over a walker's attempt for `node`: binds a watch, or re-reads the directory every
-    /// `rereadEvery` seconds where the limit is reached.
-    func adopt(_ attempt: WatchAttempt, for node: NodeID, rereadEvery seconds: Int64) -> WatchAdoption
+    /// Takes over a walker's attempt for `node`: binds its watch (`.watched` or `.servedPastLimit`) to the node.
+    func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption
 
     /// Stops watching (or re-reading) `node`: it left the ledger. Unknown nodes are ignored.
     func unwatch(_ node: NodeID)
@@ -114,8 +121,11 @@ protocol ChangeBackend: AnyObject {
     /// Watches held now.
     var watchCount: Int { get }
 
-    /// Directories re-read on the backend's timer instead of watched (few: only those past the limit).
-    var fallbackNodes: [NodeID] { get }
+    /// Directories served by another backend than their root's because its limit was reached, and by which.
+    var pastLimitNodes: [NodeID: BackendKind] { get }
+
+    /// Why this backend cannot serve `kind` now (fanotify needs `CAP_SYS_ADMIN` and Linux 5.9), or nil when it can.
+    func availability(of kind: BackendKind) -> String?
 
     /// The cost of the last polling pass over `root` (nil: the root is not polled, or no pass ran yet).
     func pollCost(_ root: RootID) -> PollPassCost?
@@ -123,10 +133,11 @@ protocol ChangeBackend: AnyObject {
 
 extension ChangeBackend {
     func pollCost(_ root: RootID) -> PollPassCost? { nil }
+    var pastLimitNodes: [NodeID: BackendKind] { [:] }
 }
 
 /// Makes the backend of a watcher each time it starts, on the engine's queue and clock (a backend's own timers,
-/// such as inotify's re-reads past the watch limit, run on it). The engine is given one (the library's default
+/// such as polling passes, run on it). The engine is given one (the library's default
 /// is inotify); tests give a scripted one.
 struct BackendFactory: Sendable {
     let make: @Sendable (_ queue: DispatchQueue, _ logger: Logger, _ clock: any WardenClock) throws(WardenError) -> any ChangeBackend
@@ -138,10 +149,10 @@ struct BackendFactory: Sendable {
 /// any total). The engine makes it from its backend; the scanner never sees the backend.
 struct WatchPort {
     let watcher: (WatchEvents, WatchRoute) -> DirectoryWatcher
-    let adopt: (WatchAttempt, NodeID, _ rereadEvery: Int64) -> WatchAdoption
+    let adopt: (WatchAttempt, NodeID) -> WatchAdoption
 
     init(_ backend: any ChangeBackend) {
         watcher = backend.directoryWatcher(for:route:)
-        adopt = backend.adopt(_:for:rereadEvery:)
+        adopt = backend.adopt(_:for:)
     }
 }

@@ -108,10 +108,13 @@ public enum EventsDestination: String, Sendable, CaseIterable {
 /// Which backend follows a directory's changes (`backend`).
 public enum BackendChoice: String, Sendable, CaseIterable {
     /// inotify, except on a filesystem inotify cannot watch faithfully (network, FUSE: see `BackendSelection`),
-    /// which is polled. The default.
+    /// which is polled; directories past the inotify watch limit go to fanotify where it is available, else are
+    /// polled. The default.
     case auto
     /// inotify: the kernel reports each change as it happens (local filesystems).
     case inotify
+    /// fanotify: one mark per filesystem, no per-directory watch and no watch limit (`CAP_SYS_ADMIN`, Linux 5.9).
+    case fanotify
     /// Re-read changed directories every `poll_interval` (any filesystem; costs a `lstat` per directory a pass).
     case poll
 }

@@ -22,8 +22,8 @@ package enum ValueParsers {
         return Int64(bytes)
     }
 
-    /// What `backend` takes. `fanotify` is not a backend of this build: said so rather than left an unknown word.
-    static let backendExpectation = "expected auto, inotify or poll (fanotify is not available in this build)"
+    /// What `backend` takes.
+    static let backendExpectation = "expected auto, inotify, fanotify or poll"
 
     /// `30s`, `5m`, `2h`, `3d`, `1w`, and `1mo` (30 days) when `allowMonths`: seconds.
     package static func age(_ text: String, allowMonths: Bool) -> Int64? {

@@ -48,9 +48,6 @@ public struct WardenSettings: Sendable {
     public var metricsInterval: Int64 = 15
     /// The config file these settings were loaded from (`load(configFile:)`): no root may hold it.
     public var configFile: String?
-    /// Seconds between re-reads of directories that could not be watched because the inotify watch limit
-    /// (`fs.inotify.max_user_watches`) was reached; each re-read also retries the watch.
-    public var watchLimitRescanInterval: Int64 = 10
     /// Which backend follows the directories that do not name one (`backend`; default `auto`).
     public var backend: BackendChoice = .auto
     /// Seconds between polling passes over a polled directory that does not set its own (`poll_interval`, 30 s:

@@ -28,9 +28,10 @@ extension Engine {
                                      protectedBytes: protectedBytes, filesystemFree: space?.free,
                                      group: rt.settings.group, trimTarget: quota > 0 ? rt.settings.trimToBytes : nil,
                                      backend: backend == nil ? nil : rt.route.backend.rawValue, pollPass: backend?.pollCost(id))
-        if rt.route.backend != .poll, let w = watches(id) {
+        if rt.route.backend == .inotify, let w = watches(id) {
             report.watches = w.watched
             report.polledDirectories = w.polled
+            report.fanotifyDirectories = w.fanotify
         }
         if quota > 0 { report.trimAt = rt.settings.trimAtBytes }
         if quota > 0, rt.settings.trimAfterIdle != nil { report.hardQuota = (rt.settings.hardQuota ?? .percent(200)).bytes(of: quota) }
@@ -44,12 +45,15 @@ extension Engine {
         return report
     }
 
-    /// Directories of root `id` held by a watch (all of them, the root too, but those on the watch-limit
-    /// fallback), and those on the fallback.
-    private func watches(_ id: RootID) -> (watched: Int, polled: Int)? {
+    /// Directories of inotify root `id` held by an inotify watch (all of them, the root too, but those past the
+    /// watch limit), and those past it, served by polling or by fanotify.
+    private func watches(_ id: RootID) -> (watched: Int, polled: Int, fanotify: Int)? {
         guard let backend, let account = state.ledger.account(id), account.rootNode != .none else { return nil }
-        let falling = backend.fallbackNodes.reduce(0) { $0 + (state.ledger.root(of: $1) == id ? 1 : 0) }
-        return (account.directories + 1 - falling, falling)
+        var polled = 0, fanotify = 0
+        for (node, kind) in backend.pastLimitNodes where state.ledger.root(of: node) == id {
+            if kind == .poll { polled += 1 } else { fanotify += 1 }
+        }
+        return (account.directories + 1 - polled - fanotify, polled, fanotify)
     }
 
     /// Trims root `name` oldest-first until its total is at most `bytes` (nil: its own `trim_to` target).

@@ -34,7 +34,7 @@ extension Engine {
         try guardRoot(dir, at: path, warn: false)
         let id = state.roots.nextID
         var runtime = RootRuntime(id: id, settings: dir, path: path, basis: state.settings.sizeBasis)
-        runtime.route = route(for: dir, id: id, path: path)
+        runtime.route = try route(for: dir, id: id, path: path)
         state.roots.add(runtime)
         let outcome = updater.scanner.scanRoot(id, ordered: needsOrder(dir), &state)
         if let failure = outcome.failure {
@@ -56,14 +56,20 @@ extension Engine {
 
     /// The backend serving a root at `path`: its own `backend`, else the global one; `auto` polls a network or
     /// FUSE filesystem (`BackendSelection`) and says so in one line on the log (stderr), not as an event: nothing
-    /// failed, and `status` and the metrics show each root's backend.
-    func route(for dir: DirectorySettings, id: RootID, path: String) -> WatchRoute {
+    /// failed, and `status` and the metrics show each root's backend. A root that asks for fanotify where it
+    /// cannot be had is refused (the user asked for it: falling back silently would hide why).
+    func route(for dir: DirectorySettings, id: RootID, path: String) throws(WardenError) -> WatchRoute {
         let interval = dir.pollInterval ?? state.settings.pollInterval
-        let (kind, filesystem) = BackendSelection.resolve(dir.backend ?? state.settings.backend, path: path)
+        let fanotifyProblem = backend.map { $0.availability(of: .fanotify) } ?? "a one-shot report follows nothing"
+        let (kind, pastLimit, filesystem) = BackendSelection.resolve(dir.backend ?? state.settings.backend, path: path,
+                                                                     fanotifyProblem: fanotifyProblem)
+        if kind == .fanotify, backend != nil, let fanotifyProblem {
+            throw .invalidSettings(ConfigError(message: "dir.\(dir.name): backend = fanotify, but \(fanotifyProblem); use inotify or auto"))
+        }
         if let filesystem, backend != nil {
             logger.notice("dir \(dir.name): \(path) is on \(filesystem), whose changes inotify cannot see; polling it every \(interval)s (dir.\(dir.name).backend = inotify to override)")
         }
-        return WatchRoute(root: id, backend: kind, pollInterval: interval)
+        return WatchRoute(root: id, backend: kind, pollInterval: interval, pastLimit: pastLimit)
     }
 
     /// Whether a root's files are kept in oldest-first order (only where a policy will take victims).
@@ -116,8 +122,8 @@ extension Engine {
                 continue
             }
             guard st.isDirectory else { stillLost = true; continue }
-            let route = route(for: rt.settings, id: rt.id, path: rt.path)   // it may be a mount now
-            state.roots[rt.id]?.route = route
+            // It may be a mount now; the settings were accepted at registration, so the old route stands if not.
+            if let newRoute = try? route(for: rt.settings, id: rt.id, path: rt.path) { state.roots[rt.id]?.route = newRoute }
             let outcome = updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), &state)
                 guard outcome.failure == nil else {
                 state.ledger.removeRoot(rt.id)

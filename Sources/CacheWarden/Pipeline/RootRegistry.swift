@@ -14,6 +14,8 @@ struct RootRuntime {
     var reportedSymlink = false
     /// `order = btime` on a filesystem without birth times was reported once.
     var reportedNoBirthTime = false
+    /// A directory past inotify's watch limit was reported (once per root).
+    var reportedWatchLimit = false
     /// The backend serving the root (resolved at registration; inotify until then).
     var route: WatchRoute
 

@@ -42,23 +42,21 @@ extension TreeScanner {
     private func fileWatch(_ d: WalkedDirectory, node: NodeID, root: RootID, strict: Bool,
                            _ state: inout PipelineState) throws(WardenError) {
         guard let port = watching, let watch = d.watch else { return }
-        let interval = state.settings.watchLimitRescanInterval
         switch watch {
-        case .watched:
+        case .watched, .servedPastLimit:
             state.ledger.setWatched(node, true)
-            if case .watched(let stale?) = port.adopt(watch, node, interval), stale != node, state.ledger.isLive(stale) {
+            if case .watched(let stale?) = port.adopt(watch, node), stale != node, state.ledger.isLive(stale) {
                 // The same directory was still known under another node (a rename we did not pair): the new
                 // place wins, and the stale subtree goes.
                 state.ledger.removeSubtree(stale)
             }
+            if case .servedPastLimit(let handle, let limit) = watch { reportPastLimit(node, root: root, limit: limit, by: handle.backend, &state) }
         case .limitReached(let limit):
+            // Nothing else could serve it: the directory was read now and is not followed.
             let problem = WardenError.watchLimitReached(path: PathBytes.display(state.ledger.absolutePath(of: node)), maxUserWatches: limit)
             if strict { throw problem }
-            // Not blind: the directory was read now and is re-read on the backend's timer until a watch succeeds.
-            guard case .reread(firstTime: true) = port.adopt(watch, node, interval) else { return }
-            state.events.error(problem.description + "; re-reading this directory every \(interval)s instead",
-                               dir: state.roots[root]?.name, file: PathBytes.display(state.ledger.relativePath(of: node)),
-                               kind: "watch_limit")
+            state.events.error(problem.description, dir: state.roots[root]?.name,
+                               file: PathBytes.display(state.ledger.relativePath(of: node)), kind: "watch_limit")
         case .failed(let error):
             let problem = WardenError.path(error, PathBytes.display(state.ledger.absolutePath(of: node)))
             if strict && d.id == 0 { throw problem }
@@ -67,6 +65,17 @@ extension TreeScanner {
                                    file: PathBytes.display(state.ledger.relativePath(of: node)), kind: problem.issueKind)
             }
         }
+    }
+
+    /// The first directory of a root served past inotify's watch limit: one `watch_limit` line naming the backend
+    /// that serves it and those that follow.
+    private func reportPastLimit(_ node: NodeID, root: RootID, limit: Int, by kind: BackendKind, _ state: inout PipelineState) {
+        guard let rt = state.roots[root], !rt.reportedWatchLimit else { return }
+        state.roots[root]?.reportedWatchLimit = true
+        let problem = WardenError.watchLimitReached(path: PathBytes.display(state.ledger.absolutePath(of: node)), maxUserWatches: limit)
+        let instead = kind == .poll ? "polling them every \(rt.route.pollInterval)s" : "following them with fanotify (one mark per filesystem)"
+        state.events.error(problem.description + "; this and the next directories past it are served by \(kind.rawValue): \(instead)",
+                           dir: rt.name, file: PathBytes.display(state.ledger.relativePath(of: node)), kind: "watch_limit")
     }
 
     /// A directory that could not be read: permission problems are reported; one that is gone, renamed or

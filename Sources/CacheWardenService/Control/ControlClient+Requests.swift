@@ -86,6 +86,7 @@ extension ControlClient {
         status.lowWatermark = o["low_watermark"]?.integer
         status.highWatermark = o["high_watermark"]?.integer
         status.polledDirectories = o["polled_dirs"]?.integer.map { Int($0) }
+        status.fanotifyDirectories = o["fanotify_dirs"]?.integer.map { Int($0) }
         return status
     }
 

@@ -113,8 +113,10 @@ final class WardenMetrics {
         add("max_files", "", "The directory's max_files.", s.maxFiles.map(Double.init))
         add("oldest_file_age", "seconds", "Age of the oldest counted file.", s.oldest.map { max(0, now.timeIntervalSince($0)) })
         add("watches", "", "Directories followed by an inotify watch.", s.watches.map(Double.init))
-        add("polled_directories", "", "Directories re-read every 10 s instead of watched: the inotify watch limit was reached.",
+        add("polled_directories", "", "Directories past the inotify watch limit, polled every poll_interval instead.",
             s.polledDirectories.map(Double.init))
+        add("fanotify_directories", "", "Directories past the inotify watch limit, followed by fanotify instead.",
+            s.fanotifyDirectories.map(Double.init))
         add("poll_pass_duration", "seconds", "How long the last polling pass took.", s.pollPass?.seconds)
         add("poll_directories_read", "", "Directories the last polling pass re-read.", s.pollPass.map { Double($0.directoriesRead) })
         add("filesystem_free", "bytes", "Free bytes for unprivileged users on the directory's filesystem.", s.filesystemFree.map(Double.init))

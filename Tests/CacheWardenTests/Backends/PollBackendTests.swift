@@ -61,24 +61,29 @@ import Testing
         #expect(local.watcher.status().first?.backend == "inotify")
     }
 
-    @Test func backendKeysParseAndFanotifyIsNamedAsUnavailable() throws {
+    @Test func backendKeysParse() throws {
         let dir = TemporaryTree()
         let text = "backend = poll\npoll_interval = 1m\ndir.a.path = \(dir.path)\ndir.a.backend = auto\ndir.a.poll_interval = 5s\n"
         let s = try WardenSettings.parse(text, source: "t.conf", relativeTo: nil)
         #expect(s.backend == .poll && s.pollInterval == 60)
         #expect(s.directories[0].backend == .auto && s.directories[0].pollInterval == 5)
+        #expect(try WardenSettings.parse("backend = fanotify\ndir.a.path = \(dir.path)\n", source: "t.conf", relativeTo: nil).backend == .fanotify)
         do {
-            _ = try WardenSettings.parse("backend = fanotify\ndir.a.path = \(dir.path)\n", source: "t.conf", relativeTo: nil)
-            Issue.record("fanotify was accepted")
+            _ = try WardenSettings.parse("backend = dnotify\ndir.a.path = \(dir.path)\n", source: "t.conf", relativeTo: nil)
+            Issue.record("dnotify was accepted")
         } catch {
-            #expect(error.description.contains("fanotify is not available in this build"))
+            #expect(error.description == "t.conf:1: bad value `dnotify` for backend: expected auto, inotify, fanotify or poll", "\(error)")
         }
     }
 
     @Test func theAutoRuleTellsNetworkAndFuseFilesystemsByTheirMagic() {
         #expect(BackendSelection.polledFilesystems[0x6969] == "nfs")
         #expect(BackendSelection.polledFilesystems[0x6573_5546] == "fuse")
-        #expect(BackendSelection.resolve(.auto, path: "/tmp").kind == .inotify)
-        #expect(BackendSelection.resolve(.poll, path: "/tmp").kind == .poll)
+        let auto = BackendSelection.resolve(.auto, path: "/tmp", fanotifyProblem: nil)
+        #expect(auto.kind == .inotify && auto.pastLimit == .fanotify)
+        #expect(BackendSelection.resolve(.auto, path: "/tmp", fanotifyProblem: "no privilege").pastLimit == .poll)
+        #expect(BackendSelection.resolve(.inotify, path: "/tmp", fanotifyProblem: nil).pastLimit == .poll)
+        #expect(BackendSelection.resolve(.poll, path: "/tmp", fanotifyProblem: nil).kind == .poll)
+        #expect(BackendSelection.resolve(.fanotify, path: "/tmp", fanotifyProblem: nil).kind == .fanotify)
     }
 }

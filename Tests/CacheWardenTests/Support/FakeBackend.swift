@@ -4,9 +4,9 @@ import Logging
 import Synchronization
 @testable import CacheWarden
 
-/// A backend with no kernel interface: it "watches" every directory the walkers open (or refuses the paths
-/// `refuse` names, as if the watch limit were reached) and delivers only the changes a test scripts, by path
-/// relative to the root. With it the whole pipeline — ledger, policies, evictor, sinks — runs on a real folder,
+/// A backend with no kernel interface: it "watches" every directory the walkers open (the paths `refuse` names
+/// as if past the watch limit, served by polling — which the test scripts, as `RoutingBackend` would hand them to
+/// `PollBackend`) and delivers only the changes a test scripts, by path relative to the root. With it the whole pipeline — ledger, policies, evictor, sinks — runs on a real folder,
 /// and what happens on disk behind its back stays unseen until the test says so.
 final class FakeBackend: ChangeBackend, @unchecked Sendable {
     private let queue: DispatchQueue
@@ -16,7 +16,8 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
     private let handles = HandleTable()
     private var nodes: [String: NodeID] = [:]
     private var paths: [NodeID: String] = [:]
-    private var rereading: [NodeID: Int64] = [:]
+    /// Directories "past the limit": re-read when the test scripts `rereadFallbacks`.
+    private var rereading = Set<NodeID>()
     private var deliver: ((inout ChangeBatch) -> BackendPace)?
     private(set) var suspensions = 0
 
@@ -41,32 +42,28 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
         return DirectoryWatcher { fd, _ in
             let full = Syscall.readLink("/proc/self/fd/\(fd)") ?? ""
             let relative = full == root ? "" : String(full.dropFirst(root.count + 1))
-            if refuse(relative) { return .limitReached(limit: 1) }
-            return .watched(handles.add(relative))
+            if refuse(relative) { return .servedPastLimit(handles.add(relative, backend: .poll), limit: 1) }
+            return .watched(handles.add(relative, backend: .inotify))
         }
     }
 
-    func adopt(_ attempt: WatchAttempt, for node: NodeID, rereadEvery seconds: Int64) -> WatchAdoption {
+    func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
+        let handle: WatchHandle
         switch attempt {
-        case .watched(let handle):
-            guard let path = handles.path(handle) else { return .none }
-            let displaced = nodes[path].flatMap { $0 == node ? nil : $0 }
-            if let displaced { paths[displaced] = nil }
-            nodes[path] = node
-            paths[node] = path
-            rereading[node] = nil
-            return .watched(displaced: displaced)
-        case .limitReached:
-            let first = rereading[node] == nil
-            rereading[node] = seconds
-            return .reread(firstTime: first)
-        case .failed:
-            return .none
+        case .watched(let h), .servedPastLimit(let h, _): handle = h
+        case .limitReached, .failed: return .none
         }
+        guard let path = handles.path(handle) else { return .none }
+        let displaced = nodes[path].flatMap { $0 == node ? nil : $0 }
+        if let displaced { paths[displaced] = nil }
+        nodes[path] = node
+        paths[node] = path
+        if handle.backend == .poll { rereading.insert(node) } else { rereading.remove(node) }
+        return .watched(displaced: displaced)
     }
 
     func unwatch(_ node: NodeID) {
-        rereading[node] = nil
+        rereading.remove(node)
         guard let path = paths.removeValue(forKey: node) else { return }
         if nodes[path] == node { nodes[path] = nil }
     }
@@ -76,7 +73,8 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
     func resume() { suspensions -= 1 }
     func stop() { deliver = nil; nodes.removeAll(); paths.removeAll(); rereading.removeAll() }
     var watchCount: Int { paths.count }
-    var fallbackNodes: [NodeID] { Array(rereading.keys) }
+    var pastLimitNodes: [NodeID: BackendKind] { Dictionary(uniqueKeysWithValues: rereading.map { ($0, .poll) }) }
+    func availability(of kind: BackendKind) -> String? { kind == .fanotify ? "the fake backend has no fanotify" : nil }
 
     // MARK: Scripting (from the test's thread)
 
@@ -87,7 +85,7 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
         case deleted(String, isDirectory: Bool = false)
         case overflow
         case directoryGone(String)
-        /// What the backend's own timer asks for: a re-read of every directory past the watch limit.
+        /// What a polling pass asks for: a re-read of every directory past the watch limit.
         case rereadFallbacks
     }
 
@@ -112,7 +110,7 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
         case .deleted(let path, let isDirectory): named(.deleted, path, isDirectory: isDirectory)
         case .overflow: batch.append(.overflow, node: .none)
         case .directoryGone(let path): if let node = nodes[path] { batch.append(.directoryGone, node: node) }
-        case .rereadFallbacks: for node in rereading.keys.sorted(by: { $0.raw < $1.raw }) { batch.append(.rescan, node: node) }
+        case .rereadFallbacks: for node in rereading.sorted(by: { $0.raw < $1.raw }) { batch.append(.rescan, node: node) }
         }
     }
 
@@ -126,11 +124,11 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
 private final class HandleTable: Sendable {
     private let table = Mutex<(next: UInt64, paths: [UInt64: String])>((1, [:]))
 
-    func add(_ path: String) -> WatchHandle {
+    func add(_ path: String, backend: BackendKind) -> WatchHandle {
         table.withLock { t in
             t.next += 1
             t.paths[t.next] = path
-            return WatchHandle(raw: t.next)
+            return WatchHandle(raw: t.next, backend: backend)
         }
     }
 

@@ -66,8 +66,8 @@ final class InotifyCapture: Sendable {
     private let made = Mutex<InotifyBackend?>(nil)
 
     var factory: BackendFactory {
-        BackendFactory { queue, logger, clock throws(WardenError) in
-            let backend = try InotifyBackend(queue: queue, logger: logger, clock: clock)
+        BackendFactory { queue, logger, _ throws(WardenError) in
+            let backend = try InotifyBackend(queue: queue, logger: logger)
             self.made.withLock { $0 = backend }
             return backend
         }
@@ -76,3 +76,7 @@ final class InotifyCapture: Sendable {
     var backend: InotifyBackend? { made.withLock { $0 } }
     var descriptor: Int32? { backend?.descriptor }
 }
+
+/// The backends a guarantee test runs on here: inotify and polling always, fanotify where this process may mark
+/// filesystems (root, Linux 5.9).
+let testedBackends: [BackendChoice] = [.inotify, .poll] + (FanotifyGroup.unavailability == nil ? [.fanotify] : [])

@@ -4,14 +4,14 @@ import Logging
 import SystemPackage
 
 /// The inotify backend: one inotify instance, and a second one for opens and closes where a root tracks them
-/// (`InotifyOpens`: why they are kept apart is said there), both held one-shot in an `InotifyReadiness` set that a
+/// (`InotifyOpens`: why they are kept apart is said there), both held one-shot in a `OneShotReadiness` set that a
 /// `DispatchSourceRead` on the engine's queue watches (why one-shot is said there).
 ///
 /// It owns everything about inotify: the watch descriptor ↔ node maps, rename pairing by cookie (a
 /// `IN_MOVED_FROM` whose `IN_MOVED_TO` never came, once the queue is drained, is a move out of the trees),
-/// `IN_IGNORED` (a dropped watch), overflow, and the fallback for directories it cannot watch because
-/// `fs.inotify.max_user_watches` is reached (`InotifyFallback`). Confined to the engine's queue, except
-/// `directoryWatcher`, which the walkers call from their threads.
+/// `IN_IGNORED` (a dropped watch) and overflow. A directory it cannot watch because `fs.inotify.max_user_watches`
+/// is reached is `limitReached`: `RoutingBackend` hands it to fanotify or polling. Confined to the engine's queue,
+/// except `directoryWatcher`, which the walkers call from their threads.
 final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     /// Reads per batch: a batch ends when the queue is empty or after this many 64 KiB reads.
     static let maxReadsPerBatch = 16
@@ -22,7 +22,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     private let queue: DispatchQueue
     private let logger: Logger
     private let inotify: InotifyDescriptor
-    private var readiness: InotifyReadiness
+    private var readiness: OneShotReadiness
     /// A seam for tests: decides the outcome of watching a directory (by its path) instead of the kernel.
     private let addWatchOverride: (@Sendable (String) -> Errno?)?
     private var source: DispatchSourceRead?
@@ -35,11 +35,10 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     private var resting = false
     private var batch = ChangeBatch()
     private let readBuffer: UnsafeMutableRawBufferPointer
-    private let fallback: InotifyFallback
     /// Created the first time a root wants opens.
     private var opens: InotifyOpens?
 
-    init(queue: DispatchQueue, logger: Logger, clock: any WardenClock,
+    init(queue: DispatchQueue, logger: Logger,
          addWatchOverride: (@Sendable (String) -> Errno?)? = nil) throws(WardenError) {
         self.queue = queue
         self.logger = logger
@@ -49,14 +48,13 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
                 ? "EMFILE: fs.inotify.max_user_instances = \(InotifyDescriptor.maxUserInstances) reached" : "\(error)")
         }
         do throws(Errno) {
-            readiness = try InotifyReadiness()
+            readiness = try OneShotReadiness()
             try readiness.add(inotify.fd)
         } catch {
             throw .inotifyUnavailable("epoll: \(error)")
         }
         // 64 KiB holds ~1,300 records; NAME_MAX + 1 + header is the minimum the kernel needs for one.
         readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
-        fallback = InotifyFallback(queue: queue, clock: clock)
     }
 
     deinit {
@@ -103,24 +101,12 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         return made
     }
 
-    func adopt(_ attempt: WatchAttempt, for node: NodeID, rereadEvery seconds: Int64) -> WatchAdoption {
-        switch attempt {
-        case .watched(let handle):
-            fallback.remove(node)
-            return .watched(displaced: bind(handle.wd, opens: handle.opensWd, to: node))
-        case .limitReached:
-            let firstTime = !fallback.nodes.contains(node)
-            fallback.add(node, every: seconds) { [weak self] nodes in
-                guard let self, let deliver = self.deliver else { return }
-                var batch = ChangeBatch()
-                for n in nodes { batch.append(.rescan, node: n) }
-                _ = deliver(&batch)
-            }
-            return .reread(firstTime: firstTime)
-        case .failed:
-            return .none
-        }
+    func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
+        guard case .watched(let handle) = attempt else { return .none }
+        return .watched(displaced: bind(handle.wd, opens: handle.opensWd, to: node))
     }
+
+    func availability(of kind: BackendKind) -> String? { kind == .inotify ? nil : "the inotify backend serves inotify only" }
 
     /// Maps watch `wd` (and its opens watch) to `node`; returns the node it mapped before, if another.
     private func bind(_ wd: Int32, opens opensWd: Int32?, to node: NodeID) -> NodeID? {
@@ -137,14 +123,11 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func unwatch(_ node: NodeID) {
-        fallback.remove(node)
         opens?.unwatch(node)
         guard let wd = nodeToWd.removeValue(forKey: node) else { return }
         wdToNode[wd] = nil
         inotify.removeWatch(wd)
     }
-
-    var fallbackNodes: [NodeID] { Array(fallback.nodes) }
 
     func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError) {
         self.deliver = deliver
@@ -172,7 +155,6 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func stop() {
-        fallback.cancel()
         if let opens {
             readiness.remove(opens.inotify.fd)
             opens.stop()
@@ -266,6 +248,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
 extension WatchHandle {
     init(wd: Int32, opens: Int32?) {
         raw = UInt64(UInt32(bitPattern: wd)) | UInt64(opens.map { UInt32(bitPattern: $0) &+ 1 } ?? 0) << 32
+        backend = .inotify
     }
 
     var wd: Int32 { Int32(bitPattern: UInt32(truncatingIfNeeded: raw)) }
@@ -279,8 +262,8 @@ extension BackendFactory {
     /// The inotify backend (the default). `addWatchOverride` is a seam for tests: it decides the outcome of
     /// watching a directory (by its path) instead of the kernel.
     static func inotify(addWatchOverride: (@Sendable (String) -> Errno?)? = nil) -> BackendFactory {
-        BackendFactory { queue, logger, clock throws(WardenError) in
-            try InotifyBackend(queue: queue, logger: logger, clock: clock, addWatchOverride: addWatchOverride)
+        BackendFactory { queue, logger, _ throws(WardenError) in
+            try InotifyBackend(queue: queue, logger: logger, addWatchOverride: addWatchOverride)
         }
     }
 }

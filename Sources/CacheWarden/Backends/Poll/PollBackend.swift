@@ -56,8 +56,13 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
         }
     }
 
-    func adopt(_ attempt: WatchAttempt, for node: NodeID, rereadEvery seconds: Int64) -> WatchAdoption {
-        guard case .watched(let handle) = attempt, let snapshot = pending.take(handle) else { return .none }
+    func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
+        let handle: WatchHandle
+        switch attempt {
+        case .watched(let h), .servedPastLimit(let h, _): handle = h
+        case .limitReached, .failed: return .none
+        }
+        guard let snapshot = pending.take(handle) else { return .none }
         let root = snapshot.route.root
         if let old = rootOf[node], old != root { roots[old]?.nodes[node] = nil }
         rootOf[node] = root
@@ -101,7 +106,7 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
     }
 
     var watchCount: Int { rootOf.count }
-    var fallbackNodes: [NodeID] { [] }
+    func availability(of kind: BackendKind) -> String? { kind == .poll ? nil : "the polling backend polls only" }
     func pollCost(_ root: RootID) -> PollPassCost? { roots[root]?.cost }
     /// Whether `root` has polled directories (for tests).
     func polls(_ root: RootID) -> Bool { roots[root] != nil }

@@ -1,8 +1,8 @@
-import CInotify
+import CWardenShims
 import SystemPackage
 
-/// An epoll set holding the backend's inotify descriptors one-shot, so that the kernel wakes a reader once per
-/// batch instead of once per record.
+/// An epoll set holding a backend's notification descriptors (inotify's, fanotify's) one-shot, so that the kernel
+/// wakes a reader once per batch instead of once per event.
 ///
 /// Why: a `DispatchSourceRead` on an inotify descriptor keeps it armed in libdispatch's epoll, and every record the
 /// kernel queues then runs the wake-up chain (inotify's wait queue → epoll callback → waking the dispatch thread)
@@ -19,7 +19,7 @@ import SystemPackage
 /// inotify queue's wait list, and every record still runs epoll's callback (a lock taken with interrupts off, in
 /// the deleting thread) only to find it disarmed — 5 % of a trim's `unlinkat` time in `perf`. Arming adds it back
 /// (`EPOLL_CTL_ADD` polls it at once, as a re-arm does).
-struct InotifyReadiness: Sendable {
+struct OneShotReadiness: Sendable {
     /// Closes the set when the last copy of this value (the backend's, its read source's) is gone.
     private let owner: OwnedDescriptor
     var fd: Int32 { owner.fd }
@@ -27,12 +27,12 @@ struct InotifyReadiness: Sendable {
     private var members: [(descriptor: Int32, inSet: Bool)] = []
 
     init() throws(Errno) {
-        owner = OwnedDescriptor(try Syscall.retrying { cinotify_epoll_create() })
+        owner = OwnedDescriptor(try Syscall.retrying { cwsys_epoll_create() })
     }
 
     /// Adds `descriptor`, armed.
     mutating func add(_ descriptor: Int32) throws(Errno) {
-        _ = try Syscall.retrying { cinotify_epoll_add(fd, descriptor) }
+        _ = try Syscall.retrying { cwsys_epoll_add(fd, descriptor) }
         members.append((descriptor, true))
     }
 
@@ -48,7 +48,7 @@ struct InotifyReadiness: Sendable {
         for i in members.indices where !members[i].inSet {
             // Fails only for a bad descriptor or without memory; the descriptor then stays unread until the next
             // arm, as before the set existed a failed registration would have left it.
-            members[i].inSet = (try? Syscall.retrying { cinotify_epoll_add(fd, members[i].descriptor) }) != nil
+            members[i].inSet = (try? Syscall.retrying { cwsys_epoll_add(fd, members[i].descriptor) }) != nil
         }
     }
 
@@ -65,6 +65,6 @@ struct InotifyReadiness: Sendable {
 
 
     private func unregister(_ descriptor: Int32) {
-        _ = try? Syscall.retrying { cinotify_epoll_remove(fd, descriptor) }
+        _ = try? Syscall.retrying { cwsys_epoll_remove(fd, descriptor) }
     }
 }

@@ -4,20 +4,20 @@ import Testing
 
 /// The one-shot readiness set the inotify backend reads through: it becomes readable for queued records only while
 /// armed, so a trim's own deletions (made while it is disarmed) wake nobody, and arming again never loses a record.
-@Suite struct InotifyReadinessTests {
+@Suite struct OneShotReadinessTests {
     /// Whether the set's descriptor is readable right now. inotify queues a record inside the syscall that made the
     /// change, and the epoll callback runs there too, so a poll right after the change needs no waiting.
-    private func readable(_ set: InotifyReadiness) -> Bool {
+    private func readable(_ set: OneShotReadiness) -> Bool {
         var p = pollfd(fd: set.fd, events: Int16(POLLIN), revents: 0)
         return poll(&p, 1, 0) == 1 && p.revents & Int16(POLLIN) != 0
     }
 
-    private func watched(_ tree: TemporaryTree) throws -> (InotifyDescriptor, InotifyReadiness) {
+    private func watched(_ tree: TemporaryTree) throws -> (InotifyDescriptor, OneShotReadiness) {
         let inotify = try InotifyDescriptor()
         let dir = try Syscall.openDirectory(path: tree.path)
         defer { Syscall.close(dir) }
         _ = try inotify.addWatch(directory: dir)
-        var set = try InotifyReadiness()
+        var set = try OneShotReadiness()
         try set.add(inotify.fd)
         return (inotify, set)
     }
@@ -82,7 +82,7 @@ import Testing
     }
 
     /// The descriptors the kernel lists as registered in epoll set `fd` (`tfd:` lines of its fdinfo).
-    private func registered(_ set: InotifyReadiness) -> [Int32] {
+    private func registered(_ set: OneShotReadiness) -> [Int32] {
         guard let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(set.fd)", encoding: .utf8) else { return [] }
         return info.split(separator: "\n").compactMap { line in
             guard line.hasPrefix("tfd:") else { return nil }

@@ -1,0 +1,205 @@
+import CFanotify
+import Dispatch
+import Logging
+import Synchronization
+import SystemPackage
+
+/// The fanotify backend: one notification group, one mark per filesystem (`FAN_MARK_FILESYSTEM`), whatever the
+/// number of directories — no per-directory kernel watch, no watch limit, nothing to add per directory while
+/// indexing but a `name_to_handle_at`. Events name their directory by file handle (`FAN_REPORT_DFID_NAME`); the
+/// backend maps the handles of the directories it follows to nodes (`FanotifyEvents`) and drops every other
+/// event of the filesystem early. Renames arrive paired (`FAN_RENAME`, Linux 5.17; before it, as a deletion and
+/// a creation). Needs `CAP_SYS_ADMIN` and Linux 5.9.
+///
+/// Two groups, as `FanotifyGroup` explains: the main one, and one for opens made the first time a root that
+/// tracks them is followed. A group is made the first time it is needed, so a watcher that never needs fanotify
+/// holds none (the kernel allows 128 per user). Both are held one-shot in a `OneShotReadiness` set that a read
+/// source on the engine's queue watches, as inotify's are: a filesystem mark reports every change on the
+/// filesystem, and an always-armed descriptor would run the wake-up chain in every writing process; the opens
+/// group is read after the main one, into the same batch. Confined to the engine's queue, except
+/// `directoryWatcher`, which the walkers call from their threads.
+final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
+    static let maxReadsPerBatch = 16
+    static let coalescingDelay: DispatchTimeInterval = .milliseconds(2)
+
+    private let queue: DispatchQueue
+    private let logger: Logger
+    private let made = Mutex<(main: FanotifyGroup?, opens: FanotifyGroup?)>((nil, nil))
+    /// The groups in the readiness set (by descriptor).
+    private var attached = Set<Int32>()
+    private let pending = FanotifyPending()
+    private var events = FanotifyEvents()
+    private var readiness: OneShotReadiness?
+    private var source: DispatchSourceRead?
+    private var deliver: ((inout ChangeBatch) -> BackendPace)?
+    private var suspensions = 0
+    private var resting = false
+    private var batch = ChangeBatch()
+    private let readBuffer: UnsafeMutableRawBufferPointer
+
+    init(queue: DispatchQueue, logger: Logger) {
+        self.queue = queue
+        self.logger = logger
+        // A buffer this size holds hundreds of events; one event is at most a few hundred bytes.
+        readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+    }
+
+    deinit {
+        stop()
+        readBuffer.deallocate()
+    }
+
+    /// The main group, or the opens group, made on first use (from a walker's thread, hence the lock).
+    private func group(opens: Bool) throws(Errno) -> FanotifyGroup {
+        let result: Result<(FanotifyGroup, new: Bool), Errno> = made.withLock { groups in
+            if let group = opens ? groups.opens : groups.main { return .success((group, false)) }
+            do throws(Errno) {
+                let group = try FanotifyGroup(events: opens ? FanotifyGroup.openEvents : FanotifyGroup.mainEvents)
+                if opens { groups.opens = group } else { groups.main = group }
+                return .success((group, true))
+            } catch { return .failure(error) }
+        }
+        let (group, new) = try result.get()
+        // Reading starts on the engine's queue, before the walk's adoptions there: nothing queued is missed.
+        if new { queue.async { @Sendable [weak self] in self?.attach() } }
+        return group
+    }
+
+    func directoryWatcher(for wanted: WatchEvents, route: WatchRoute) -> DirectoryWatcher {
+        let opens = wanted.contains(.opens)
+        return DirectoryWatcher { [self] fd, _ in
+            do throws(Errno) {
+                let key = try FanotifyGroup.key(of: fd)
+                try group(opens: false).mark(filesystemOf: fd, key: key)
+                // Open tracking is best effort: without it the directory is still counted exactly.
+                let tracked = opens && (try? group(opens: true).mark(filesystemOf: fd, key: key)) != nil
+                return .watched(pending.add(key, opens: tracked))
+            } catch {
+                return .failed(error)
+            }
+        }
+    }
+
+    func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
+        let handle: WatchHandle
+        switch attempt {
+        case .watched(let h), .servedPastLimit(let h, _): handle = h
+        case .limitReached, .failed: return .none
+        }
+        guard let (key, opens) = pending.take(handle) else { return .none }
+        return .watched(displaced: events.bind(key, opens: opens, to: node))
+    }
+
+    func unwatch(_ node: NodeID) { events.unbind(node) }
+
+    func availability(of kind: BackendKind) -> String? {
+        kind == .fanotify ? FanotifyGroup.unavailability : "the fanotify backend serves fanotify only"
+    }
+
+    var watchCount: Int { events.keys.count }
+    /// Filesystems marked (for tests and the benchmark).
+    var markCount: Int { made.withLock { ($0.main?.markCount ?? 0) + ($0.opens?.markCount ?? 0) } }
+
+    func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError) {
+        self.deliver = deliver
+        attach()
+    }
+
+    /// Starts reading the groups made so far once delivery has started (on the engine's queue).
+    private func attach() {
+        guard deliver != nil else { return }
+        let groups = made.withLock { [$0.main, $0.opens].compactMap { $0 } }
+        do throws(Errno) {
+            if readiness == nil { readiness = try OneShotReadiness() }
+            for group in groups where !attached.contains(group.fd) {
+                try readiness!.add(group.fd)
+                attached.insert(group.fd)
+            }
+            if suspensions > 0 { readiness!.disarm() }
+        } catch {
+            logger.error("fanotify: cannot watch a group's descriptor (epoll: \(error)); its directories are not followed")
+            return
+        }
+        guard source == nil, let readiness else { return }
+        let source = DispatchSource.makeReadSource(fileDescriptor: readiness.fd, queue: queue)
+        source.setEventHandler { @Sendable [unowned self] in self.readBatch() }
+        // The cancel handler holds the descriptors until the source is done with them (see InotifyBackend).
+        let held = (groups, readiness)
+        source.setCancelHandler { withExtendedLifetime(held) {} }
+        source.resume()
+        self.source = source
+    }
+
+    func suspend() {
+        suspensions += 1
+        if suspensions == 1 { readiness?.disarm() }
+    }
+
+    func resume() {
+        guard suspensions > 0 else { return }
+        suspensions -= 1
+        if suspensions == 0 { readiness?.arm() }
+    }
+
+    func stop() {
+        suspensions = 0
+        source?.cancel()
+        source = nil
+        readiness = nil
+        attached.removeAll()
+        deliver = nil
+        made.withLock { $0 = (nil, nil) }   // closing a group drops its marks
+        events.removeAll()
+        pending.removeAll()
+    }
+
+    /// The read source's handler: up to `maxReadsPerBatch` reads of the main group, then of the opens group (a
+    /// trim decided on this batch knows every close that came before the writes it saw), delivered as one batch.
+    private func readBatch() {
+        readiness?.disarm()
+        let groups = made.withLock { $0 }
+        guard let deliver, suspensions == 0, let main = groups.main else { return }
+        batch.removeAll()
+        read(main, opens: false)
+        if let opens = groups.opens { read(opens, opens: true) }
+        let hadChanges = !batch.isEmpty
+        if deliver(&batch) == .rest && hadChanges { rest() } else if suspensions == 0 { readiness?.arm() }
+    }
+
+    private func read(_ group: FanotifyGroup, opens: Bool) {
+        for _ in 0..<Self.maxReadsPerBatch {
+            let n: Int
+            do throws(Errno) { n = try group.read(into: readBuffer) } catch {
+                logger.error("reading fanotify events failed: \(error)")
+                return
+            }
+            if n == 0 { return }
+            let bytes = UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]).bindMemory(to: UInt8.self)
+            var event = cfan_event()
+            var offset = 0
+            while true {
+                offset = cfan_next_event(bytes.baseAddress, n, offset, &event)
+                if offset < 0 { break }
+                events.translate(&event, opens: opens, into: &batch)
+            }
+        }
+    }
+
+    private func rest() {
+        guard !resting, source != nil else { return }
+        resting = true
+        suspend()
+        queue.asyncAfter(deadline: .now() + Self.coalescingDelay) { @Sendable [weak self] in
+            guard let self, self.resting else { return }
+            self.resting = false
+            self.resume()
+        }
+    }
+}
+
+extension BackendFactory {
+    /// The fanotify backend alone, for every root whatever its route says (tests, benchmarks).
+    static func fanotify() -> BackendFactory {
+        BackendFactory { queue, logger, _ throws(WardenError) in FanotifyBackend(queue: queue, logger: logger) }
+    }
+}

@@ -1,0 +1,103 @@
+import CFanotify
+
+/// Turns decoded fanotify events into `Change`s about the directories the backend follows; events about any other
+/// directory of a marked filesystem are dropped here, by one hash lookup of their directory key.
+///
+/// fanotify merges an event into the one queued just before it when both are about the same name by the same
+/// process, OR-ing their bits: the order inside one event is lost. Hence: a name both created and deleted is
+/// given as deleted, then created (the updater's `lstat` of the name then finds what is there, whichever came
+/// last); an open and a close of a file in one event of the opens group count as an open that ended (a close and
+/// a reopen merged the other way round would leave the file counted as closed — the one inexactness of opens).
+struct FanotifyEvents {
+    /// Directories followed, by key, and the keys of the nodes (to unfollow them).
+    private(set) var nodes: [DirectoryKey: NodeID] = [:]
+    private(set) var keys: [NodeID: DirectoryKey] = [:]
+    /// Nodes whose root tracks opens.
+    private var opens = Set<NodeID>()
+    private var nextMove: UInt32 = 0
+
+    /// Follows `node` by `key`; returns the node that had the key before, if another (the same directory under an
+    /// old name whose rename was not seen).
+    mutating func bind(_ key: DirectoryKey, opens tracksOpens: Bool, to node: NodeID) -> NodeID? {
+        var displaced: NodeID?
+        if let other = nodes[key], other != node {
+            keys[other] = nil
+            opens.remove(other)
+            displaced = other
+        }
+        if let old = keys[node], old != key { nodes[old] = nil }
+        nodes[key] = node
+        keys[node] = key
+        if tracksOpens { opens.insert(node) } else { opens.remove(node) }
+        return displaced
+    }
+
+    mutating func unbind(_ node: NodeID) {
+        opens.remove(node)
+        guard let key = keys.removeValue(forKey: node) else { return }
+        nodes[key] = nil
+    }
+
+    mutating func removeAll() {
+        nodes.removeAll()
+        keys.removeAll()
+        opens.removeAll()
+    }
+
+    /// Appends what `event` means to `batch`: of the main group, or of the opens group (`opens`).
+    mutating func translate(_ event: inout cfan_event, opens fromOpens: Bool, into batch: inout ChangeBatch) {
+        let mask = event.mask
+        if mask & CFAN_Q_OVERFLOW != 0 {
+            batch.append(fromOpens ? .opensLost : .overflow, node: .none)
+            return
+        }
+        let isDirectory = mask & CFAN_ONDIR != 0
+        let node = withUnsafeBytes(of: &event.key) { nodes[DirectoryKey(UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key_len)]))] }
+        let name = UnsafeRawBufferPointer(start: event.name, count: Int(event.name_len))
+        if mask & CFAN_RENAME != 0 {
+            let to = withUnsafeBytes(of: &event.key2) { nodes[DirectoryKey(UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key2_len)]))] }
+            rename(from: node.map { ($0, name) }, to: to.map { ($0, UnsafeRawBufferPointer(start: event.name2, count: Int(event.name2_len))) },
+                   isDirectory: isDirectory, into: &batch)
+            return
+        }
+        guard let node, !name.isEmpty else { return }
+        if fromOpens {
+            guard !isDirectory, opens.contains(node) else { return }
+            if mask & CFAN_OPEN != 0 { batch.append(.opened, node: node, name: name) }
+            if mask & (CFAN_CLOSE_WRITE | CFAN_CLOSE_NOWRITE) != 0 { batch.append(.closed, node: node, name: name) }
+            return
+        }
+        if name.count == 1 && name[0] == UInt8(ascii: ".") {
+            // An event on the followed directory itself.
+            if mask & CFAN_DELETE_SELF != 0 { batch.append(.directoryGone, node: node) }
+            return
+        }
+
+        entry(mask, node: node, name: name, isDirectory: isDirectory, into: &batch)
+    }
+
+    /// The changes of one main-group event on a name, in an order that is right whatever order its merged bits
+    /// had.
+    private func entry(_ mask: UInt64, node: NodeID, name: UnsafeRawBufferPointer, isDirectory: Bool, into batch: inout ChangeBatch) {
+        if mask & (CFAN_DELETE | CFAN_MOVED_FROM) != 0 { batch.append(.deleted, node: node, name: name, isDirectory: isDirectory) }
+        if mask & (CFAN_CREATE | CFAN_MOVED_TO) != 0 { batch.append(.created, node: node, name: name, isDirectory: isDirectory) }
+        guard !isDirectory else { return }
+        if mask & CFAN_MODIFY != 0 { batch.append(.modified, node: node, name: name) }
+        if mask & CFAN_ATTRIB != 0 { batch.append(.attributes, node: node, name: name) }
+        if mask & CFAN_CLOSE_WRITE != 0 { batch.append(.closedAfterWrite, node: node, name: name) }
+    }
+
+    /// A `FAN_RENAME`: both halves paired when both directories are followed; a move out of the trees is a
+    /// `movedFrom` abandoned at once, a move in a `movedTo` with no partner.
+    private mutating func rename(from: (NodeID, UnsafeRawBufferPointer)?, to: (NodeID, UnsafeRawBufferPointer)?,
+                                 isDirectory: Bool, into batch: inout ChangeBatch) {
+        nextMove = nextMove == UInt32.max ? 1 : nextMove + 1
+        let move = MoveToken(raw: nextMove)
+        if let (node, name) = from { batch.append(.movedFrom, node: node, name: name, isDirectory: isDirectory, move: move) }
+        if let (node, name) = to {
+            batch.append(.movedTo, node: node, name: name, isDirectory: isDirectory, move: from == nil ? .none : move)
+        } else if from != nil {
+            batch.append(.moveAbandoned, node: .none, move: move)
+        }
+    }
+}

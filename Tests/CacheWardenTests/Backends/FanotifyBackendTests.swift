@@ -1,0 +1,107 @@
+import Dispatch
+import Foundation
+import Glibc
+import Testing
+@testable import CacheWarden
+
+/// `backend = fanotify`: one mark per filesystem (per group) and no per-directory watch; renames paired across directories,
+/// out of and into the tree; the events of the rest of the filesystem dropped; an overflowed queue re-read and
+/// the drift reported; opens counted. The guarantee tests (`QuotaTrimTests`, `ModelBasedTotalsTests`,
+/// `EvictionFactsTests`) run on it too. Where fanotify cannot be had, `backend = fanotify` stops `run` with exit 2.
+@Suite struct FanotifyBackendTests {
+    static let available = FanotifyGroup.unavailability == nil
+
+    @Test(.enabled(if: available, "fanotify is not available here (root and Linux 5.9 are needed)"))
+    func oneMarkNoWatchesAndRenamesPairedAcrossDirectories() throws {
+        let tree = TemporaryTree(), outside = TemporaryTree("cw-fan-out")
+        tree.write("a/f", size: 1_000)
+        tree.mkdir("b")
+        let capture = FanotifyCapture()
+        let h = try WatcherHarness(tree, basis: .apparent, backend: capture.factory) { $0.backend = .fanotify }
+        let backend = try #require(capture.backend)
+        // One mark per group on the one filesystem (totals, and opens for spare_open); the root, a and b followed
+        // by their keys, not by kernel watches.
+        #expect(backend.markCount == 2 && backend.watchCount == 3)
+        #expect(h.watcher.status().first?.watches == nil && h.watcher.status().first?.backend == "fanotify")
+        tree.rename("a/f", "b/g")                     // across directories: the same file, counted once
+        tree.rename("a", "b/a2")                      // a directory moved inside the tree keeps its followers
+        tree.write("b/a2/h", size: 500)
+        #expect(h.totalsMatchDisk(basis: .apparent))
+        outside.write("elsewhere", size: 7_000)       // the same filesystem, not ours
+        #expect(rename(tree.url("b/g"), outside.url("moved-out")) == 0)
+        #expect(rename(outside.url("elsewhere"), tree.url("moved-in")) == 0)
+        #expect(h.totalsMatchDisk(basis: .apparent))
+        #expect(h.total == 7_500)
+    }
+
+    @Test(.enabled(if: available, "fanotify is not available here (root and Linux 5.9 are needed)"))
+    func anOverflowedQueueIsReadAgainAndTheDriftReported() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = .fanotify }
+        // Stall the watcher's queue while more events are made than fanotify queues (16,384 by default).
+        let queued = FanotifyGroup.maxQueuedEvents ?? 16_384
+        let gate = DispatchSemaphore(value: 0)
+        h.watcher.engine.queue.async { gate.wait() }
+        tree.mkdir("burst")
+        for i in 0..<(queued + 4_000) {
+            let fd = open(tree.url("burst/f\(i)"), O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            _ = write(fd, "x", 1)
+            close(fd)
+        }
+        gate.signal()
+        #expect(eventually(timeout: 60) { h.log.names.contains("rescan") })
+        #expect(h.totalsMatchDisk(basis: .apparent, timeout: 60))
+        #expect(h.files == queued + 4_000)
+    }
+
+    @Test(.enabled(if: available, "fanotify is not available here (root and Linux 5.9 are needed)"))
+    func opensAreCountedForSpareOpen() throws {
+        let tree = TemporaryTree()
+        for i in 0..<4 { tree.write("f\(i)", size: 10_000, mtime: 1_600_000_000 + Double(i)) }
+        let h = try WatcherHarness(tree, quota: 45_000, basis: .apparent) { $0.backend = .fanotify; $0.spareOpen = true }
+        let fd = open(tree.url("f0"), O_RDONLY)   // the oldest, held open by a reader
+        defer { close(fd) }
+        let engine = h.watcher.engine
+        #expect(eventually {
+            engine.queue.sync {
+                let root = engine.state.ledger.account(RootID(0))!.rootNode
+                return Array("f0".utf8).withUnsafeBytes { engine.state.ledger.existingRecord(in: root, named: $0) }
+                    .map { engine.state.ledger.isOpen($0) } ?? false
+            }
+        })
+        tree.write("new", size: 10_000)            // 50,000 > 45,000: trim to ≤ 22,500, sparing f0
+        #expect(eventually { !h.log.trims.isEmpty })
+        #expect(tree.exists("f0") && !tree.exists("f1") && !tree.exists("f2") && !tree.exists("f3") && tree.exists("new"))
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
+    @Test(.enabled(if: getuid() == 0, "needs root to run as another user"))
+    func askingForFanotifyWithoutThePrivilegeStopsRunWithExit2() throws {
+        let tree = TemporaryTree()
+        tree.write("c/f", size: 100)
+        _ = chmod(tree.path, 0o755)
+        _ = chmod(tree.url("c"), 0o777)
+        let config = tree.url("cw.conf")
+        try "dir.c.path = \(tree.url("c"))\ndir.c.backend = fanotify\n".write(toFile: config, atomically: true, encoding: .utf8)
+        _ = chmod(config, 0o644)
+        guard let setpriv = which("setpriv"), access(cachewardenBinary(), X_OK) == 0 else { return }
+        let r = try runProcess(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", "--", cachewardenBinary(), "run", "--config", config])
+        #expect(r.status == 2, "\(r)")
+        #expect(r.err.split(separator: "\n").count == 1 && r.err.contains("dir.c: backend = fanotify, but") && r.err.contains("CAP_SYS_ADMIN"), "\(r.err)")
+        #expect(tree.exists("c/f"))
+    }
+}
+
+/// The fanotify backend's factory, keeping the backend it made.
+final class FanotifyCapture: @unchecked Sendable {
+    private(set) var backend: FanotifyBackend?
+
+    var factory: BackendFactory {
+        BackendFactory { queue, logger, clock throws(WardenError) in
+            let fanotify = FanotifyBackend(queue: queue, logger: logger)
+            self.backend = fanotify
+            let inotify = try InotifyBackend(queue: queue, logger: logger)
+            return RoutingBackend(inotify: inotify, fanotify: fanotify, poll: PollBackend(queue: queue, clock: clock))
+        }
+    }
+}
