@@ -29,7 +29,8 @@ struct BenchCommand {
             64 MB quota on a tmpfs of its own under a writer of 8,000 × 64 KiB at full speed and at 700 MB/s, \
             sampled every 200 µs; needs root to mount it), sink (JSON lines/s), footprint (binary size stripped, idle RSS of \
             `run` on an empty folder, `--version` time; vs inotifywait; measures --binary, default the static build of \
-            `make build` when present, else the CLI). --quick: 10k-file index, 20k writes, 5 trims; \
+            `make build` when present, else the CLI), backends (inotify beside fanotify: ready time and kernel objects on \
+            200k folders and on the largest index tree, CPU per file under the writer; needs root). --quick: 10k-file index, 20k writes, 5 trims; \
             under a minute on 2 cores. Full: 100k and 1M-file index, 200k writes, 20 trims of 1,000 files.
             """,
         options: [
@@ -47,7 +48,7 @@ struct BenchCommand {
             .value("cli", "path", help: "The cachewarden CLI binary for the throughput child (default: next to this binary, then .build/{release,debug}).", completion: .file),
             .value("binary", "path", help: "The cachewarden binary the footprint section measures (default: .build-install/release/cachewarden, what `make build` writes and `make install` installs, when it exists; else the CLI).", completion: .file),
             .value("fill", "fill", help: "Index-tree data: auto, real or sparse.", completion: .values(Fill.allCases.map(\.rawValue))),
-            .value("only", "list", help: "Comma-separated sections to run: index,links,throughput,trim,overshoot,sink,footprint (default: all)."),
+            .value("only", "list", help: "Comma-separated sections to run: index,links,throughput,trim,overshoot,sink,footprint,backends (default: all)."),
             .flag("keep", help: "Keep the temporary folder."),
         ]
     )
@@ -102,7 +103,7 @@ struct BenchCommand {
                    writes: writes ?? (quick ? 20_000 : 200_000), trims: trims ?? (quick ? 5 : 20),
                    perTrim: filesPerTrim ?? (quick ? 100 : 1000), halfTrim: halfTrimFiles ?? (quick ? 10_000 : 100_000),
                    sinkLines: sinkLines ?? (quick ? 100_000 : 1_000_000), hardLinks: hardLinkFiles ?? (quick ? 10_000 : 100_000),
-                   fill: fill, runs: runs, overshootRuns: quick ? 1 : 3)
+                   fill: fill, runs: runs, overshootRuns: quick ? 1 : 3, backendDirectories: quick ? 20_000 : 200_000)
     }
 
     func run() throws {

@@ -12,12 +12,14 @@ struct BenchSizes {
     var fill: Fill
     var runs: Int
     var overshootRuns: Int
+    /// Folders of the backends section's wide tree (one file each).
+    var backendDirectories: Int
 }
 
 /// Runs the sections the command asked for, in order, into one report; a section that fails is recorded and the
 /// others still run.
 struct BenchRunner {
-    static let allSections = ["index", "links", "throughput", "trim", "overshoot", "sink", "footprint"]
+    static let allSections = ["index", "links", "throughput", "trim", "overshoot", "sink", "footprint", "backends"]
 
     let sizes: BenchSizes
     let env: Environment
@@ -53,6 +55,10 @@ struct BenchRunner {
                             rate: rate, runs: sizes.overshootRuns, env: env, work: work, log: log)))
                     }
                 case "footprint": try footprint()
+                case "backends":
+                    report.sections.append(BackendSection(result: try BackendBenchmark.run(
+                        files: sizes.index.max() ?? 10_000, directories: sizes.backendDirectories, writes: sizes.writes,
+                        runs: sizes.runs, env: env, work: work, log: log)))
                 default: report.sections.append(try SinkBenchmark.run(lines: sizes.sinkLines, work: work, log: log))
                 }
             } catch {

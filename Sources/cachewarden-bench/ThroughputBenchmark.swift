@@ -119,17 +119,18 @@ enum ThroughputBenchmark {
         return WatchedRun(watcher: "none", writer: burst)
     }
 
-    /// The burst under `cachewarden run` (the CLI at `program`) in folder `root`; catch-up is polled with SIGUSR1
-    /// until `status` shows every file.
-    private static func cachewarden(files: Int, size: Int, program: String, work root: String,
-                                    log: (String) -> Void) throws -> WatchedRun {
+    /// The burst under `cachewarden run` (the CLI at `program`, following with `backend`) in folder `root`;
+    /// catch-up is polled with SIGUSR1 until `status` shows every file.
+    static func cachewarden(files: Int, size: Int, program: String, work root: String, backend: String = "auto",
+                            log: (String) -> Void) throws -> WatchedRun {
         let output = root + ".jsonl"
         try Files.makeDirectory(root)
         defer {
             Files.discard(root)
             Files.discard(output)
         }
-        let child = try Child(program, ["run", "--dir", root, "--size-basis", "apparent"], stdout: .file(output), stderr: .inherit)
+        let child = try Child(program, ["run", "--dir", root, "--size-basis", "apparent", "--backend", backend],
+                              stdout: .file(output), stderr: .inherit)
         defer { child.stop() }
         let tail = try EventTail(path: output)
 
@@ -185,7 +186,7 @@ enum ThroughputBenchmark {
             run.note = "status never matched the files written: last \(tail.lastStatus.map { "\($0.files) files / \($0.total) B" } ?? "none"), "
                 + "expected \(expected.files) / \(expected.total) B"
         }
-        log("throughput: cachewarden: writer \(Format.rate(burst.rate)) files/s, caught up "
+        log("throughput: cachewarden (\(backend)): writer \(Format.rate(burst.rate)) files/s, caught up "
             + "\(run.catchUpSeconds.map { "+\(Format.seconds($0))" } ?? "never"), CPU \(Format.seconds(run.cpuSeconds ?? 0)), "
             + "overflow \(tail.overflows > 0 ? "yes" : "no"), exact \(run.exact == true ? "yes" : "NO")")
         return run
