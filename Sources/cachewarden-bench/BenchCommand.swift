@@ -103,7 +103,7 @@ struct BenchCommand {
                    writes: writes ?? (quick ? 20_000 : 200_000), trims: trims ?? (quick ? 5 : 20),
                    perTrim: filesPerTrim ?? (quick ? 100 : 1000), halfTrim: halfTrimFiles ?? (quick ? 10_000 : 100_000),
                    sinkLines: sinkLines ?? (quick ? 100_000 : 1_000_000), hardLinks: hardLinkFiles ?? (quick ? 10_000 : 100_000),
-                   fill: fill, runs: runs, overshootRuns: quick ? 1 : 3, backendDirectories: quick ? 20_000 : 200_000)
+                   fill: fill, runs: runs, overshootRuns: quick ? 1 : 3, backendDirectories: quick ? 20_000 : 200_000, backendRuns: quick ? 1 : runs)
     }
 
     func run() throws {

@@ -12,8 +12,9 @@ struct BenchSizes {
     var fill: Fill
     var runs: Int
     var overshootRuns: Int
-    /// Folders of the backends section's wide tree (one file each).
+    /// Folders of the backends section's wide tree (one file each), and its rounds (each backend once a round).
     var backendDirectories: Int
+    var backendRuns: Int
 }
 
 /// Runs the sections the command asked for, in order, into one report; a section that fails is recorded and the
@@ -58,7 +59,7 @@ struct BenchRunner {
                 case "backends":
                     report.sections.append(BackendSection(result: try BackendBenchmark.run(
                         files: sizes.index.max() ?? 10_000, directories: sizes.backendDirectories, writes: sizes.writes,
-                        runs: sizes.runs, env: env, work: work, log: log)))
+                        runs: sizes.backendRuns, env: env, work: work, log: log)))
                 default: report.sections.append(try SinkBenchmark.run(lines: sizes.sinkLines, work: work, log: log))
                 }
             } catch {
