@@ -80,6 +80,8 @@ final class RunningCLI: @unchecked Sendable {
     private let lock = NSLock()
     private var collected = Data()
     private var collectedErr = Data()
+    /// Pipes that reached their end (the child and every process holding them closed them).
+    private var ended = 0
 
     /// Starts `executable` with `args`; `environment` entries are added to the test's own (nil removes one).
     init(_ args: [String], executable: String = cachewardenBinary(), environment: [String: String?] = [:]) throws {
@@ -90,11 +92,13 @@ final class RunningCLI: @unchecked Sendable {
         process.standardError = errors
         output.fileHandleForReading.readabilityHandler = { [weak self] h in
             let d = h.availableData
-            self?.lock.withLock { self?.collected.append(d) }
+            if d.isEmpty { h.readabilityHandler = nil }
+            self?.lock.withLock { if d.isEmpty { self?.ended += 1 } else { self?.collected.append(d) } }
         }
         errors.fileHandleForReading.readabilityHandler = { [weak self] h in
             let d = h.availableData
-            self?.lock.withLock { self?.collectedErr.append(d) }
+            if d.isEmpty { h.readabilityHandler = nil }
+            self?.lock.withLock { if d.isEmpty { self?.ended += 1 } else { self?.collectedErr.append(d) } }
         }
         try process.run()
     }
@@ -105,11 +109,11 @@ final class RunningCLI: @unchecked Sendable {
 
     func signal(_ s: Int32) { kill(process.processIdentifier, s) }
 
-    /// Sends SIGINT and waits for the exit status.
+    /// Sends SIGINT and waits for the exit status and for both pipes to reach their end (all output collected).
     func interrupt() -> Int32 {
         signal(SIGINT)
         process.waitUntilExit()
-        usleep(50_000)
+        _ = eventually(timeout: 5) { lock.withLock { ended == 2 } }
         return process.terminationStatus
     }
 
