@@ -3,7 +3,6 @@
 #include "CFanotify.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/fanotify.h>
 #include <sys/statfs.h>
@@ -19,11 +18,12 @@
 
 const uint64_t CFAN_MODIFY = FAN_MODIFY, CFAN_ATTRIB = FAN_ATTRIB, CFAN_CLOSE_WRITE = FAN_CLOSE_WRITE,
     CFAN_CLOSE_NOWRITE = FAN_CLOSE_NOWRITE, CFAN_OPEN = FAN_OPEN, CFAN_CREATE = FAN_CREATE, CFAN_DELETE = FAN_DELETE,
-    CFAN_DELETE_SELF = FAN_DELETE_SELF, CFAN_MOVED_FROM = FAN_MOVED_FROM, CFAN_MOVED_TO = FAN_MOVED_TO, CFAN_RENAME = FAN_RENAME, CFAN_Q_OVERFLOW = FAN_Q_OVERFLOW,
+    CFAN_DELETE_SELF = FAN_DELETE_SELF, CFAN_MOVE_SELF = FAN_MOVE_SELF, CFAN_MOVED_FROM = FAN_MOVED_FROM, CFAN_MOVED_TO = FAN_MOVED_TO, CFAN_RENAME = FAN_RENAME, CFAN_Q_OVERFLOW = FAN_Q_OVERFLOW,
     CFAN_ONDIR = FAN_ONDIR;
 
-int cfan_init(void) {
-    return fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME | FAN_NONBLOCK | FAN_CLOEXEC,
+int cfan_init(int unlimited) {
+    return fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME | FAN_NONBLOCK | FAN_CLOEXEC
+                             | (unlimited ? FAN_UNLIMITED_QUEUE : 0),
                          O_RDONLY | O_LARGEFILE | O_CLOEXEC);
 }
 
@@ -79,9 +79,9 @@ long cfan_next_event(const uint8_t *buf, long len, long offset, cfan_event *out)
     if (offset < 0 || offset + (long)sizeof meta > len) return -1;
     memcpy(&meta, buf + offset, sizeof meta);   // the buffer is not guaranteed to be aligned
     long next = offset + (long)meta.event_len;
-    if (meta.vers != FANOTIFY_METADATA_VERSION || meta.event_len < sizeof meta || next > len) return -1;
+    if (meta.vers != FANOTIFY_METADATA_VERSION || meta.event_len < sizeof meta || next > len
+        || meta.metadata_len < sizeof meta || meta.metadata_len > meta.event_len) return -1;
     out->mask = meta.mask;
-    out->pid = meta.pid;
     out->key_len = out->name_len = out->key2_len = out->name2_len = 0;
     out->name = out->name2 = NULL;
     long at = offset + meta.metadata_len;
@@ -99,13 +99,4 @@ long cfan_next_event(const uint8_t *buf, long len, long offset, cfan_event *out)
         at += record_len;
     }
     return next;
-}
-
-int cfan_max_queued_events(void) {
-    FILE *f = fopen("/proc/sys/fs/fanotify/max_queued_events", "re");
-    if (!f) return -1;
-    int n = -1;
-    if (fscanf(f, "%d", &n) != 1) n = -1;
-    fclose(f);
-    return n;
 }

@@ -17,15 +17,16 @@
 
 // ---- Event bits (the macros Swift does not import) ----
 extern const uint64_t CFAN_MODIFY, CFAN_ATTRIB, CFAN_CLOSE_WRITE, CFAN_CLOSE_NOWRITE, CFAN_OPEN, CFAN_CREATE,
-    CFAN_DELETE, CFAN_DELETE_SELF, CFAN_MOVED_FROM, CFAN_MOVED_TO, CFAN_RENAME, CFAN_Q_OVERFLOW, CFAN_ONDIR;
+    CFAN_DELETE, CFAN_DELETE_SELF, CFAN_MOVE_SELF, CFAN_MOVED_FROM, CFAN_MOVED_TO, CFAN_RENAME, CFAN_Q_OVERFLOW,
+    CFAN_ONDIR;
 
 /// The longest key a directory can have: fsid (8 bytes), handle type (4) and MAX_HANDLE_SZ (128) handle bytes.
 #define CFAN_KEY_MAX 140
 
 /// A notification group reporting directory file handles with names (`FAN_REPORT_DFID_NAME`), non-blocking,
-/// close-on-exec. Needs CAP_SYS_ADMIN for the filesystem marks it is made for. Returns the descriptor, or -1
-/// with errno set (EINVAL on a kernel older than 5.9, EPERM without the capability).
-int cfan_init(void);
+/// close-on-exec; with `unlimited`, its queue has no bound (`FAN_UNLIMITED_QUEUE`, which needs CAP_SYS_ADMIN).
+/// Returns the descriptor, or -1 with errno set (EINVAL on a kernel older than 5.9, EPERM without the capability).
+int cfan_init(int unlimited);
 
 /// Marks the whole filesystem holding the open directory `dirfd` (`FAN_MARK_ADD | FAN_MARK_FILESYSTEM`) for
 /// `mask`; a second call for the same filesystem adds bits to the same mark. Returns 0, or -1 with errno set
@@ -42,7 +43,6 @@ int cfan_directory_key(int dirfd, uint8_t *key);
 /// itself); for `FAN_RENAME`, `key`/`name` are the old place and `key2`/`name2` the new one.
 typedef struct {
     uint64_t mask;
-    int32_t pid;
     uint32_t key_len, name_len, key2_len, name2_len;
     uint8_t key[CFAN_KEY_MAX];
     uint8_t key2[CFAN_KEY_MAX];
@@ -53,8 +53,5 @@ typedef struct {
 /// Decodes the event at `offset` of `buf` (holding `len` bytes from one `read(2)`) into `out`. Returns the offset
 /// of the next event, or -1 when no complete, well-formed event starts at `offset`.
 long cfan_next_event(const uint8_t *buf, long len, long offset, cfan_event *out);
-
-/// The kernel's `fs.fanotify.max_queued_events` (events one group may queue); -1 when unreadable.
-int cfan_max_queued_events(void);
 
 #endif

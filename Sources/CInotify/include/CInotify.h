@@ -5,9 +5,6 @@
 //    so records are decoded here, one at a time, into a fixed-size view (`cinotify_next_event`).
 //  * Composite mask macros (`IN_ALL_EVENTS`, `IN_CLOSE`, `IN_MOVE`) and the `IN_NONBLOCK`/`IN_CLOEXEC` flags
 //    are not imported as Swift constants; they are re-exported below as typed constants.
-//  * `<sys/epoll.h>` is not part of Swift's Glibc module, and `struct epoll_event` is packed on x86_64: the
-//    one-shot readiness set the backend keeps its inotify descriptors in (`InotifyReadiness`) goes through the
-//    small functions below instead.
 //  * libinotifytools (Debian's libinotifytools0-dev) is linked for the helpers that are safe to share:
 //    readable mask names for debug output and the kernel's inotify limits for error messages.
 //

@@ -32,7 +32,7 @@ struct Change {
         case watchLost
         /// Changes were lost: totals must be re-read from disk.
         case overflow
-        /// The node could not be watched; read it again now (the backend's fallback timer).
+        /// Read the directory again now (a polling pass found its times moved).
         case rescan
     }
 
@@ -48,9 +48,10 @@ struct Change {
     var hasName: Bool { nameLength > 0 }
 }
 
-/// Pairs `movedFrom`, `movedTo` and `moveAbandoned` of one rename.
+/// Pairs `movedFrom`, `movedTo` and `moveAbandoned` of one rename: an inotify cookie, or a fanotify counter above
+/// 2³² (`MoveToken(fanotify:)`), so the two never meet.
 struct MoveToken: Hashable, Sendable {
-    var raw: UInt32
+    var raw: UInt64
     static let none = MoveToken(raw: 0)
 }
 

@@ -124,8 +124,9 @@ protocol ChangeBackend: AnyObject {
     /// Directories served by another backend than their root's because its limit was reached, and by which.
     var pastLimitNodes: [NodeID: BackendKind] { get }
 
-    /// Why this backend cannot serve `kind` now (fanotify needs `CAP_SYS_ADMIN` and Linux 5.9), or nil when it can.
-    func availability(of kind: BackendKind) -> String?
+    /// Why this backend cannot serve `kind` now (fanotify needs `CAP_SYS_ADMIN` and Linux 5.9), or at `path` (a
+    /// filesystem fanotify cannot mark), or nil when it can.
+    func availability(of kind: BackendKind, at path: String?) -> String?
 
     /// The cost of the last polling pass over `root` (nil: the root is not polled, or no pass ran yet).
     func pollCost(_ root: RootID) -> PollPassCost?

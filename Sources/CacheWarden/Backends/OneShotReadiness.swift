@@ -63,7 +63,6 @@ struct OneShotReadiness: Sendable {
     /// Whether `descriptor` is in the set now (for tests).
     func isArmed(_ descriptor: Int32) -> Bool { members.contains { $0.descriptor == descriptor && $0.inSet } }
 
-
     private func unregister(_ descriptor: Int32) {
         _ = try? Syscall.retrying { cwsys_epoll_remove(fd, descriptor) }
     }

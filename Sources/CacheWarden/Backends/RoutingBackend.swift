@@ -45,18 +45,20 @@ final class RoutingBackend: ChangeBackend, @unchecked Sendable {
         }
     }
 
+    /// Has the backend that made the watch adopt it, and the others let the node go: a directory read again (a
+    /// polling pass, an overflow's re-read) may be watched by another backend than before — inotify again, once
+    /// a watch was freed — and must not stay followed twice.
     func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
+        let handle: WatchHandle
         switch attempt {
-        case .watched(let handle):
-            pastLimitNodes[node] = nil
-            return backend(handle.backend).adopt(attempt, for: node)
-        case .servedPastLimit(let handle, _):
-            let adoption = backend(handle.backend).adopt(attempt, for: node)
-            if adoption != .none { pastLimitNodes[node] = handle.backend }
-            return adoption
-        case .limitReached, .failed:
-            return .none
+        case .watched(let h), .servedPastLimit(let h, _): handle = h
+        case .limitReached, .failed: return .none
         }
+        let adoption = backend(handle.backend).adopt(attempt, for: node)
+        guard adoption != .none else { return adoption }
+        for kind in BackendKind.allCases where kind != handle.backend { backend(kind).unwatch(node) }
+        if case .servedPastLimit = attempt { pastLimitNodes[node] = handle.backend } else { pastLimitNodes[node] = nil }
+        return adoption
     }
 
     func unwatch(_ node: NodeID) {
@@ -92,7 +94,7 @@ final class RoutingBackend: ChangeBackend, @unchecked Sendable {
     }
 
     var watchCount: Int { inotify.watchCount + fanotify.watchCount + poll.watchCount }
-    func availability(of kind: BackendKind) -> String? { backend(kind).availability(of: kind) }
+    func availability(of kind: BackendKind, at path: String?) -> String? { backend(kind).availability(of: kind, at: path) }
     func pollCost(_ root: RootID) -> PollPassCost? { poll.pollCost(root) }
 }
 

@@ -60,9 +60,12 @@ extension Engine {
     /// cannot be had is refused (the user asked for it: falling back silently would hide why).
     func route(for dir: DirectorySettings, id: RootID, path: String) throws(WardenError) -> WatchRoute {
         let interval = dir.pollInterval ?? state.settings.pollInterval
-        let fanotifyProblem = backend.map { $0.availability(of: .fanotify) } ?? "a one-shot report follows nothing"
-        let (kind, pastLimit, filesystem) = BackendSelection.resolve(dir.backend ?? state.settings.backend, path: path,
-                                                                     fanotifyProblem: fanotifyProblem)
+        let choice = dir.backend ?? state.settings.backend
+        // Asked for by name, fanotify is tried on the root's filesystem at once; `auto` only needs it to be had at
+        // all (a directory past the limit that it cannot mark is polled).
+        let fanotifyProblem = backend.map { $0.availability(of: .fanotify, at: choice == .fanotify ? path : nil) }
+            ?? "a one-shot report follows nothing"
+        let (kind, pastLimit, filesystem) = BackendSelection.resolve(choice, path: path, fanotifyProblem: fanotifyProblem)
         if kind == .fanotify, backend != nil, let fanotifyProblem {
             throw .invalidSettings(ConfigError(message: "dir.\(dir.name): backend = fanotify, but \(fanotifyProblem); use inotify or auto"))
         }

@@ -56,10 +56,10 @@ extension LedgerUpdater {
         }
     }
 
-    /// Re-reads one directory (`Change.Kind.rescan`: past the inotify watch limit, or a polling pass saw it
-    /// change): vanished or replaced subdirectories are dropped, files no longer there are removed, the others
-    /// statted again, new ones counted and announced (`write`), new subdirectories read whole; subdirectories
-    /// still there are not descended (they are re-read when they change themselves). The watch is tried again.
+    /// Re-reads one directory (`Change.Kind.rescan`: a polling pass saw it change): vanished or replaced
+    /// subdirectories are dropped, files no longer there are removed, the others statted again, new ones counted
+    /// and announced (`write`), new subdirectories read whole; subdirectories still there are not descended (they
+    /// are re-read when they change themselves). The watch is tried again (inotify's, once one is free).
     /// A directory that cannot be read keeps what it had.
     mutating func rescan(_ n: NodeID, _ state: inout PipelineState) {
         guard state.ledger.isLive(n) else { return }   // removed: the engine unwatched it when it settled

@@ -37,9 +37,11 @@ import Testing
     @Test(.enabled(if: available, "fanotify is not available here (root and Linux 5.9 are needed)"))
     func anOverflowedQueueIsReadAgainAndTheDriftReported() throws {
         let tree = TemporaryTree()
-        let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = .fanotify }
-        // Stall the watcher's queue while more events are made than fanotify queues (16,384 by default).
-        let queued = FanotifyGroup.maxQueuedEvents ?? 16_384
+        // The shipped groups' queues are unbounded; with fanotify's default bound, an overflow can be made.
+        let h = try WatcherHarness(tree, basis: .apparent, backend: FanotifyCapture(boundedQueues: true).factory) { $0.backend = .fanotify }
+        // Stall the watcher's queue while more events are made than a bounded group queues.
+        let limit = (try? String(contentsOfFile: "/proc/sys/fs/fanotify/max_queued_events", encoding: .utf8))
+        let queued = limit.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 16_384
         let gate = DispatchSemaphore(value: 0)
         h.watcher.engine.queue.async { gate.wait() }
         tree.mkdir("burst")
@@ -52,6 +54,38 @@ import Testing
         #expect(eventually(timeout: 60) { h.log.names.contains("rescan") })
         #expect(h.totalsMatchDisk(basis: .apparent, timeout: 60))
         #expect(h.files == queued + 4_000)
+    }
+
+    /// fanotify merges an event into any earlier one about the same name by the same process: the write of a
+    /// third `tmp` merges into the first's, queued before both renames. The old name is looked at after each rename.
+    @Test(.enabled(if: available, "fanotify is not available here (root and Linux 5.9 are needed)"))
+    func aNameWrittenAgainAfterItsRenameIsCounted() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = .fanotify }
+        let gate = DispatchSemaphore(value: 0)
+        h.watcher.engine.queue.async { gate.wait() }   // nothing read until the three are queued
+        for i in 0..<3 {
+            tree.write("tmp", size: 1_000 + i)
+            if i < 2 { tree.rename("tmp", "final\(i)") }
+        }
+        gate.signal()
+        #expect(h.totalsMatchDisk(basis: .apparent))
+        #expect(h.files == 3)
+    }
+
+    @Test(.enabled(if: available, "fanotify is not available here (root and Linux 5.9 are needed)"))
+    func aRootMovedAwayIsLost() throws {
+        let parent = TemporaryTree()
+        parent.write("cache/f", size: 100)
+        let log = EventLog()
+        var dir = DirectorySettings(name: "c", path: parent.url("cache"))
+        dir.backend = .fanotify
+        let watcher = Watcher(settings: WardenSettings(directories: [dir]), clock: SystemClock(), log: log)
+        try watcher.start()
+        defer { watcher.stop() }
+        parent.rename("cache", "elsewhere")
+        #expect(eventually { log.all.contains { if case .error(let e) = $0.kind { return e.kind == "root_lost" }; return false } })
+        #expect(watcher.totals()[0].total == 0)
     }
 
     @Test(.enabled(if: available, "fanotify is not available here (root and Linux 5.9 are needed)"))
@@ -92,13 +126,19 @@ import Testing
     }
 }
 
-/// The fanotify backend's factory, keeping the backend it made.
+/// The fanotify backend's factory (with fanotify's default queue bound, where a test needs an overflow), keeping
+/// the backend it made.
 final class FanotifyCapture: @unchecked Sendable {
     private(set) var backend: FanotifyBackend?
+    let boundedQueues: Bool
+
+    init(boundedQueues: Bool = false) {
+        self.boundedQueues = boundedQueues
+    }
 
     var factory: BackendFactory {
         BackendFactory { queue, logger, clock throws(WardenError) in
-            let fanotify = FanotifyBackend(queue: queue, logger: logger)
+            let fanotify = FanotifyBackend(queue: queue, logger: logger, boundedQueues: self.boundedQueues)
             self.backend = fanotify
             let inotify = try InotifyBackend(queue: queue, logger: logger)
             return RoutingBackend(inotify: inotify, fanotify: fanotify, poll: PollBackend(queue: queue, clock: clock))

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import SystemPackage
 import Testing
 @testable import CacheWarden
@@ -39,6 +40,31 @@ import Testing
         #expect(Self.limitLines(log).count == 1 && line.contains("max_user_watches") && line.contains("served by poll"), "\(line)")
         let status = try #require(watcher.status().first)
         #expect(status.backend == "inotify" && status.polledDirectories == 1 && status.fanotifyDirectories == 0)
+    }
+
+    /// A polled directory read again after a watch was freed is watched by inotify, and polled no more.
+    @Test func aDirectoryWatchableAgainLeavesThePollingBackend() throws {
+        let tree = TemporaryTree()
+        let log = EventLog(), clock = ManualClock()
+        let refusing = Mutex(true)
+        var dir = DirectorySettings(name: "c", path: tree.path)
+        dir.pollInterval = 60
+        let watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: .apparent),
+                              backend: .standard(addWatchOverride: { path in
+                                  path.hasSuffix("/blind") && refusing.withLock { $0 } ? Errno.noSpace : nil
+                              }, fanotify: false),
+                              clock: clock, log: log)
+        tree.mkdir("blind")
+        try watcher.start()
+        defer { watcher.stop() }
+        #expect(watcher.status().first?.polledDirectories == 1)
+        refusing.withLock { $0 = false }
+        tree.write("blind/a", size: 100)
+        clock.advance(by: 60)                      // the pass re-reads `blind`, and inotify watches it now
+        #expect(watcher.totals()[0].total == 100)
+        #expect(watcher.status().first?.polledDirectories == 0)
+        tree.write("blind/b", size: 50)             // seen by inotify, with no pass
+        #expect(eventually { watcher.totals()[0].total == 150 })
     }
 
     @Test(.enabled(if: FanotifyGroup.unavailability == nil, "fanotify is not available here (root and Linux 5.9 are needed)"))

@@ -74,7 +74,7 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
     func stop() { deliver = nil; nodes.removeAll(); paths.removeAll(); rereading.removeAll() }
     var watchCount: Int { paths.count }
     var pastLimitNodes: [NodeID: BackendKind] { Dictionary(uniqueKeysWithValues: rereading.map { ($0, .poll) }) }
-    func availability(of kind: BackendKind) -> String? { kind == .fanotify ? "the fake backend has no fanotify" : nil }
+    func availability(of kind: BackendKind, at path: String?) -> String? { kind == .fanotify ? "the fake backend has no fanotify" : nil }
 
     // MARK: Scripting (from the test's thread)
 

@@ -36,10 +36,13 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     private var resting = false
     private var batch = ChangeBatch()
     private let readBuffer: UnsafeMutableRawBufferPointer
+    /// Groups keep fanotify's default queue bound (a test seam: an overflow can then be made).
+    private let bounded: Bool
 
-    init(queue: DispatchQueue, logger: Logger) {
+    init(queue: DispatchQueue, logger: Logger, boundedQueues: Bool = false) {
         self.queue = queue
         self.logger = logger
+        bounded = boundedQueues
         // A buffer this size holds hundreds of events; one event is at most a few hundred bytes.
         readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
     }
@@ -54,7 +57,7 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         let result: Result<(FanotifyGroup, new: Bool), Errno> = made.withLock { groups in
             if let group = opens ? groups.opens : groups.main { return .success((group, false)) }
             do throws(Errno) {
-                let group = try FanotifyGroup(events: opens ? FanotifyGroup.openEvents : FanotifyGroup.mainEvents)
+                let group = try FanotifyGroup(events: opens ? FanotifyGroup.openEvents : FanotifyGroup.mainEvents, bounded: bounded)
                 if opens { groups.opens = group } else { groups.main = group }
                 return .success((group, true))
             } catch { return .failure(error) }
@@ -67,12 +70,15 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
 
     func directoryWatcher(for wanted: WatchEvents, route: WatchRoute) -> DirectoryWatcher {
         let opens = wanted.contains(.opens)
+        let top = FirstCall()
         return DirectoryWatcher { [self] fd, _ in
             do throws(Errno) {
                 let key = try FanotifyGroup.key(of: fd)
-                try group(opens: false).mark(filesystemOf: fd, key: key)
+                // The top of a walk is marked again: a filesystem mounted anew lost its mark (fanotify says nothing).
+                let again = top.take()
+                try group(opens: false).mark(filesystemOf: fd, key: key, again: again)
                 // Open tracking is best effort: without it the directory is still counted exactly.
-                let tracked = opens && (try? group(opens: true).mark(filesystemOf: fd, key: key)) != nil
+                let tracked = opens && (try? group(opens: true).mark(filesystemOf: fd, key: key, again: again)) != nil
                 return .watched(pending.add(key, opens: tracked))
             } catch {
                 return .failed(error)
@@ -92,12 +98,23 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
 
     func unwatch(_ node: NodeID) { events.unbind(node) }
 
-    func availability(of kind: BackendKind) -> String? {
-        kind == .fanotify ? FanotifyGroup.unavailability : "the fanotify backend serves fanotify only"
+    /// With a path, the filesystem there is marked, as following it would: a btrfs subvolume, a filesystem without
+    /// file handles or one whose fsid another has is told here, before anything is read.
+    func availability(of kind: BackendKind, at path: String?) -> String? {
+        guard kind == .fanotify else { return "the fanotify backend serves fanotify only" }
+        if let problem = FanotifyGroup.unavailability { return problem }
+        guard let path else { return nil }
+        do throws(Errno) {
+            let directory = OwnedDescriptor(try Syscall.openDirectory(path: path))
+            try group(opens: false).mark(filesystemOf: directory.fd, key: try FanotifyGroup.key(of: directory.fd))
+            return nil
+        } catch {
+            return FanotifyGroup.explain(error)
+        }
     }
 
     var watchCount: Int { events.keys.count }
-    /// Filesystems marked (for tests and the benchmark).
+    /// Filesystems marked, counted once per group (for tests).
     var markCount: Int { made.withLock { ($0.main?.markCount ?? 0) + ($0.opens?.markCount ?? 0) } }
 
     func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError) {
@@ -160,29 +177,41 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         let groups = made.withLock { $0 }
         guard let deliver, suspensions == 0, let main = groups.main else { return }
         batch.removeAll()
-        read(main, opens: false)
-        if let opens = groups.opens { read(opens, opens: true) }
-        let hadChanges = !batch.isEmpty
-        if deliver(&batch) == .rest && hadChanges { rest() } else if suspensions == 0 { readiness?.arm() }
+        var readAny = read(main, opens: false)
+        if let opens = groups.opens, read(opens, opens: true) { readAny = true }
+        // Rest after any read, even one whose events were all of other directories: a busy filesystem would
+        // otherwise wake the reader, and every writer on it, once per event.
+        if deliver(&batch) == .rest && readAny { rest() } else if suspensions == 0 { readiness?.arm() }
     }
 
-    private func read(_ group: FanotifyGroup, opens: Bool) {
+    /// Reads `group` into the batch; returns whether anything was read (events of other directories included).
+    @discardableResult
+    private func read(_ group: FanotifyGroup, opens: Bool) -> Bool {
+        var readAny = false
         for _ in 0..<Self.maxReadsPerBatch {
             let n: Int
             do throws(Errno) { n = try group.read(into: readBuffer) } catch {
                 logger.error("reading fanotify events failed: \(error)")
-                return
+                return readAny
             }
-            if n == 0 { return }
+            if n == 0 { return readAny }
+            readAny = true
             let bytes = UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]).bindMemory(to: UInt8.self)
             var event = cfan_event()
             var offset = 0
-            while true {
-                offset = cfan_next_event(bytes.baseAddress, n, offset, &event)
-                if offset < 0 { break }
+            while offset < n {
+                let next = cfan_next_event(bytes.baseAddress, n, offset, &event)
+                guard next > offset else {
+                    // Not an event this reader understands: what followed it in the read is lost, as in an overflow.
+                    logger.error("fanotify: an undecodable event at byte \(offset) of \(n); re-reading as after an overflow")
+                    batch.append(opens ? .opensLost : .overflow, node: .none)
+                    break
+                }
                 events.translate(&event, opens: opens, into: &batch)
+                offset = next
             }
         }
+        return readAny
     }
 
     private func rest() {
@@ -197,9 +226,8 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 }
 
-extension BackendFactory {
-    /// The fanotify backend alone, for every root whatever its route says (tests, benchmarks).
-    static func fanotify() -> BackendFactory {
-        BackendFactory { queue, logger, _ throws(WardenError) in FanotifyBackend(queue: queue, logger: logger) }
-    }
+/// True the first time it is asked, then false (thread-safe): which call of a walker's watcher is the walk's top.
+private final class FirstCall: Sendable {
+    private let first = Atomic<Bool>(true)
+    func take() -> Bool { first.exchange(false, ordering: .relaxed) }
 }

@@ -3,11 +3,14 @@ import CFanotify
 /// Turns decoded fanotify events into `Change`s about the directories the backend follows; events about any other
 /// directory of a marked filesystem are dropped here, by one hash lookup of their directory key.
 ///
-/// fanotify merges an event into the one queued just before it when both are about the same name by the same
-/// process, OR-ing their bits: the order inside one event is lost. Hence: a name both created and deleted is
-/// given as deleted, then created (the updater's `lstat` of the name then finds what is there, whichever came
-/// last); an open and a close of a file in one event of the opens group count as an open that ended (a close and
-/// a reopen merged the other way round would leave the file counted as closed — the one inexactness of opens).
+/// fanotify merges a new event into any queued event about the same name in the same directory by the same
+/// process (up to 128 back), OR-ing their bits: the order inside one event is lost, and an event can be queued
+/// before one that happened earlier. Hence: a name both created and deleted is given as deleted, then created (the
+/// updater's `lstat` of the name then finds what is there, whichever came last); a rename is followed by a look at
+/// its old name (a file made there again after the rename merged into an earlier event about that name, queued
+/// before the rename); an open and a close of a file in one event of the opens group count as an open that ended (a
+/// close and a reopen merged the other way round would leave the file counted as closed — the one inexactness of
+/// opens).
 struct FanotifyEvents {
     /// Directories followed, by key, and the keys of the nodes (to unfollow them).
     private(set) var nodes: [DirectoryKey: NodeID] = [:]
@@ -68,8 +71,9 @@ struct FanotifyEvents {
             return
         }
         if name.count == 1 && name[0] == UInt8(ascii: ".") {
-            // An event on the followed directory itself.
-            if mask & CFAN_DELETE_SELF != 0 { batch.append(.directoryGone, node: node) }
+            // An event on the followed directory itself: gone, or moved (its parent's rename says where, when the
+            // parent is followed; a root moved away is lost, as under inotify).
+            if mask & (CFAN_DELETE_SELF | CFAN_MOVE_SELF) != 0 { batch.append(.directoryGone, node: node) }
             return
         }
 
@@ -88,16 +92,26 @@ struct FanotifyEvents {
     }
 
     /// A `FAN_RENAME`: both halves paired when both directories are followed; a move out of the trees is a
-    /// `movedFrom` abandoned at once, a move in a `movedTo` with no partner.
+    /// `movedFrom` abandoned at once, a move in a `movedTo` with no partner. Then the old name is looked at again
+    /// (see above); the updater drops it when nothing is there.
     private mutating func rename(from: (NodeID, UnsafeRawBufferPointer)?, to: (NodeID, UnsafeRawBufferPointer)?,
                                  isDirectory: Bool, into batch: inout ChangeBatch) {
         nextMove = nextMove == UInt32.max ? 1 : nextMove + 1
-        let move = MoveToken(raw: nextMove)
+        let move = MoveToken(fanotify: nextMove)
         if let (node, name) = from { batch.append(.movedFrom, node: node, name: name, isDirectory: isDirectory, move: move) }
         if let (node, name) = to {
             batch.append(.movedTo, node: node, name: name, isDirectory: isDirectory, move: from == nil ? .none : move)
         } else if from != nil {
             batch.append(.moveAbandoned, node: .none, move: move)
         }
+        if let (node, name) = from { batch.append(.created, node: node, name: name, isDirectory: isDirectory) }
+    }
+}
+
+extension MoveToken {
+    /// A fanotify rename's token: its own counter above 2³², so that it never equals an inotify cookie still
+    /// waiting for its other half in the updater.
+    init(fanotify counter: UInt32) {
+        self.init(raw: 1 << 32 | UInt64(counter))
     }
 }

@@ -8,14 +8,19 @@ import SystemPackage
 /// The backend keeps two, as the inotify backend keeps two instances (see `InotifyOpens`): the main group reports
 /// what the totals need, and an opens group reports opens and closes of files, where a root tracks them. Opens are
 /// the noisiest events, and with `FAN_ONDIR` — which the main group needs for directories created, deleted and
-/// renamed — every directory a scan opens would be one more: on a tree of 20,000 directories the scan's own opens
-/// overflowed the queue, and the re-read after the overflow overflowed it again, for ever. The opens group has no
-/// `FAN_ONDIR`, so directories' opens are not reported at all, and its overflow costs only which files are open.
+/// renamed — every directory a scan opens would be one more. The opens group has no `FAN_ONDIR`, so directories'
+/// opens are not reported at all.
+///
+/// A filesystem mark reports every change on the filesystem, not only under the followed directories, and nothing
+/// is read while the engine scans or trims: with fanotify's default bound (16,384 events) a busy filesystem
+/// overflowed the queue during a long scan, and the re-read after the overflow overflowed it again. The queues are
+/// therefore unbounded (`FAN_UNLIMITED_QUEUE`, allowed with `CAP_SYS_ADMIN`): what accumulates while the engine
+/// is busy is held in kernel memory until it is read.
 final class FanotifyGroup: Sendable {
     /// The main group's events: names created, deleted and renamed (directories too), files written and closed
-    /// after writing, attributes, a followed directory deleted.
+    /// after writing, attributes, a followed directory deleted or moved away.
     static let mainEvents: UInt64 = CFAN_CREATE | CFAN_DELETE | CFAN_MODIFY | CFAN_CLOSE_WRITE | CFAN_ATTRIB
-        | CFAN_DELETE_SELF | CFAN_ONDIR
+        | CFAN_DELETE_SELF | CFAN_MOVE_SELF | CFAN_ONDIR
     /// The opens group's: opens and closes of files (never of directories: no `FAN_ONDIR`).
     static let openEvents: UInt64 = CFAN_OPEN | CFAN_CLOSE_WRITE | CFAN_CLOSE_NOWRITE
 
@@ -23,48 +28,67 @@ final class FanotifyGroup: Sendable {
     var fd: Int32 { owner.fd }
     /// What this group marks each filesystem for (`mainEvents` or `openEvents`).
     let events: UInt64
-    /// The mask each filesystem is marked with, by fsid; and whether renames come paired (`FAN_RENAME`, Linux
-    /// 5.17) or as separate halves.
-    private let marks = Mutex<(masks: [UInt64: UInt64], pairsRenames: Bool)>(([:], true))
+    /// The filesystems marked, by device; which device each fsid (what events name a filesystem by) belongs to;
+    /// the devices that could not be marked, and why; whether renames come paired (`FAN_RENAME`, Linux 5.17) or
+    /// as separate halves.
+    private let marks = Mutex<(devices: [UInt64: UInt64], owners: [UInt64: UInt64], refused: [UInt64: Errno], pairsRenames: Bool)>(
+        ([:], [:], [:], true))
 
-    init(events: UInt64) throws(Errno) {
-        owner = OwnedDescriptor(try Syscall.retrying { cfan_init() })
+    /// A group; `bounded` keeps fanotify's default queue bound (tests that make it overflow).
+    init(events: UInt64, bounded: Bool = false) throws(Errno) {
+        owner = OwnedDescriptor(try Syscall.retrying { cfan_init(bounded ? 0 : 1) })
         self.events = events
     }
 
-    /// Marks the filesystem holding the open directory `directory` (whose key is `key`); nothing to do, and no
-    /// system call, when it is marked already.
-    func mark(filesystemOf directory: Int32, key: DirectoryKey) throws(Errno) {
+    /// Marks the filesystem holding the open directory `directory` (whose key is `key`). Nothing to do, and no
+    /// system call but an `fstat`, when it is marked already, unless `again` (the top of a walk: a filesystem
+    /// unmounted and mounted again lost its mark, and FAN_MARK_ADD is idempotent). A filesystem whose fsid another
+    /// one has already (a cloned image, some overlays) is refused with `EXDEV`: their events could not be told
+    /// apart. A filesystem that could not be marked is refused again at once.
+    func mark(filesystemOf directory: Int32, key: DirectoryKey, again: Bool = false) throws(Errno) {
+        let device = UInt64(try Syscall.fstat(directory).st_dev)
         let fsid = key.filesystemID
         let renames = events & CFAN_ONDIR != 0   // the main group follows renames; the opens group does not
         let result: Result<Void, Errno> = marks.withLock { m in
-            if m.masks[fsid] != nil { return .success(()) }
+            if let refusal = m.refused[device] { return .failure(refusal) }
+            if let owner = m.owners[fsid], owner != device { return .failure(.improperLink) }
+            if m.devices[device] != nil && !again { return .success(()) }
             let wanted = events | (renames ? (m.pairsRenames ? CFAN_RENAME : CFAN_MOVED_FROM | CFAN_MOVED_TO) : 0)
             do throws(Errno) {
                 _ = try Syscall.retrying { cfan_mark_filesystem(fd, directory, wanted) }
+                m.devices[device] = wanted
             } catch {
                 // Before Linux 5.17 there is no FAN_RENAME: renames then come as a deletion and a creation.
-                guard renames, error == .invalidArgument, m.pairsRenames, m.masks.isEmpty else { return .failure(error) }
+                guard renames, error == .invalidArgument, m.pairsRenames, m.devices.isEmpty else {
+                    m.refused[device] = error
+                    return .failure(error)
+                }
                 m.pairsRenames = false
                 let halves = events | CFAN_MOVED_FROM | CFAN_MOVED_TO
-                do throws(Errno) { _ = try Syscall.retrying { cfan_mark_filesystem(fd, directory, halves) } } catch { return .failure(error) }
-                m.masks[fsid] = halves
-                return .success(())
+                do throws(Errno) { _ = try Syscall.retrying { cfan_mark_filesystem(fd, directory, halves) } } catch {
+                    m.refused[device] = error
+                    return .failure(error)
+                }
+                m.devices[device] = halves
             }
-            m.masks[fsid] = wanted
+            m.owners[fsid] = device
             return .success(())
         }
         try result.get()
     }
 
-    /// The kernel's `fs.fanotify.max_queued_events` (events a group queues before it overflows); nil when unreadable.
-    static var maxQueuedEvents: Int? {
-        let n = cfan_max_queued_events()
-        return n > 0 ? Int(n) : nil
+    /// Why fanotify cannot follow a filesystem that refused a mark with `error`, for messages.
+    static func explain(_ error: Errno) -> String {
+        switch error {
+        case .notPermitted: "fanotify's filesystem marks need CAP_SYS_ADMIN (run as root, or grant it with AmbientCapabilities=)"
+        case .improperLink: "its filesystem cannot be marked on its own (a btrfs subvolume, or a filesystem sharing its fsid with another: EXDEV)"
+        case .operationNotSupportedByDevice, .notSupported: "its filesystem has no file handles or no fsid (\(error))"
+        default: "fanotify cannot mark its filesystem: \(error)"
+        }
     }
 
     /// Filesystems marked now.
-    var markCount: Int { marks.withLock { $0.masks.count } }
+    var markCount: Int { marks.withLock { $0.devices.count } }
 
     /// Reads queued events into `buffer`; 0 when nothing is queued.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
@@ -81,26 +105,20 @@ final class FanotifyGroup: Sendable {
     }
 
     /// Why a group cannot be had here, or nil when it can (tried once per process: a group is cheap to make).
+    /// The group asks for an unbounded queue, which needs `CAP_SYS_ADMIN` in the initial user namespace: an
+    /// unprivileged process — or one privileged only in a user namespace of its own, which may make a group but
+    /// not mark a filesystem it does not own — is told so here, before any directory is tried.
     static let unavailability: String? = {
         do throws(Errno) {
             _ = try FanotifyGroup(events: mainEvents)
-            // An unprivileged process may make a group (Linux 5.13) but not mark a filesystem.
-            return hasSysAdmin ? nil : "fanotify's filesystem marks need CAP_SYS_ADMIN (run as root, or grant it with AmbientCapabilities=)"
+            return nil
         } catch {
             switch error {
-            case .notPermitted: return "fanotify's filesystem marks need CAP_SYS_ADMIN (run as root, or grant it with AmbientCapabilities=)"
+            case .notPermitted: return explain(error)
             case .invalidArgument: return "this kernel's fanotify cannot report names (FAN_REPORT_DFID_NAME needs Linux 5.9)"
             case .noFunction: return "this kernel has no fanotify (CONFIG_FANOTIFY)"
             default: return "fanotify_init failed: \(error)"
             }
         }
     }()
-
-    /// Whether this process has `CAP_SYS_ADMIN` in its effective set (bit 21 of `CapEff` in /proc/self/status).
-    private static var hasSysAdmin: Bool {
-        guard let status = FileContents.read("/proc/self/status", limit: 1 << 16),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
-              let bits = UInt64(line.dropFirst("CapEff:".count).trimmingPrefix(while: \.isWhitespace), radix: 16) else { return false }
-        return bits & (1 << 21) != 0
-    }
 }

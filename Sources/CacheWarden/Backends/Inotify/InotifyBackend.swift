@@ -106,7 +106,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         return .watched(displaced: bind(handle.wd, opens: handle.opensWd, to: node))
     }
 
-    func availability(of kind: BackendKind) -> String? { kind == .inotify ? nil : "the inotify backend serves inotify only" }
+    func availability(of kind: BackendKind, at path: String?) -> String? { kind == .inotify ? nil : "the inotify backend serves inotify only" }
 
     /// Maps watch `wd` (and its opens watch) to `node`; returns the node it mapped before, if another.
     private func bind(_ wd: Int32, opens opensWd: Int32?, to node: NodeID) -> NodeID? {
@@ -190,7 +190,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         // A rename split across reads pairs up in a later read; once the queue is empty, an unpaired
         // `IN_MOVED_FROM` means the entry left the watched trees.
         if drained {
-            for cookie in pendingCookies { batch.append(.moveAbandoned, node: .none, move: MoveToken(raw: cookie)) }
+            for cookie in pendingCookies { batch.append(.moveAbandoned, node: .none, move: MoveToken(raw: UInt64(cookie))) }
             pendingCookies.removeAll()
         }
         // Then the opens and closes, read after this instance: a trim decided on this batch knows every close
@@ -224,7 +224,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         guard let kind = InotifyRecords.kind(of: r) else { return }
         var move = MoveToken.none
         if kind == .movedFrom || kind == .movedTo {
-            move = MoveToken(raw: r.cookie)
+            move = MoveToken(raw: UInt64(r.cookie))
             if kind == .movedFrom { pendingCookies.insert(r.cookie) } else { pendingCookies.remove(r.cookie) }
         }
         batch.append(kind, node: node, name: r.name, isDirectory: r.isDirectory, move: move)

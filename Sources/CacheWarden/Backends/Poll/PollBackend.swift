@@ -106,7 +106,7 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
     }
 
     var watchCount: Int { rootOf.count }
-    func availability(of kind: BackendKind) -> String? { kind == .poll ? nil : "the polling backend polls only" }
+    func availability(of kind: BackendKind, at path: String?) -> String? { kind == .poll ? nil : "the polling backend polls only" }
     func pollCost(_ root: RootID) -> PollPassCost? { roots[root]?.cost }
     /// Whether `root` has polled directories (for tests).
     func polls(_ root: RootID) -> Bool { roots[root] != nil }
