@@ -20,6 +20,9 @@ struct Change {
         case attributes
         /// A name was removed.
         case deleted
+        /// Look at a name again: it may hold a file, a directory or nothing (a backend that cannot tell the order
+        /// of what it saw; nothing there is no sign of an unseen change).
+        case recheck
         /// A name left its directory by a rename; `move` pairs it with the `movedTo` that may follow.
         case movedFrom
         /// A name arrived by a rename; `move` names its `movedFrom` if that was seen.

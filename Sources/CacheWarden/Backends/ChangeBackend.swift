@@ -18,6 +18,14 @@ enum WatchAttempt: Sendable, Equatable {
     /// The backend's limit on watches is reached (not a disk problem) and nothing else serves the directory.
     case limitReached(limit: Int)
     case failed(Errno)
+
+    /// The watch a backend made, if one did (`watched` or `servedPastLimit`).
+    var handle: WatchHandle? {
+        switch self {
+        case .watched(let h), .servedPastLimit(let h, _): h
+        case .limitReached, .failed: nil
+        }
+    }
 }
 
 /// What the backend made of a watch attempt the engine handed it for a node.

@@ -49,11 +49,7 @@ final class RoutingBackend: ChangeBackend, @unchecked Sendable {
     /// polling pass, an overflow's re-read) may be watched by another backend than before — inotify again, once
     /// a watch was freed — and must not stay followed twice.
     func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
-        let handle: WatchHandle
-        switch attempt {
-        case .watched(let h), .servedPastLimit(let h, _): handle = h
-        case .limitReached, .failed: return .none
-        }
+        guard let handle = attempt.handle else { return .none }
         let adoption = backend(handle.backend).adopt(attempt, for: node)
         guard adoption != .none else { return adoption }
         for kind in BackendKind.allCases where kind != handle.backend { backend(kind).unwatch(node) }

@@ -3,7 +3,8 @@
 /// one pass over the root's files per interval, not one per name.
 struct AuditSchedule {
     static let minimumInterval: UInt64 = 10_000_000_000
-    private var last: [RootID: UInt64] = [:]
+    /// When each root was last audited.
+    private(set) var last: [RootID: UInt64] = [:]
     private(set) var pending = Set<RootID>()
     var timer: ClockTimer?
 

@@ -156,7 +156,7 @@ extension LedgerUpdater {
         let st: stat
         do throws(Errno) { st = try name.withCString { p throws(Errno) in try Syscall.lstat(at: dirfd, p) } } catch {
             if error == .noSuchFileOrDirectory {
-                if !rec.statted && !flags.contains(.closed) { delta.suspects.insert(rec.root) }
+                if !rec.statted && !flags.contains(.closed) && flags != .recheck { delta.suspects.insert(rec.root) }
                 state.ledger.removeRecord(r)
             } else {
                 state.events.error("cannot stat: \(error)", dir: rt.name, file: PathBytes.display(state.ledger.relativePath(ofRecord: r)), kind: "stat")
@@ -174,6 +174,10 @@ extension LedgerUpdater {
         // new watch: the same write, already said, unless it was written again since.
         let alreadyAnnounced = flags == .closed && (announced[r] ?? announcedBefore[r]) == status.bytes
         if flags.contains(.closed) { announced[r] = nil; announcedBefore[r] = nil }
-        if (flags.contains(.closed) && !alreadyAnnounced) || flags.contains(.movedIn) || linkedIn { state.emitWrite(r, root: rec.root) }
+        // A file a recheck found where nothing was counted is a new file, whose own close merged away.
+        let foundByRecheck = flags == .recheck && !rec.statted
+        if (flags.contains(.closed) && !alreadyAnnounced) || flags.contains(.movedIn) || linkedIn || foundByRecheck {
+            state.emitWrite(r, root: rec.root)
+        }
     }
 }

@@ -15,6 +15,8 @@ struct DirtyFlags: OptionSet {
     static let movedIn = DirtyFlags(rawValue: 4)
     /// The name appeared (`created`): if its stat shows more than one link, it came by `link(2)`.
     static let created = DirtyFlags(rawValue: 8)
+    /// A backend asked to look at the name again (`recheck`): found, it is counted; missing, nothing is suspected.
+    static let recheck = DirtyFlags(rawValue: 16)
 }
 
 /// The ledger updater: applies a backend's changes to the ledger. Changes only adjust structure (names, renames,
@@ -166,6 +168,7 @@ struct LedgerUpdater {
         let dir = c.node
         switch c.kind {
         case .created: markDirty(state.ledger.record(in: dir, named: name).record, .created)
+        case .recheck: markDirty(state.ledger.record(in: dir, named: name).record, .recheck)
         case .modified: markDirty(state.ledger.record(in: dir, named: name).record, .modified)
         case .closedAfterWrite:
             markDirty(state.ledger.record(in: dir, named: name).record, .closed)
@@ -217,7 +220,7 @@ struct LedgerUpdater {
     private mutating func routeDirectory(_ c: Change, _ name: UnsafeRawBufferPointer, root: RootID, _ state: inout PipelineState) {
         let existing = state.ledger.subdirectory(of: c.node, named: name)
         switch c.kind {
-        case .created: directoryAppeared(parent: c.node, name: Array(name), root: root, &state)
+        case .created, .recheck: directoryAppeared(parent: c.node, name: Array(name), root: root, &state)
         case .deleted:
             if let existing { removeDirectory(existing, &state) }
         case .movedFrom:

@@ -73,6 +73,22 @@ import Testing
         #expect(h.files == 3)
     }
 
+    /// The look at a renamed file's old name finds nothing there, as expected: no suspicion of an unseen change,
+    /// so no audit (a re-stat of every file of the root) — a write-then-rename client renames all the time.
+    @Test(.enabled(if: available, "fanotify is not available here (root and Linux 5.9 are needed)"))
+    func renamesCostNoAudit() throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = .fanotify }
+        for i in 0..<20 {
+            tree.write("tmp", size: 100)
+            tree.rename("tmp", "entry\(i)")
+        }
+        #expect(h.totalsMatchDisk(basis: .apparent))
+        #expect(h.files == 20)
+        let engine = h.watcher.engine
+        #expect(engine.queue.sync { engine.audits.last.isEmpty && engine.audits.pending.isEmpty })
+    }
+
     @Test(.enabled(if: available, "fanotify is not available here (root and Linux 5.9 are needed)"))
     func aRootMovedAwayIsLost() throws {
         let parent = TemporaryTree()

@@ -48,12 +48,7 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
-        let handle: WatchHandle
-        switch attempt {
-        case .watched(let h), .servedPastLimit(let h, _): handle = h
-        case .limitReached, .failed: return .none
-        }
-        guard let path = handles.path(handle) else { return .none }
+        guard let handle = attempt.handle, let path = handles.path(handle) else { return .none }
         let displaced = nodes[path].flatMap { $0 == node ? nil : $0 }
         if let displaced { paths[displaced] = nil }
         nodes[path] = node

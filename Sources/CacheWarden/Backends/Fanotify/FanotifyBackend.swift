@@ -87,12 +87,7 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
-        let handle: WatchHandle
-        switch attempt {
-        case .watched(let h), .servedPastLimit(let h, _): handle = h
-        case .limitReached, .failed: return .none
-        }
-        guard let (key, opens) = pending.take(handle) else { return .none }
+        guard let handle = attempt.handle, let (key, opens) = pending.take(handle) else { return .none }
         return .watched(displaced: events.bind(key, opens: opens, to: node))
     }
 

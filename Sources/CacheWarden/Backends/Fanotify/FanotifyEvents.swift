@@ -104,7 +104,7 @@ struct FanotifyEvents {
         } else if from != nil {
             batch.append(.moveAbandoned, node: .none, move: move)
         }
-        if let (node, name) = from { batch.append(.created, node: node, name: name, isDirectory: isDirectory) }
+        if let (node, name) = from { batch.append(.recheck, node: node, name: name, isDirectory: isDirectory) }
     }
 }
 

@@ -102,7 +102,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
-        guard case .watched(let handle) = attempt else { return .none }
+        guard let handle = attempt.handle else { return .none }
         return .watched(displaced: bind(handle.wd, opens: handle.opensWd, to: node))
     }
 

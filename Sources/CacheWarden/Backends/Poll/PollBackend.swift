@@ -57,12 +57,7 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
-        let handle: WatchHandle
-        switch attempt {
-        case .watched(let h), .servedPastLimit(let h, _): handle = h
-        case .limitReached, .failed: return .none
-        }
-        guard let snapshot = pending.take(handle) else { return .none }
+        guard let handle = attempt.handle, let snapshot = pending.take(handle) else { return .none }
         let root = snapshot.route.root
         if let old = rootOf[node], old != root { roots[old]?.nodes[node] = nil }
         rootOf[node] = root
