@@ -1,6 +1,9 @@
 // See CWardenShims.h for why each function is here rather than in Swift.
 #define _GNU_SOURCE
 #include "CWardenShims.h"
+#include <dirent.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <link.h>
 #include <malloc.h>
@@ -102,3 +105,15 @@ int cwsys_epoll_add(int epfd, int fd) {
 }
 
 int cwsys_epoll_remove(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
+
+long cwsys_read_directory(int fd, void *buffer, size_t length) {
+    return (long)getdents64(fd, buffer, length);
+}
+
+int cwsys_open_directory_in_mount(int dirfd, const char *name) {
+    struct open_how how = {
+        .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+        .resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
+    };
+    return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+}

@@ -20,7 +20,7 @@ enum DiscoveryPath {
         guard let fd = try? Syscall.openDirectory(path: path) else { return [] }
         defer { Syscall.close(fd) }
         var names: [String] = []
-        try? Syscall.readDirectory(fd) { names.append(String(cString: $0)) }
+        try? Syscall.readDirectory(fd) { names.append(String(cString: $0.name)) }
         return names.sorted()
     }
 }

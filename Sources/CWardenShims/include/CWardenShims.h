@@ -17,6 +17,11 @@
 //  * `<sys/epoll.h>` is not part of Swift's Glibc module, and `struct epoll_event` is packed on x86_64: the
 //    one-shot readiness set the backends keep their notification descriptors in (`OneShotReadiness`) goes through
 //    `cwsys_epoll_create`, `cwsys_epoll_add` and `cwsys_epoll_remove`.
+//  * `getdents64(2)` is declared by <dirent.h> only under `_GNU_SOURCE`, which Swift's Glibc module does not
+//    set (`cwsys_read_directory`). `readdir(3)` would need a `dup`, an `fdopendir` (an `fstat` and two `fcntl`s)
+//    and a `closedir` per directory: a third of the system calls of a tree walk.
+//  * `openat2(2)` has no glibc wrapper, and `syscall(2)` is variadic, which Swift cannot call
+//    (`cwsys_open_directory_in_mount`).
 //
 // Every symbol here is prefixed `cwsys_`.
 #ifndef CWARDENSHIMS_H
@@ -70,5 +75,14 @@ int cwsys_epoll_add(int epfd, int fd);
 
 /// Takes `fd` out of the set. Returns 0, or -1 with errno set.
 int cwsys_epoll_remove(int epfd, int fd);
+
+/// `getdents64(2)`: reads `struct linux_dirent64` records of the open directory `fd`, from its current offset,
+/// into `buffer`. Returns the bytes read (0 at the end), or -1 with `errno` set.
+long cwsys_read_directory(int fd, void *buffer, size_t length);
+
+/// `openat(2)` of the directory `name` in `dirfd` — never through a symlink, close-on-exec — that does not cross
+/// into another mount (`openat2(2)` with `RESOLVE_NO_XDEV`): a mount point fails with `EXDEV`, and an automount
+/// point is not triggered. Returns the descriptor, or -1 with `errno` set (`ENOSYS` before Linux 5.6).
+int cwsys_open_directory_in_mount(int dirfd, const char *name);
 
 #endif

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Logging
 import SystemPackage
 
@@ -84,9 +85,9 @@ public struct PollPassCost: Sendable, Equatable {
 }
 
 /// Watches directories for the tree walker. Thread-safe: parallel walkers call it from their own threads with a
-/// directory descriptor they verified (the backend never resolves a path).
+/// directory descriptor they verified and its `fstat` (the backend never resolves a path).
 struct DirectoryWatcher: Sendable {
-    let watch: @Sendable (_ directory: Int32, _ events: WatchEvents) -> WatchAttempt
+    let watch: @Sendable (_ directory: Int32, _ status: stat, _ events: WatchEvents) -> WatchAttempt
 }
 
 /// How the engine wants the backend to go on after a batch.

@@ -36,11 +36,11 @@ final class RoutingBackend: ChangeBackend, @unchecked Sendable {
         // filesystem: a btrfs subvolume, one without file handles).
         let fallback = backend(pastLimit).directoryWatcher(for: events, route: route)
         let last = pastLimit == .poll ? nil : poll.directoryWatcher(for: events, route: route)
-        return DirectoryWatcher { fd, wanted in
-            let attempt = primary.watch(fd, wanted)
+        return DirectoryWatcher { fd, st, wanted in
+            let attempt = primary.watch(fd, st, wanted)
             guard case .limitReached(let limit) = attempt else { return attempt }
-            if case .watched(let handle) = fallback.watch(fd, wanted) { return .servedPastLimit(handle, limit: limit) }
-            if let last, case .watched(let handle) = last.watch(fd, wanted) { return .servedPastLimit(handle, limit: limit) }
+            if case .watched(let handle) = fallback.watch(fd, st, wanted) { return .servedPastLimit(handle, limit: limit) }
+            if let last, case .watched(let handle) = last.watch(fd, st, wanted) { return .servedPastLimit(handle, limit: limit) }
             return attempt
         }
     }

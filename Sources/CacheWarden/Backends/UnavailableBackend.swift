@@ -10,7 +10,7 @@ final class UnavailableBackend: ChangeBackend {
     }
 
     func directoryWatcher(for events: WatchEvents, route: WatchRoute) -> DirectoryWatcher {
-        DirectoryWatcher { _, _ in .failed(.notPermitted) }
+        DirectoryWatcher { _, _, _ in .failed(.notPermitted) }
     }
 
     func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption { .none }

@@ -115,7 +115,8 @@ struct SafeRemover: FileDeleter {
     /// a unit deleted whole leaves no folder of dangling links behind.
     private static func unlinkSymlinks(in fd: Int32) {
         var links: [[CChar]] = []
-        try? Syscall.readDirectory(fd) { name in
+        try? Syscall.readDirectory(fd) { entry in
+            let name = entry.name
             if let st = try? Syscall.lstat(at: fd, name), st.isSymlink { links.append(Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))) }
         }
         for link in links { link.withUnsafeBufferPointer { _ = try? Syscall.unlink(at: fd, $0.baseAddress!) } }

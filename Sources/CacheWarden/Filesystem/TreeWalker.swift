@@ -59,7 +59,10 @@ struct TreeWalker: Sendable {
         var id: Int32
         var parent: Int32
         var name: [UInt8]
+        /// The inode the parent's entry named: from its `lstat`, or — `listed` — from the listing alone, whose
+        /// type said directory (no `lstat`: the open checks it instead, see `open`).
         var ino: UInt64
+        var listed = false
         /// Path relative to the root (kept only when there are `exclude` globs to match).
         var relative: [UInt8]
         var parentFD: OwnedDescriptor?
@@ -75,13 +78,14 @@ struct TreeWalker: Sendable {
     func walk(_ top: Pending, cancelled: () -> Bool, report: (WalkedDirectory) -> Void) {
         var nextID: Int32 = 1
         var stack = [top]
+        let buffer = DirectoryBuffer()
         while let item = stack.popLast() {
             if cancelled() {
                 if item.fd >= 0 { Syscall.close(item.fd) }
                 continue
             }
-            let (dir, children) = read(item) { defer { nextID += 1 }; return nextID }
-            report(dir)
+            let (dir, children) = read(item, buffer) { defer { nextID += 1 }; return nextID }
+            if let dir { report(dir) }
             stack.append(contentsOf: children.reversed())
         }
     }
@@ -97,14 +101,15 @@ struct TreeWalker: Sendable {
         for n in 0..<max(1, threads) {
             group.enter()
             let thread = Thread {
+                let buffer = DirectoryBuffer()
                 while let item = work.next() {
                     if cancelled() {
                         if item.fd >= 0 { Syscall.close(item.fd) }
                         work.finished(adding: [])
                         continue
                     }
-                    let (dir, children) = self.read(item) { ids.wrappingAdd(1, ordering: .relaxed).oldValue }
-                    report(dir)
+                    let (dir, children) = self.read(item, buffer) { ids.wrappingAdd(1, ordering: .relaxed).oldValue }
+                    if let dir { report(dir) }
                     work.finished(adding: children.reversed())
                 }
                 group.leave()
@@ -115,21 +120,24 @@ struct TreeWalker: Sendable {
         group.wait()
     }
 
-    /// Opens (if needed), watches and reads one directory; returns its report and its subdirectories.
-    private func read(_ pending: Pending, nextID: () -> Int32) -> (WalkedDirectory, [Pending]) {
+    /// Opens (if needed), watches and reads one directory; returns its report (nil for a mount point the walk does
+    /// not enter) and its subdirectories.
+    private func read(_ pending: Pending, _ buffer: DirectoryBuffer, nextID: () -> Int32) -> (WalkedDirectory?, [Pending]) {
         var dir = WalkedDirectory(id: pending.id, parent: pending.parent, name: pending.name, ino: pending.ino)
-        let fd: Int32
-        do throws(Errno) { fd = try open(pending) } catch {
+        let opened: (fd: Int32, status: stat)?
+        do throws(Errno) { opened = try open(pending) } catch {
             dir.readError = error
             return (dir, [])
         }
+        guard let (fd, st) = opened else { return (nil, []) }
         let shared = OwnedDescriptor(fd)
-        if let st = try? Syscall.fstat(fd) { dir.bytes = fileStat.bytes(st) }
-        dir.watch = watcher?.watch(fd, events)
+        dir.ino = UInt64(st.st_ino)
+        dir.bytes = fileStat.bytes(st)
+        dir.watch = watcher?.watch(fd, st, events)
         var subdirectories: [Pending] = []
         do throws(Errno) {
-            try Syscall.readDirectory(fd) { name in
-                readEntry(name, in: shared, pending, into: &dir, subdirectories: &subdirectories, nextID: nextID)
+            try Syscall.readDirectory(fd, fromStart: pending.fd >= 0, buffer: buffer) { entry in
+                readEntry(entry, in: shared, pending, into: &dir, subdirectories: &subdirectories, nextID: nextID)
             }
         } catch {
             dir.readError = error
@@ -137,23 +145,64 @@ struct TreeWalker: Sendable {
         return (dir, subdirectories)
     }
 
-    /// The directory's descriptor: the top's own, or opened relative to its verified parent and checked to be the
-    /// inode the parent's entry named (one replaced in between is left to its own events).
-    private func open(_ pending: Pending) throws(Errno) -> Int32 {
-        if pending.fd >= 0 { return pending.fd }
-        guard let parentFD = pending.parentFD else { throw Errno.badFileDescriptor }
-        let fd = try pending.name.withCString { p throws(Errno) in try Syscall.openDirectory(at: parentFD.fd, p) }
-        guard let st = try? Syscall.fstat(fd), UInt64(st.st_ino) == pending.ino, UInt64(st.st_dev) == dev else {
-            Syscall.close(fd)
-            throw Errno.staleNFSFileHandle
+    /// The directory's descriptor and status: the top's own, or opened relative to its verified parent and
+    /// checked to be the inode the parent's entry named (one replaced in between is left to its own events).
+    /// Nil for a mount point of another filesystem (not entered).
+    ///
+    /// A directory known from the listing alone is opened without crossing into another mount (`openat2` with
+    /// `RESOLVE_NO_XDEV`): a mount point — where the listing's inode is the covered directory's — fails with
+    /// `EXDEV`, and is then `lstat`ed as any other entry (a bind mount of the same filesystem is entered, as `du`
+    /// does), and an automount point is never triggered. Where the inode differs from the listing's (overlayfs
+    /// may list another number than `stat` reports), an `lstat` of the name must agree with the descriptor.
+    private func open(_ pending: Pending) throws(Errno) -> (fd: Int32, status: stat)? {
+        if pending.fd >= 0 {
+            do throws(Errno) { return (pending.fd, try Syscall.fstat(pending.fd)) } catch {
+                Syscall.close(pending.fd)
+                throw error
+            }
         }
-        return fd
+        guard let parentFD = pending.parentFD else { throw Errno.badFileDescriptor }
+        return try pending.name.withCString { name throws(Errno) -> (fd: Int32, status: stat)? in
+            var expected = pending.ino
+            var fd: Int32 = -1
+            if pending.listed {
+                do throws(Errno) { fd = try Syscall.openDirectoryInMount(at: parentFD.fd, name) } catch {
+                    guard error == .improperLink || error == .noFunction else { throw error }
+                    let st = try Syscall.lstat(at: parentFD.fd, name)
+                    guard st.isDirectory, UInt64(st.st_dev) == dev else { return nil }
+                    expected = UInt64(st.st_ino)
+                }
+            }
+            if fd < 0 { fd = try Syscall.openDirectory(at: parentFD.fd, name) }
+            do throws(Errno) {
+                let st = try Syscall.fstat(fd)
+                guard UInt64(st.st_dev) == dev else { throw Errno.staleNFSFileHandle }
+                if UInt64(st.st_ino) != expected {
+                    // Not what the listing named: another number for the same directory (overlayfs), or a swap.
+                    guard pending.listed, let now = try? Syscall.lstat(at: parentFD.fd, name),
+                          now.st_ino == st.st_ino, now.st_dev == st.st_dev else { throw Errno.staleNFSFileHandle }
+                }
+                return (fd, st)
+            } catch {
+                Syscall.close(fd)
+                throw error
+            }
+        }
     }
 
-    /// Stats one entry: a regular file joins `dir.files`, a directory (on this filesystem) `subdirectories`.
-    private func readEntry(_ name: UnsafePointer<CChar>, in parent: OwnedDescriptor, _ pending: Pending,
+    /// One entry: a regular file joins `dir.files` (after an `lstat`), a directory (on this filesystem)
+    /// `subdirectories`. The listing's type spares the `lstat` of directories (their open checks them) and of
+    /// everything neither counted nor descended (symlinks, devices, sockets).
+    private func readEntry(_ entry: DirectoryEntry, in parent: OwnedDescriptor, _ pending: Pending,
                            into dir: inout WalkedDirectory, subdirectories: inout [Pending], nextID: () -> Int32) {
-        guard let st = try? Syscall.lstat(at: parent.fd, name), st.isDirectory || st.isRegularFile else { return }
+        let listedDirectory = entry.isDirectory && (pending.id != 0 || knownSubdirectories.isEmpty)
+        guard entry.isDirectory || entry.isRegularFile || entry.typeUnknown else { return }
+        let name = entry.name
+        var st = stat()
+        if !listedDirectory {
+            guard let found = try? Syscall.lstat(at: parent.fd, name), found.isDirectory || found.isRegularFile else { return }
+            st = found
+        }
         let length = strlen(name)
         let bytes = UnsafeRawBufferPointer(start: name, count: length)
         var relative: [UInt8] = []
@@ -161,7 +210,10 @@ struct TreeWalker: Sendable {
             relative = PathBytes.join(pending.relative, Array(bytes))
             if exclude.matches(relative) { return }
         }
-        if st.isRegularFile {
+        if listedDirectory {
+            subdirectories.append(Pending(id: nextID(), parent: pending.id, name: Array(bytes), ino: entry.ino, listed: true,
+                                          relative: relative, parentFD: parent, fd: -1))
+        } else if st.isRegularFile {
             let status = fileStat.status(st, dirfd: parent.fd, name: name, noBirthTime: &dir.noBirthTime)
             dir.files.append(WalkedFile(nameStart: UInt32(dir.names.count), nameLength: UInt8(length), status: status))
             dir.names.append(contentsOf: bytes)

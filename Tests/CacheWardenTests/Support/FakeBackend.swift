@@ -39,7 +39,7 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
 
     func directoryWatcher(for events: WatchEvents, route: WatchRoute) -> DirectoryWatcher {
         let (handles, refuse, root) = (self.handles, self.refuse, self.root)
-        return DirectoryWatcher { fd, _ in
+        return DirectoryWatcher { fd, _, _ in
             let full = Syscall.readLink("/proc/self/fd/\(fd)") ?? ""
             let relative = full == root ? "" : String(full.dropFirst(root.count + 1))
             if refuse(relative) { return .servedPastLimit(handles.add(relative, backend: .poll), limit: 1) }

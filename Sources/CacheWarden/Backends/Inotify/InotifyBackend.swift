@@ -72,7 +72,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         let inotify = self.inotify
         let override = addWatchOverride
         let opens = events.contains(.opens) ? opensInstance() : nil
-        return DirectoryWatcher { fd, events in
+        return DirectoryWatcher { fd, _, events in
             do throws(Errno) {
                 if let override, let injected = override(Syscall.readLink("/proc/self/fd/\(fd)") ?? "") { throw injected }
                 let wd = try inotify.addWatch(directory: fd)

@@ -47,9 +47,9 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
 
     func directoryWatcher(for events: WatchEvents, route: WatchRoute) -> DirectoryWatcher {
         let (pending, clock) = (self.pending, self.clock)
-        return DirectoryWatcher { fd, _ in
+        return DirectoryWatcher { fd, st, _ in
             do throws(Errno) {
-                return .watched(pending.add(try PollSnapshot(directory: fd, route: route, now: clock.fileTimeNanoseconds)))
+                return .watched(pending.add(try PollSnapshot(directory: fd, status: st, route: route, now: clock.fileTimeNanoseconds)))
             } catch {
                 return .failed(error)
             }

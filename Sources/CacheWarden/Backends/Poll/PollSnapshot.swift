@@ -18,9 +18,9 @@ struct PollSnapshot: Sendable {
     /// then, and a change in the same timestamp tick as the read (coarse or skewed clocks) is not missed.
     var unsettled: Bool
 
-    /// The snapshot of the open directory `fd`, at `now` (nanoseconds since 1970 on the clock file times use).
-    init(directory fd: Int32, route: WatchRoute, now: Int64) throws(Errno) {
-        let st = try Syscall.fstat(fd)
+    /// The snapshot of the open directory `fd`, whose `fstat` is `st`, at `now` (nanoseconds since 1970 on the
+    /// clock file times use).
+    init(directory fd: Int32, status st: stat, route: WatchRoute, now: Int64) throws(Errno) {
         guard let path = Syscall.readLink("/proc/self/fd/\(fd)"), path.hasPrefix("/") else { throw Errno.noSuchFileOrDirectory }
         self.route = route
         self.path = path

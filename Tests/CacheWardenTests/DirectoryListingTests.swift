@@ -1,0 +1,106 @@
+import Foundation
+import Glibc
+import SystemPackage
+import Testing
+@testable import CacheWarden
+
+/// The walkers' own directory reading (`getdents64` through `Syscall.readDirectory`, the listing's types sparing
+/// the `lstat` of directories, and `openat2` confining the open of a listed directory to its parent's mount),
+/// checked against libc's `readdir(3)` and against real mounts inside a registered root.
+@Suite(.serialized) struct DirectoryListingTests {
+    /// Every entry libc's `readdir` lists (but `.` and `..`), as (name, type, inode).
+    static func readdirReference(_ path: String) -> Set<String> {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var entries = Set<String>()
+        while let e = readdir(dir) {
+            let name = withUnsafePointer(to: &e.pointee.d_name) { $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) } }
+            if name != "." && name != ".." { entries.insert("\(name) \(e.pointee.d_type) \(e.pointee.d_ino)") }
+        }
+        return entries
+    }
+
+    static func listing(_ fd: Int32, fromStart: Bool = true) throws -> [String] {
+        var entries: [String] = []
+        try Syscall.readDirectory(fd, fromStart: fromStart) { entries.append("\(String(cString: $0.name)) \($0.type) \($0.ino)") }
+        return entries
+    }
+
+    @Test func aListingIsWhatReaddirListsOverManyReads() throws {
+        let tree = TemporaryTree()
+        // 3,000 names of 60 bytes: about 240 KiB of records, several reads of 32 KiB.
+        for i in 0..<3000 { tree.write("big/" + String(repeating: "n", count: 55) + String(format: "%05d", i), size: 0) }
+        tree.write("big/sub/f", size: 1)
+        symlink("/etc/hostname", tree.url("big/link"))
+        mkfifo(tree.url("big/fifo"), 0o644)
+        let fd = try Syscall.openDirectory(path: tree.url("big"))
+        defer { Syscall.close(fd) }
+        let first = try Self.listing(fd, fromStart: false)
+        #expect(first.count == 3003)
+        #expect(Set(first).count == first.count, "an entry was listed twice")
+        #expect(Set(first) == Self.readdirReference(tree.url("big")))
+        // The descriptor stays usable: read again from the start, and from where the first listing ended.
+        #expect(try Self.listing(fd) == first)
+        #expect(try Self.listing(fd, fromStart: false).isEmpty)
+        let types = Dictionary(first.map { ($0.split(separator: " ")[0], $0.split(separator: " ")[1]) }, uniquingKeysWith: { a, _ in a })
+        #expect(types["sub"] == "\(DT_DIR)" && types["link"] == "\(DT_LNK)" && types["fifo"] == "\(DT_FIFO)")
+    }
+
+    @Test func aListingOfAnEmptyDirectoryIsEmptyAndAFileIsAnError() throws {
+        let tree = TemporaryTree()
+        tree.write("f", size: 1)
+        let fd = try Syscall.openDirectory(path: tree.path)
+        #expect(try Self.listing(fd) == ["f \(DT_REG) \(UInt64(try Syscall.lstat(path: tree.url("f")).st_ino))"])
+        Syscall.close(fd)
+        let file = open(tree.url("f"), O_RDONLY)
+        defer { close(file) }
+        #expect(throws: Errno.notDirectory) { try Self.listing(file) }
+    }
+
+    /// A tmpfs mounted in the root is not entered (`one_file_system`, the default), and the open that finds it
+    /// does not fail the scan; a bind mount of a folder of the root's own filesystem is entered, as `du -x` does.
+    /// Both found by a walk that opens listed directories with `RESOLVE_NO_XDEV`. Skipped without the right to
+    /// mount (root).
+    @Test(arguments: testedBackends) func mountsInsideARootAreCountedAsDuWouldCountThem(_ backend: BackendChoice) throws {
+        let tree = TemporaryTree(), outside = TemporaryTree()
+        tree.write("a/f", size: 1000)
+        tree.write("mnt/.keep", size: 0)
+        tree.write("bound/.keep", size: 0)
+        outside.write("g", size: 3000)
+        guard mount("tmpfs", tree.url("mnt"), "tmpfs", 0, "size=1m") == 0 else {
+            print("skipped: cannot mount a tmpfs here (\(String(cString: strerror(errno))))")
+            return
+        }
+        defer { umount2(tree.url("mnt"), Int32(MNT_DETACH)) }
+        #expect(mount(outside.path, tree.url("bound"), nil, UInt(MS_BIND), nil) == 0)
+        defer { umount2(tree.url("bound"), Int32(MNT_DETACH)) }
+        #expect(FileManager.default.createFile(atPath: tree.url("mnt/hidden"), contents: Data(count: 5000)))
+        let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = backend; $0.pollInterval = 1 }
+        #expect(h.total == 4000, "the tmpfs was entered or the bind mount was not")
+        #expect(h.files == 2)
+        #expect(!h.log.names.contains("error"), "\(h.log.all)")
+        // Both are followed: a file written through the bind mount is counted, one in the tmpfs is not.
+        tree.write("bound/h", size: 500)
+        #expect(FileManager.default.createFile(atPath: tree.url("mnt/later"), contents: Data(count: 700)))
+        #expect(eventually { h.total == 4500 && h.files == 3 }, "total \(h.total), \(h.files) files")
+    }
+
+    /// overlayfs may list a directory under another inode number than `stat` gives it: the walk then checks the
+    /// name with an `lstat` instead of calling the directory swapped. Every file of the merged view is counted.
+    @Test func anOverlayIsReadWholeWhateverItsListedInodes() throws {
+        let lower = TemporaryTree(), upper = TemporaryTree(), work = TemporaryTree(), merged = TemporaryTree()
+        for i in 0..<20 { lower.write("d\(i % 4)/sub\(i % 2)/f\(i)", size: 100) }
+        upper.write("d0/up", size: 50)
+        let options = "lowerdir=\(lower.path),upperdir=\(upper.path),workdir=\(work.path)"
+        guard mount("overlay", merged.path, "overlay", 0, options) == 0 else {
+            print("skipped: cannot mount an overlay here (\(String(cString: strerror(errno))))")
+            return
+        }
+        defer { umount2(merged.path, Int32(MNT_DETACH)) }
+        let h = try WatcherHarness(merged, basis: .apparent)
+        #expect(h.total == 2050 && h.files == 21, "total \(h.total), \(h.files) files")
+        #expect(!h.log.names.contains("error"), "\(h.log.all)")
+        merged.write("d3/sub1/new", size: 25)
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+}
