@@ -31,14 +31,14 @@ int cfan_mark_filesystem(int fan, int dirfd, uint64_t mask) {
     return fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, dirfd, NULL);
 }
 
-static int cfan_filesystem_id(int dirfd, uint64_t *fsid) {
+int cfan_filesystem_id(int fd, uint64_t *fsid) {
     struct statfs st;
-    if (fstatfs(dirfd, &st) != 0) return -1;
+    if (fstatfs(fd, &st) != 0) return -1;
     memcpy(fsid, &st.f_fsid, sizeof *fsid);
     return 0;
 }
 
-int cfan_directory_key(int dirfd, uint8_t *key) {
+int cfan_directory_key(int dirfd, uint64_t fsid, uint8_t *key) {
     struct { struct file_handle h; unsigned char bytes[MAX_HANDLE_SZ]; } handle;
     handle.h.handle_bytes = MAX_HANDLE_SZ;
     int mount_id;
@@ -48,9 +48,6 @@ int cfan_directory_key(int dirfd, uint8_t *key) {
         handle.h.handle_bytes = MAX_HANDLE_SZ;
         if (name_to_handle_at(dirfd, "", &handle.h, &mount_id, AT_EMPTY_PATH) != 0) return -1;
     }
-    // Not cached by mount id: a mount id is reused as soon as its mount goes, by any filesystem.
-    uint64_t fsid;
-    if (cfan_filesystem_id(dirfd, &fsid) != 0) return -1;
     memcpy(key, &fsid, 8);
     memcpy(key + 8, &handle.h.handle_type, 4);
     memcpy(key + 12, handle.h.f_handle, handle.h.handle_bytes);

@@ -7,7 +7,8 @@
 //    `struct file_handle` (a flexible array) and a name: they are decoded here, one event at a time, into a
 //    fixed-size view (`cfan_next_event`).
 //  * `name_to_handle_at(2)` is a GNU function taking a `struct file_handle` with a flexible array, and the key a
-//    directory is reported by joins it with `statfs(2)`'s `f_fsid` (`cfan_directory_key`).
+//    directory is reported by joins it with `statfs(2)`'s `f_fsid` (`cfan_directory_key`), which <sys/vfs.h> —
+//    not in Swift's Glibc module either — gives (`cfan_filesystem_id`).
 //
 // Every symbol here is prefixed `cfan_` / `CFAN_`.
 #ifndef CFANOTIFY_H
@@ -34,9 +35,14 @@ int cfan_init(int unlimited);
 /// EOPNOTSUPP: no file handles).
 int cfan_mark_filesystem(int fan, int dirfd, uint64_t mask);
 
-/// Writes the key fanotify reports the open directory `dirfd` by — its filesystem's fsid, the handle type and the
-/// handle bytes — into `key` (`CFAN_KEY_MAX` bytes). Returns its length, or -1 with errno set.
-int cfan_directory_key(int dirfd, uint8_t *key);
+/// The fsid of the filesystem holding the open `fd` (`statfs(2)`'s `f_fsid`, as fanotify reports it) into
+/// `fsid`. Returns 0, or -1 with errno set.
+int cfan_filesystem_id(int fd, uint64_t *fsid);
+
+/// Writes the key fanotify reports the open directory `dirfd` by — `fsid` (its filesystem's, from
+/// `cfan_filesystem_id`), the handle type and the handle bytes — into `key` (`CFAN_KEY_MAX` bytes). Returns its
+/// length, or -1 with errno set.
+int cfan_directory_key(int dirfd, uint64_t fsid, uint8_t *key);
 
 /// One decoded event. `key` and `name` point into the caller's read buffer (valid until the next read): the
 /// directory and the entry's name (`name_len` 0 for an event without one; "." for an event on the directory

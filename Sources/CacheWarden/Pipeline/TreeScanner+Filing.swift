@@ -3,9 +3,9 @@ import SystemPackage
 /// Filing what a walk found: nodes, watches, files, and the problems met on the way.
 extension TreeScanner {
     /// Puts one walked directory into the ledger: its node, its watch, its files.
-    func file(_ d: WalkedDirectory, root: RootID, nodes: inout [Int32: NodeID], discovered: Bool, strict: Bool,
+    func file(_ d: WalkedDirectory, root: RootID, nodes: inout WalkNodes, discovered: Bool, strict: Bool,
               _ state: inout PipelineState, _ outcome: inout Outcome) throws(WardenError) {
-        guard state.roots[root] != nil, state.ledger.account(root) != nil else { return }
+        guard let order = state.roots[root]?.settings.order, state.ledger.account(root) != nil else { return }
         let node: NodeID
         if d.id == 0 {
             guard let top = nodes[0] else { return }
@@ -23,7 +23,7 @@ extension TreeScanner {
             return
         }
         if d.noBirthTime { reportNoBirthTime(root, &state) }
-        let keepOpened = state.roots[root]?.settings.order == .opened
+        let keepOpened = order == .opened
         let rereadTop = outcome.rereading && d.id == 0
         if rereadTop { outcome.topFiles = Set(minimumCapacity: d.files.count) }
         if d.files.count > 8 { state.ledger.reserveRecords(d.files.count, in: node) }

@@ -79,7 +79,7 @@ struct TreeScanner {
         var walker = self.walker(for: rt, state.ledger)
         walker.knownSubdirectories = known ?? [:]
         let start = TreeWalker.top(fd: fd, ino: state.ledger.node(top).ino, relative: state.ledger.relativePath(of: top))
-        var nodes: [Int32: NodeID] = [0: top]
+        var nodes = WalkNodes(top: top)
         walker.walk(start, cancelled: { false }) { walked in
             try? file(walked, root: root, nodes: &nodes, discovered: discovered, strict: false, &state, &outcome)
         }
@@ -105,15 +105,16 @@ struct TreeScanner {
         }
         thread.name = "cachewarden.scan"
         thread.start()
-        var nodes: [Int32: NodeID] = [0: top]
+        var nodes = WalkNodes(top: top)
         var outcome = Outcome()
-        while let walked = channel.take() {
-            guard outcome.failure == nil else { continue }   // drain until the walkers have stopped
-            do throws(WardenError) {
-                try file(walked, root: root, nodes: &nodes, discovered: false, strict: true, &state, &outcome)
-            } catch {
-                outcome.failure = error
-                channel.cancelled.store(true, ordering: .relaxed)
+        while case let walked = channel.take(), !walked.isEmpty {
+            for d in walked where outcome.failure == nil {   // after a failure, drain until the walkers have stopped
+                do throws(WardenError) {
+                    try file(d, root: root, nodes: &nodes, discovered: false, strict: true, &state, &outcome)
+                } catch {
+                    outcome.failure = error
+                    channel.cancelled.store(true, ordering: .relaxed)
+                }
             }
         }
         return outcome

@@ -71,14 +71,13 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     func directoryWatcher(for wanted: WatchEvents, route: WatchRoute) -> DirectoryWatcher {
         let opens = wanted.contains(.opens)
         let top = FirstCall()
-        return DirectoryWatcher { [self] fd, _ in
+        return DirectoryWatcher { [self] fd, st, _ in
             do throws(Errno) {
-                let key = try FanotifyGroup.key(of: fd)
                 // The top of a walk is marked again: a filesystem mounted anew lost its mark (fanotify says nothing).
-                let again = top.take()
-                try group(opens: false).mark(filesystemOf: fd, key: key, again: again)
+                let (device, again) = (UInt64(st.st_dev), top.take())
+                let key = try FanotifyGroup.key(of: fd, fsid: try group(opens: false).mark(filesystemOf: fd, device: device, again: again))
                 // Open tracking is best effort: without it the directory is still counted exactly.
-                let tracked = opens && (try? group(opens: true).mark(filesystemOf: fd, key: key, again: again)) != nil
+                let tracked = opens && (try? group(opens: true).mark(filesystemOf: fd, device: device, again: again)) != nil
                 return .watched(pending.add(key, opens: tracked))
             } catch {
                 return .failed(error)
@@ -101,14 +100,15 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         guard let path else { return nil }
         do throws(Errno) {
             let directory = OwnedDescriptor(try Syscall.openDirectory(path: path))
-            try group(opens: false).mark(filesystemOf: directory.fd, key: try FanotifyGroup.key(of: directory.fd))
+            let fsid = try group(opens: false).mark(filesystemOf: directory.fd, device: UInt64(try Syscall.fstat(directory.fd).st_dev))
+            _ = try FanotifyGroup.key(of: directory.fd, fsid: fsid)
             return nil
         } catch {
             return FanotifyGroup.explain(error)
         }
     }
 
-    var watchCount: Int { events.keys.count }
+    var watchCount: Int { events.nodes.count }
     /// Filesystems marked, counted once per group (for tests).
     var markCount: Int { made.withLock { ($0.main?.markCount ?? 0) + ($0.opens?.markCount ?? 0) } }
 

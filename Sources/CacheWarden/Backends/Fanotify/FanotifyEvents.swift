@@ -12,39 +12,44 @@ import CFanotify
 /// close and a reopen merged the other way round would leave the file counted as closed — the one inexactness of
 /// opens).
 struct FanotifyEvents {
-    /// Directories followed, by key, and the keys of the nodes (to unfollow them).
+    /// Directories followed, by key.
     private(set) var nodes: [DirectoryKey: NodeID] = [:]
-    private(set) var keys: [NodeID: DirectoryKey] = [:]
-    /// Nodes whose root tracks opens.
-    private var opens = Set<NodeID>()
+    /// The key of each followed node and whether its root tracks opens, by node index: nodes are dense indices
+    /// into the ledger's table, so an array answers without hashing (binding is half of what following a
+    /// directory costs while a big tree is indexed) and takes less memory than a dictionary.
+    private var followed: [Followed?] = []
     private var nextMove: UInt32 = 0
+
+    private struct Followed {
+        var key: DirectoryKey
+        var opens: Bool
+    }
+
+    private func following(_ node: NodeID) -> Followed? { node.index < followed.count ? followed[node.index] : nil }
 
     /// Follows `node` by `key`; returns the node that had the key before, if another (the same directory under an
     /// old name whose rename was not seen).
     mutating func bind(_ key: DirectoryKey, opens tracksOpens: Bool, to node: NodeID) -> NodeID? {
         var displaced: NodeID?
-        if let other = nodes[key], other != node {
-            keys[other] = nil
-            opens.remove(other)
+        if let other = nodes.updateValue(node, forKey: key), other != node {
+            followed[other.index] = nil
             displaced = other
         }
-        if let old = keys[node], old != key { nodes[old] = nil }
-        nodes[key] = node
-        keys[node] = key
-        if tracksOpens { opens.insert(node) } else { opens.remove(node) }
+        if let old = following(node)?.key, old != key { nodes[old] = nil }
+        if node.index >= followed.count { followed += repeatElement(nil, count: node.index + 1 - followed.count) }
+        followed[node.index] = Followed(key: key, opens: tracksOpens)
         return displaced
     }
 
     mutating func unbind(_ node: NodeID) {
-        opens.remove(node)
-        guard let key = keys.removeValue(forKey: node) else { return }
-        nodes[key] = nil
+        guard let old = following(node) else { return }
+        followed[node.index] = nil
+        nodes[old.key] = nil
     }
 
     mutating func removeAll() {
         nodes.removeAll()
-        keys.removeAll()
-        opens.removeAll()
+        followed.removeAll()
     }
 
     /// Appends what `event` means to `batch`: of the main group, or of the opens group (`opens`).
@@ -65,7 +70,7 @@ struct FanotifyEvents {
         }
         guard let node, !name.isEmpty else { return }
         if fromOpens {
-            guard !isDirectory, opens.contains(node) else { return }
+            guard !isDirectory, following(node)?.opens == true else { return }
             if mask & CFAN_OPEN != 0 { batch.append(.opened, node: node, name: name) }
             if mask & (CFAN_CLOSE_WRITE | CFAN_CLOSE_NOWRITE) != 0 { batch.append(.closed, node: node, name: name) }
             return

@@ -28,11 +28,11 @@ final class FanotifyGroup: Sendable {
     var fd: Int32 { owner.fd }
     /// What this group marks each filesystem for (`mainEvents` or `openEvents`).
     let events: UInt64
-    /// The filesystems marked, by device; which device each fsid (what events name a filesystem by) belongs to;
-    /// the devices that could not be marked, and why; whether renames come paired (`FAN_RENAME`, Linux 5.17) or
-    /// as separate halves.
-    private let marks = Mutex<(devices: [UInt64: UInt64], owners: [UInt64: UInt64], refused: [UInt64: Errno], pairsRenames: Bool)>(
-        ([:], [:], [:], true))
+    /// The filesystems marked, by device (with the bits marked and the fsid events name it by); which device each
+    /// fsid belongs to; the devices that could not be marked, and why; whether renames come paired (`FAN_RENAME`,
+    /// Linux 5.17) or as separate halves.
+    private let marks = Mutex<(devices: [UInt64: (mask: UInt64, fsid: UInt64)], owners: [UInt64: UInt64], refused: [UInt64: Errno],
+                               pairsRenames: Bool)>(([:], [:], [:], true))
 
     /// A group; `bounded` keeps fanotify's default queue bound (tests that make it overflow).
     init(events: UInt64, bounded: Bool = false) throws(Errno) {
@@ -40,23 +40,24 @@ final class FanotifyGroup: Sendable {
         self.events = events
     }
 
-    /// Marks the filesystem holding the open directory `directory` (whose key is `key`). Nothing to do, and no
-    /// system call but an `fstat`, when it is marked already, unless `again` (the top of a walk: a filesystem
-    /// unmounted and mounted again lost its mark, and FAN_MARK_ADD is idempotent). A filesystem whose fsid another
-    /// one has already (a cloned image, some overlays) is refused with `EXDEV`: their events could not be told
-    /// apart. A filesystem that could not be marked is refused again at once.
-    func mark(filesystemOf directory: Int32, key: DirectoryKey, again: Bool = false) throws(Errno) {
-        let device = UInt64(try Syscall.fstat(directory).st_dev)
-        let fsid = key.filesystemID
+    /// Marks the filesystem holding the open directory `directory` (on `device`) and returns its fsid. Nothing to
+    /// do, and no system call, when it is marked already, unless `again` (the top of a walk: a filesystem
+    /// unmounted and mounted again lost its mark, and may have taken another's device number; FAN_MARK_ADD is
+    /// idempotent). The fsid is asked of the kernel (`fstatfs`) only then, not for every directory. A filesystem
+    /// whose fsid another one has already (a cloned image, some overlays) is refused with `EXDEV`: their events
+    /// could not be told apart. A filesystem that could not be marked is refused again at once.
+    func mark(filesystemOf directory: Int32, device: UInt64, again: Bool = false) throws(Errno) -> UInt64 {
         let renames = events & CFAN_ONDIR != 0   // the main group follows renames; the opens group does not
-        let result: Result<Void, Errno> = marks.withLock { m in
+        let result: Result<UInt64, Errno> = marks.withLock { m in
             if let refusal = m.refused[device] { return .failure(refusal) }
+            if let known = m.devices[device], !again { return .success(known.fsid) }
+            var fsid: UInt64 = 0
+            do throws(Errno) { _ = try Syscall.retrying { cfan_filesystem_id(directory, &fsid) } } catch { return .failure(error) }
             if let owner = m.owners[fsid], owner != device { return .failure(.improperLink) }
-            if m.devices[device] != nil && !again { return .success(()) }
             let wanted = events | (renames ? (m.pairsRenames ? CFAN_RENAME : CFAN_MOVED_FROM | CFAN_MOVED_TO) : 0)
             do throws(Errno) {
                 _ = try Syscall.retrying { cfan_mark_filesystem(fd, directory, wanted) }
-                m.devices[device] = wanted
+                m.devices[device] = (wanted, fsid)
             } catch {
                 // Before Linux 5.17 there is no FAN_RENAME: renames then come as a deletion and a creation.
                 guard renames, error == .invalidArgument, m.pairsRenames, m.devices.isEmpty else {
@@ -69,12 +70,12 @@ final class FanotifyGroup: Sendable {
                     m.refused[device] = error
                     return .failure(error)
                 }
-                m.devices[device] = halves
+                m.devices[device] = (halves, fsid)
             }
             m.owners[fsid] = device
-            return .success(())
+            return .success(fsid)
         }
-        try result.get()
+        return try result.get()
     }
 
     /// Why fanotify cannot follow a filesystem that refused a mark with `error`, for messages.
@@ -95,13 +96,12 @@ final class FanotifyGroup: Sendable {
         try Syscall.read(fd, into: buffer)
     }
 
-    /// The key fanotify reports the open directory `directory` by.
-    static func key(of directory: Int32) throws(Errno) -> DirectoryKey {
-        var bytes = [UInt8](repeating: 0, count: Int(CFAN_KEY_MAX))
-        let n = try bytes.withUnsafeMutableBufferPointer { b throws(Errno) in
-            try Syscall.retrying { cfan_directory_key(directory, b.baseAddress!) }
+    /// The key fanotify reports the open directory `directory` by, on the filesystem of fsid `fsid`.
+    static func key(of directory: Int32, fsid: UInt64) throws(Errno) -> DirectoryKey {
+        try withUnsafeTemporaryAllocation(byteCount: Int(CFAN_KEY_MAX), alignment: 8) { b throws(Errno) in
+            let n = try Syscall.retrying { cfan_directory_key(directory, fsid, b.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+            return DirectoryKey(UnsafeRawBufferPointer(rebasing: b[..<Int(n)]))
         }
-        return bytes.withUnsafeBytes { DirectoryKey(UnsafeRawBufferPointer(rebasing: $0[..<Int(n)])) }
     }
 
     /// Why a group cannot be had here, or nil when it can (tried once per process: a group is cheap to make).
