@@ -35,6 +35,13 @@ int cwsys_filesystem_magic(const char *path, uint32_t *magic) {
     return 0;
 }
 
+int cwsys_descriptor_filesystem_magic(int fd, uint32_t *magic) {
+    struct statfs fs;
+    if (fstatfs(fd, &fs) != 0) return -1;
+    *magic = (uint32_t)fs.f_type;
+    return 0;
+}
+
 void cwsys_name_thread(const char *name) {
     char shortened[16];
     strncpy(shortened, name, sizeof shortened - 1);

@@ -1,6 +1,7 @@
 import CWardenShims
 import Glibc
 import SystemPackage
+import Synchronization
 
 /// The one place where system calls are retried on `EINTR` and their failures turned into typed `Errno` values,
 /// in the manner of swift-system. Every raw call CacheWarden makes goes through `Syscall.retrying`, directly or
@@ -24,10 +25,19 @@ package enum Syscall {
     }
 
     /// `openat2(2)` of a directory that must not be a symlink nor another mount's (a mount point, or an automount
-    /// point, which is not triggered): `EXDEV` there, `ENOSYS` before Linux 5.6.
+    /// point, which is not triggered): `EXDEV` there. `ENOSYS` where openat2 cannot be used: before Linux 5.6,
+    /// and where a seccomp filter refuses system calls it does not know (older container profiles answer `EPERM`)
+    /// — found out once per process.
     package static func openDirectoryInMount(at dirfd: Int32, _ name: UnsafePointer<CChar>) throws(Errno) -> Int32 {
-        try retrying { cwsys_open_directory_in_mount(dirfd, name) }
+        guard openat2Usable.load(ordering: .relaxed) else { throw Errno.noFunction }
+        do throws(Errno) { return try retrying { cwsys_open_directory_in_mount(dirfd, name) } } catch {
+            guard [.noFunction, .notPermitted, .invalidArgument, .argListTooLong].contains(error) else { throw error }
+            openat2Usable.store(false, ordering: .relaxed)
+            throw Errno.noFunction
+        }
     }
+
+    private static let openat2Usable = Atomic<Bool>(true)
 
     /// `openat(2)` of a directory by absolute path (a root), never through a final symlink.
     package static func openDirectory(path: String) throws(Errno) -> Int32 {
@@ -86,6 +96,7 @@ package enum Syscall {
                                       _ body: (DirectoryEntry) -> Void) throws(Errno) {
         if fromStart { _ = try retrying { lseek(fd, 0, SEEK_SET) } }
         let owner = reused ?? DirectoryBuffer()
+        defer { withExtendedLifetime(owner) {} }
         let buffer = owner.bytes
         let base = buffer.baseAddress!
         while true {
@@ -98,7 +109,6 @@ package enum Syscall {
                 offset += entry.recordLength
             }
         }
-        withExtendedLifetime(owner) {}
     }
 
     /// `read(2)` into `buffer`; 0 at end of file or when a non-blocking descriptor has nothing (`EAGAIN`).
@@ -154,6 +164,16 @@ package enum Syscall {
         _ = try retrying { cwsys_filesystem_magic(path, &magic) }
         return magic
     }
+
+    /// The `f_type` magic of the filesystem holding the open descriptor `fd`.
+    package static func fileSystemMagic(of fd: Int32) throws(Errno) -> UInt32 {
+        var magic: UInt32 = 0
+        _ = try retrying { cwsys_descriptor_filesystem_magic(fd, &magic) }
+        return magic
+    }
+
+    /// overlayfs's magic: it may list a directory under another inode number than `stat` gives it.
+    package static let overlayMagic: UInt32 = 0x794C_7630
 
     /// `realpath(3)`: the canonical absolute path (symlinks in every component resolved).
     package static func canonicalPath(_ path: String) throws(Errno) -> String {

@@ -127,6 +127,10 @@ struct TreeWalker: Sendable {
         let opened: (fd: Int32, status: stat)?
         do throws(Errno) { opened = try open(pending) } catch {
             dir.readError = error
+            // Filed with the inode its name has (the listing's may be another number for it: overlayfs).
+            if pending.listed, let st = try? pending.name.withCString({ n throws(Errno) in try Syscall.lstat(at: pending.parentFD?.fd ?? -1, n) }) {
+                dir.ino = UInt64(st.st_ino)
+            }
             return (dir, [])
         }
         guard let (fd, st) = opened else { return (nil, []) }
@@ -152,8 +156,9 @@ struct TreeWalker: Sendable {
     /// A directory known from the listing alone is opened without crossing into another mount (`openat2` with
     /// `RESOLVE_NO_XDEV`): a mount point — where the listing's inode is the covered directory's — fails with
     /// `EXDEV`, and is then `lstat`ed as any other entry (a bind mount of the same filesystem is entered, as `du`
-    /// does), and an automount point is never triggered. Where the inode differs from the listing's (overlayfs
-    /// may list another number than `stat` reports), an `lstat` of the name must agree with the descriptor.
+    /// does), and an automount point is never triggered. Where the inode differs from the listing's, the
+    /// directory was swapped — unless the filesystem is overlayfs, which may list another number than `stat`
+    /// reports: there an `lstat` of the name must agree with the descriptor.
     private func open(_ pending: Pending) throws(Errno) -> (fd: Int32, status: stat)? {
         if pending.fd >= 0 {
             do throws(Errno) { return (pending.fd, try Syscall.fstat(pending.fd)) } catch {
@@ -178,8 +183,9 @@ struct TreeWalker: Sendable {
                 let st = try Syscall.fstat(fd)
                 guard UInt64(st.st_dev) == dev else { throw Errno.staleNFSFileHandle }
                 if UInt64(st.st_ino) != expected {
-                    // Not what the listing named: another number for the same directory (overlayfs), or a swap.
-                    guard pending.listed, let now = try? Syscall.lstat(at: parentFD.fd, name),
+                    // Not what the listing named: a swap, or another number for the same directory (overlayfs).
+                    guard pending.listed, (try? Syscall.fileSystemMagic(of: fd)) == Syscall.overlayMagic,
+                          let now = try? Syscall.lstat(at: parentFD.fd, name),
                           now.st_ino == st.st_ino, now.st_dev == st.st_dev else { throw Errno.staleNFSFileHandle }
                 }
                 return (fd, st)

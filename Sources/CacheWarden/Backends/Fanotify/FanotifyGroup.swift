@@ -54,6 +54,8 @@ final class FanotifyGroup: Sendable {
             var fsid: UInt64 = 0
             do throws(Errno) { _ = try Syscall.retrying { cfan_filesystem_id(directory, &fsid) } } catch { return .failure(error) }
             if let owner = m.owners[fsid], owner != device { return .failure(.improperLink) }
+            // Marked again with another fsid: the device number went to another filesystem; the old one is free.
+            if let old = m.devices[device]?.fsid, old != fsid, m.owners[old] == device { m.owners[old] = nil }
             let wanted = events | (renames ? (m.pairsRenames ? CFAN_RENAME : CFAN_MOVED_FROM | CFAN_MOVED_TO) : 0)
             do throws(Errno) {
                 _ = try Syscall.retrying { cfan_mark_filesystem(fd, directory, wanted) }
