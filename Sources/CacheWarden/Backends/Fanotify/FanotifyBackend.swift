@@ -70,15 +70,23 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
 
     func directoryWatcher(for wanted: WatchEvents, route: WatchRoute) -> DirectoryWatcher {
         let opens = wanted.contains(.opens)
-        let top = FirstCall()
+        let walk = WalkMarks()
         return DirectoryWatcher { [self] fd, st, _ in
             do throws(Errno) {
-                // The top of a walk is marked again: a filesystem mounted anew lost its mark (fanotify says nothing).
-                let (device, again) = (UInt64(st.st_dev), top.take())
-                let key = try FanotifyGroup.key(of: fd, fsid: try group(opens: false).mark(filesystemOf: fd, device: device, again: again))
-                // Open tracking is best effort: without it the directory is still counted exactly.
-                let tracked = opens && (try? group(opens: true).mark(filesystemOf: fd, device: device, again: again)) != nil
-                return .watched(pending.add(key, opens: tracked))
+                let device = UInt64(st.st_dev)
+                let fsid: UInt64, tracked: Bool
+                if let known = walk.marked(on: device) {
+                    (fsid, tracked) = (known.fsid, opens && known.opens)
+                } else {
+                    // The top of a walk is marked again: a filesystem mounted anew lost its mark (fanotify says
+                    // nothing).
+                    let again = walk.takeTop()
+                    fsid = try group(opens: false).mark(filesystemOf: fd, device: device, again: again)
+                    // Open tracking is best effort: without it the directory is still counted exactly.
+                    tracked = opens && (try? group(opens: true).mark(filesystemOf: fd, device: device, again: again)) != nil
+                    walk.remember(device: device, fsid: fsid, opens: tracked)
+                }
+                return .watched(pending.add(try FanotifyGroup.key(of: fd, fsid: fsid), opens: tracked))
             } catch {
                 return .failed(error)
             }
@@ -221,8 +229,30 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 }
 
-/// True the first time it is asked, then false (thread-safe): which call of a walker's watcher is the walk's top.
-private final class FirstCall: Sendable {
-    private let first = Atomic<Bool>(true)
-    func take() -> Bool { first.exchange(false, ordering: .relaxed) }
+/// What one walk's watcher marked: whether its top was seen (the top is marked again), and the device it marked
+/// with its fsid and whether opens are followed there. A walk stays on one device (the walker checks it), so the
+/// directories after the top skip the groups' locks and tables. Thread-safe: the top's call writes it before any
+/// other directory of the walk is read (the top's children become visible to the walkers only after it); a call
+/// that does not see it yet takes the groups' way, with the same result.
+private final class WalkMarks: Sendable {
+    private let top = Atomic<Bool>(true)
+    /// 0: nothing marked yet; 1: the totals group; 2: both groups.
+    private let state = Atomic<UInt8>(0)
+    private let device = Atomic<UInt64>(0)
+    private let fsid = Atomic<UInt64>(0)
+
+    /// True for the walk's first call, then false.
+    func takeTop() -> Bool { top.exchange(false, ordering: .relaxed) }
+
+    func remember(device: UInt64, fsid: UInt64, opens: Bool) {
+        self.device.store(device, ordering: .relaxed)
+        self.fsid.store(fsid, ordering: .relaxed)
+        state.store(opens ? 2 : 1, ordering: .releasing)
+    }
+
+    func marked(on device: UInt64) -> (fsid: UInt64, opens: Bool)? {
+        let s = state.load(ordering: .acquiring)
+        guard s != 0, self.device.load(ordering: .relaxed) == device else { return nil }
+        return (fsid.load(ordering: .relaxed), s == 2)
+    }
 }
