@@ -32,8 +32,9 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     private var readiness: OneShotReadiness?
     private var source: DispatchSourceRead?
     private var deliver: ((inout ChangeBatch) -> BackendPace)?
-    private var suspensions = 0
-    private var resting = false
+    /// Suspensions and rests: the descriptors disarmed while held.
+    private lazy var pacing = ReadPacing(queue: queue, delay: Self.coalescingDelay,
+                                         hold: { [unowned self] in readiness?.disarm() }, release: { [unowned self] in readiness?.arm() })
     private var batch = ChangeBatch()
     private let readBuffer: UnsafeMutableRawBufferPointer
     /// Groups keep fanotify's default queue bound (a test seam: an overflow can then be made).
@@ -135,7 +136,7 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
                 try readiness!.add(group.fd)
                 attached.insert(group.fd)
             }
-            if suspensions > 0 { readiness!.disarm() }
+            if pacing.isSuspended { readiness!.disarm() }
         } catch {
             logger.error("fanotify: cannot watch a group's descriptor (epoll: \(error)); its directories are not followed")
             return
@@ -150,19 +151,12 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         self.source = source
     }
 
-    func suspend() {
-        suspensions += 1
-        if suspensions == 1 { readiness?.disarm() }
-    }
+    func suspend() { pacing.suspend() }
 
-    func resume() {
-        guard suspensions > 0 else { return }
-        suspensions -= 1
-        if suspensions == 0 { readiness?.arm() }
-    }
+    func resume() { pacing.resume() }
 
     func stop() {
-        suspensions = 0
+        pacing.reset()
         source?.cancel()
         source = nil
         readiness = nil
@@ -178,13 +172,17 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     private func readBatch() {
         readiness?.disarm()
         let groups = made.withLock { $0 }
-        guard let deliver, suspensions == 0, let main = groups.main else { return }
+        guard let deliver, !pacing.isSuspended, let main = groups.main else { return }
         batch.removeAll()
         var readAny = read(main, opens: false)
         if let opens = groups.opens, read(opens, opens: true) { readAny = true }
         // Rest after any read, even one whose events were all of other directories: a busy filesystem would
         // otherwise wake the reader, and every writer on it, once per event.
-        if deliver(&batch) == .rest && readAny { rest() } else if suspensions == 0 { readiness?.arm() }
+        if deliver(&batch) == .rest && readAny {
+            if source != nil { pacing.rest() }
+        } else if !pacing.isSuspended {
+            readiness?.arm()
+        }
     }
 
     /// Reads `group` into the batch; returns whether anything was read (events of other directories included).
@@ -215,17 +213,6 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
             }
         }
         return readAny
-    }
-
-    private func rest() {
-        guard !resting, source != nil else { return }
-        resting = true
-        suspend()
-        queue.asyncAfter(deadline: .now() + Self.coalescingDelay) { @Sendable [weak self] in
-            guard let self, self.resting else { return }
-            self.resting = false
-            self.resume()
-        }
     }
 }
 

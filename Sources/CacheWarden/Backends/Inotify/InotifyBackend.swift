@@ -31,8 +31,9 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     private var nodeToWd: [NodeID: Int32] = [:]
     /// `IN_MOVED_FROM` cookies still waiting for their `IN_MOVED_TO`.
     private var pendingCookies = Set<UInt32>()
-    private var suspensions = 0
-    private var resting = false
+    /// Suspensions and rests: the descriptors disarmed while held.
+    private lazy var pacing = ReadPacing(queue: queue, delay: Self.coalescingDelay,
+                                         hold: { [unowned self] in readiness.disarm() }, release: { [unowned self] in readiness.arm() })
     private var batch = ChangeBatch()
     private let readBuffer: UnsafeMutableRawBufferPointer
     /// Created the first time a root wants opens.
@@ -96,7 +97,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
             logger.error("cannot track open files (a second inotify instance: \(error)); spare_open and order = opened see no opens")
             return nil
         }
-        if suspensions > 0 { readiness.disarm() }
+        if pacing.isSuspended { readiness.disarm() }
         opens = made
         return made
     }
@@ -142,24 +143,16 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     /// Holds delivery: the descriptors are disarmed, so records queue without waking anyone.
-    func suspend() {
-        suspensions += 1
-        if suspensions == 1 { readiness.disarm() }
-    }
+    func suspend() { pacing.suspend() }
 
-    func resume() {
-        guard suspensions > 0 else { return }
-        suspensions -= 1
-        guard suspensions == 0 else { return }
-        readiness.arm()
-    }
+    func resume() { pacing.resume() }
 
     func stop() {
         if let opens {
             readiness.remove(opens.inotify.fd)
             opens.stop()
         }
-        suspensions = 0
+        pacing.reset()
         source?.cancel()
         source = nil
         deliver = nil
@@ -174,7 +167,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     /// The read source's handler: up to `maxReadsPerBatch` reads, translated and delivered as one batch.
     private func readBatch() {
         readiness.disarm()
-        guard let deliver, suspensions == 0 else { return }   // resume() arms again
+        guard let deliver, !pacing.isSuspended else { return }   // resume() arms again
         batch.removeAll()
         var drained = false
         for _ in 0..<Self.maxReadsPerBatch {
@@ -198,7 +191,11 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         // matched when it arrives (`LedgerUpdater`, deferred closes).
         opens?.read(into: &batch)
         let hadRecords = !batch.isEmpty
-        if deliver(&batch) == .rest && hadRecords { rest() } else if suspensions == 0 { readiness.arm() }
+        if deliver(&batch) == .rest && hadRecords {
+            if source != nil { pacing.rest() }
+        } else if !pacing.isSuspended {
+            readiness.arm()
+        }
     }
 
     private func translate(_ r: InotifyRecords.Record) {
@@ -228,18 +225,6 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
             if kind == .movedFrom { pendingCookies.insert(r.cookie) } else { pendingCookies.remove(r.cookie) }
         }
         batch.append(kind, node: node, name: r.name, isDirectory: r.isDirectory, move: move)
-    }
-
-    /// Holds reading for `coalescingDelay`.
-    private func rest() {
-        guard !resting, source != nil else { return }
-        resting = true
-        suspend()
-        queue.asyncAfter(deadline: .now() + Self.coalescingDelay) { @Sendable [weak self] in
-            guard let self, self.resting else { return }
-            self.resting = false
-            self.resume()
-        }
     }
 }
 
