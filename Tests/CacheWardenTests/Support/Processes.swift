@@ -71,17 +71,34 @@ func parseWithPython(_ lines: String) throws -> [String] {
 struct ParseFailure: Error { var message: String }
 
 /// A `cachewarden run` child process with its stdout collected.
-/// `@unchecked`: `Process` is not `Sendable`; its output buffers are guarded by `lock`, and the process is only
-/// started, signalled and waited on from the test that owns it.
+/// `@unchecked`: `Process` is not `Sendable`; the process is only started, signalled and waited on from the test
+/// that owns it.
 final class RunningCLI: @unchecked Sendable {
+    /// What the pipes' readability handlers collect. The handlers hold this, never the `RunningCLI`: a handler that
+    /// held the last reference ran `deinit` on its own dispatch source's queue, which cancelled that source from
+    /// inside its handler and crashed libdispatch's manager thread once in a full test run.
+    private final class Collected: @unchecked Sendable {
+        let lock = NSLock()
+        var out = Data()
+        var err = Data()
+        /// Pipes that reached their end (the child and every process holding them closed them).
+        var ended = 0
+
+        func handler(stderr: Bool) -> @Sendable (FileHandle) -> Void {
+            { [self] h in
+                let d = h.availableData
+                if d.isEmpty { h.readabilityHandler = nil }
+                lock.withLock {
+                    if d.isEmpty { ended += 1 } else if stderr { err.append(d) } else { out.append(d) }
+                }
+            }
+        }
+    }
+
     let process = Process()
     private let output = Pipe()
     private let errors = Pipe()
-    private let lock = NSLock()
-    private var collected = Data()
-    private var collectedErr = Data()
-    /// Pipes that reached their end (the child and every process holding them closed them).
-    private var ended = 0
+    private let collected = Collected()
 
     /// Starts `executable` with `args`; `environment` entries are added to the test's own (nil removes one).
     init(_ args: [String], executable: String = cachewardenBinary(), environment: [String: String?] = [:]) throws {
@@ -90,21 +107,13 @@ final class RunningCLI: @unchecked Sendable {
         process.environment = testEnvironment(environment)
         process.standardOutput = output
         process.standardError = errors
-        output.fileHandleForReading.readabilityHandler = { [weak self] h in
-            let d = h.availableData
-            if d.isEmpty { h.readabilityHandler = nil }
-            self?.lock.withLock { if d.isEmpty { self?.ended += 1 } else { self?.collected.append(d) } }
-        }
-        errors.fileHandleForReading.readabilityHandler = { [weak self] h in
-            let d = h.availableData
-            if d.isEmpty { h.readabilityHandler = nil }
-            self?.lock.withLock { if d.isEmpty { self?.ended += 1 } else { self?.collectedErr.append(d) } }
-        }
+        output.fileHandleForReading.readabilityHandler = collected.handler(stderr: false)
+        errors.fileHandleForReading.readabilityHandler = collected.handler(stderr: true)
         try process.run()
     }
 
-    var stdout: String { lock.withLock { String(decoding: collected, as: UTF8.self) } }
-    var stderr: String { lock.withLock { String(decoding: collectedErr, as: UTF8.self) } }
+    var stdout: String { collected.lock.withLock { String(decoding: collected.out, as: UTF8.self) } }
+    var stderr: String { collected.lock.withLock { String(decoding: collected.err, as: UTF8.self) } }
     var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 
     func signal(_ s: Int32) { kill(process.processIdentifier, s) }
@@ -113,7 +122,7 @@ final class RunningCLI: @unchecked Sendable {
     func interrupt() -> Int32 {
         signal(SIGINT)
         process.waitUntilExit()
-        _ = eventually(timeout: 5) { lock.withLock { ended == 2 } }
+        _ = eventually(timeout: 5) { collected.lock.withLock { collected.ended == 2 } }
         return process.terminationStatus
     }
 
