@@ -117,7 +117,7 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         }
     }
 
-    var watchCount: Int { events.nodes.count }
+    var watchCount: Int { events.count }
     /// Filesystems marked, counted once per group (for tests).
     var markCount: Int { made.withLock { ($0.main?.markCount ?? 0) + ($0.opens?.markCount ?? 0) } }
 

@@ -12,12 +12,17 @@ import CFanotify
 /// close and a reopen merged the other way round would leave the file counted as closed — the one inexactness of
 /// opens).
 struct FanotifyEvents {
-    /// Directories followed, by key.
-    private(set) var nodes: [DirectoryKey: NodeID] = [:]
+    /// The followed directories' nodes, found by key: an `EntryTable` of node indices hashed by key, whose keys
+    /// live in `followed`. A `Dictionary<DirectoryKey, NodeID>` held every key a second time (~85 bytes a
+    /// directory, where the table and `hashes` take ~13 and the stored hash 8 more) and hashed it again on each
+    /// lookup and each growth.
+    private var table = EntryTable()
     /// The key of each followed node and whether its root tracks opens, by node index: nodes are dense indices
-    /// into the ledger's table, so an array answers without hashing (binding is half of what following a
-    /// directory costs while a big tree is indexed) and takes less memory than a dictionary.
+    /// into the ledger's table.
     private var followed: [Followed?] = []
+    /// Each followed node's key hash, by node index: what a probe of `table` compares first. Reading it copies
+    /// nothing, where reading a `Followed` copies its key (and retains a long key's array).
+    private var hashes: [Int] = []
     private var nextMove: UInt32 = 0
 
     private struct Followed {
@@ -25,31 +30,50 @@ struct FanotifyEvents {
         var opens: Bool
     }
 
+    /// Directories followed.
+    var count: Int { table.count }
+
     private func following(_ node: NodeID) -> Followed? { node.index < followed.count ? followed[node.index] : nil }
+
+    /// Whether `node` is followed with its opens reported.
+    func tracksOpens(_ node: NodeID) -> Bool { following(node)?.opens == true }
+
+    /// The node followed under `key`, if any.
+    func node(for key: DirectoryKey) -> NodeID? {
+        table.find(hash: key.hash) { hashes[Int($0)] == key.hash && followed[Int($0)]?.key == key }.map(NodeID.init)
+    }
 
     /// Follows `node` by `key`; returns the node that had the key before, if another (the same directory under an
     /// old name whose rename was not seen).
     mutating func bind(_ key: DirectoryKey, opens tracksOpens: Bool, to node: NodeID) -> NodeID? {
-        var displaced: NodeID?
-        if let other = nodes.updateValue(node, forKey: key), other != node {
-            followed[other.index] = nil
-            displaced = other
+        let other = self.node(for: key)
+        if other == node {
+            followed[node.index]!.opens = tracksOpens
+            return nil
         }
-        if let old = following(node)?.key, old != key { nodes[old] = nil }
-        if node.index >= followed.count { followed += repeatElement(nil, count: node.index + 1 - followed.count) }
+        if let other { unbind(other) }
+        unbind(node)
+        if node.index >= followed.count {
+            followed += repeatElement(nil, count: node.index + 1 - followed.count)
+            hashes += repeatElement(0, count: node.index + 1 - hashes.count)
+        }
         followed[node.index] = Followed(key: key, opens: tracksOpens)
-        return displaced
+        hashes[node.index] = key.hash
+        if table.needsGrowth { table.grow { hashes[Int($0)] } }
+        table.insert(node.raw, hash: key.hash)
+        return other
     }
 
     mutating func unbind(_ node: NodeID) {
-        guard let old = following(node) else { return }
+        guard node.index < followed.count, followed[node.index] != nil else { return }
+        table.remove(node.raw, hash: hashes[node.index])
         followed[node.index] = nil
-        nodes[old.key] = nil
     }
 
     mutating func removeAll() {
-        nodes.removeAll()
+        table = EntryTable()
         followed.removeAll()
+        hashes.removeAll()
     }
 
     /// Appends what `event` means to `batch`: of the main group, or of the opens group (`opens`).
@@ -60,17 +84,17 @@ struct FanotifyEvents {
             return
         }
         let isDirectory = mask & CFAN_ONDIR != 0
-        let node = withUnsafeBytes(of: &event.key) { nodes[DirectoryKey(UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key_len)]))] }
+        let node = withUnsafeBytes(of: &event.key) { self.node(for: DirectoryKey(UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key_len)]))) }
         let name = UnsafeRawBufferPointer(start: event.name, count: Int(event.name_len))
         if mask & CFAN_RENAME != 0 {
-            let to = withUnsafeBytes(of: &event.key2) { nodes[DirectoryKey(UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key2_len)]))] }
+            let to = withUnsafeBytes(of: &event.key2) { self.node(for: DirectoryKey(UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key2_len)]))) }
             rename(from: node.map { ($0, name) }, to: to.map { ($0, UnsafeRawBufferPointer(start: event.name2, count: Int(event.name2_len))) },
                    isDirectory: isDirectory, into: &batch)
             return
         }
         guard let node, !name.isEmpty else { return }
         if fromOpens {
-            guard !isDirectory, following(node)?.opens == true else { return }
+            guard !isDirectory, tracksOpens(node) else { return }
             if mask & CFAN_OPEN != 0 { batch.append(.opened, node: node, name: name) }
             if mask & (CFAN_CLOSE_WRITE | CFAN_CLOSE_NOWRITE) != 0 { batch.append(.closed, node: node, name: name) }
             return
