@@ -6,13 +6,19 @@ import Testing
 @Suite struct FanotifyEventsBindingTests {
     /// A key of `length` bytes made from `n` (lengths past 40 take the long path).
     static func key(_ n: Int, length: Int = 28) -> DirectoryKey {
-        let bytes = (0..<length).map { UInt8(truncatingIfNeeded: n >> (($0 % 4) * 8)) &+ UInt8(truncatingIfNeeded: $0) }
-        return bytes.withUnsafeBytes { DirectoryKey($0) }
+        bytes(n, length: length).withUnsafeBytes { DirectoryKey($0) }
     }
+
+    static func bytes(_ n: Int, length: Int) -> [UInt8] {
+        (0..<length).map { UInt8(truncatingIfNeeded: n >> (($0 % 4) * 8)) &+ UInt8(truncatingIfNeeded: $0) }
+    }
+
+    /// The random test's key lengths: every fifth key takes the long path.
+    static func length(_ n: Int) -> Int { n % 5 == 0 ? 60 : 20 + n % 9 }
 
     @Test func randomBindsAndUnbindsMatchTheModel() {
         var g = ModelBasedTotalsTests.Generator(state: 11)
-        let keys = (0..<800).map { Self.key($0, length: $0 % 5 == 0 ? 60 : 20 + $0 % 9) }
+        let keys = (0..<800).map { Self.key($0, length: Self.length($0)) }
         var events = FanotifyEvents()
         var byKey: [Int: UInt32] = [:], byNode: [UInt32: Int] = [:], opens: [UInt32: Bool] = [:]
         for step in 0..<40_000 {
@@ -34,6 +40,14 @@ import Testing
                 byKey[k] = node
                 byNode[node] = k
                 opens[node] = tracks
+            }
+            // As events look keys up: the same key twice in a row is answered from the last lookup, which every
+            // bind and unbind must forget.
+            let probe = g.below(2) == 0 ? k : g.below(keys.count)
+            let bytes = Self.bytes(probe, length: Self.length(probe))
+            for _ in 0..<2 {
+                let found = bytes.withUnsafeBytes { events.node(named: $0) }
+                #expect(found == byKey[probe].map(NodeID.init), "lookup of key \(probe) at step \(step)")
             }
             if step % 500 == 0 {
                 #expect(events.count == byKey.count)

@@ -1,3 +1,5 @@
+import Glibc
+
 /// How fanotify names a directory in its events: the filesystem's fsid, the file handle's type and its bytes
 /// (`cfan_directory_key` computes the same for a directory the walker opened). Held inline up to 40 bytes — ext4,
 /// XFS and tmpfs keys are 20–28 — so that looking up the directory of each event allocates nothing; a longer key
@@ -18,6 +20,13 @@ struct DirectoryKey: Equatable, Sendable {
         } else {
             withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: bytes) }
         }
+    }
+
+    /// Whether this is the key of `bytes`, compared byte for byte (no hash computed).
+    func matches(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count == count else { return false }
+        if let long { return long.elementsEqual(bytes) }
+        return withUnsafeBytes(of: words) { memcmp($0.baseAddress!, bytes.baseAddress!, count) == 0 }
     }
 
     static func == (a: DirectoryKey, b: DirectoryKey) -> Bool {

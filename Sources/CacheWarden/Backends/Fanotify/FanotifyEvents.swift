@@ -24,6 +24,10 @@ struct FanotifyEvents {
     /// nothing, where reading a `Followed` copies its key (and retains a long key's array).
     private var hashes: [Int] = []
     private var nextMove: UInt32 = 0
+    /// The last key an event named and the node it found, or nil: events come directory by directory (a writer
+    /// fills one folder, then the next), so most name the directory the one before named, and are answered by
+    /// comparing bytes, without hashing and probing. Forgotten by every bind and unbind.
+    private var recent: (key: DirectoryKey, node: NodeID?)?
 
     private struct Followed {
         var key: DirectoryKey
@@ -46,6 +50,7 @@ struct FanotifyEvents {
     /// Follows `node` by `key`; returns the node that had the key before, if another (the same directory under an
     /// old name whose rename was not seen).
     mutating func bind(_ key: DirectoryKey, opens tracksOpens: Bool, to node: NodeID) -> NodeID? {
+        recent = nil
         let other = self.node(for: key)
         if other == node {
             followed[node.index]!.opens = tracksOpens
@@ -65,15 +70,27 @@ struct FanotifyEvents {
     }
 
     mutating func unbind(_ node: NodeID) {
+        recent = nil
         guard node.index < followed.count, followed[node.index] != nil else { return }
         table.remove(node.raw, hash: hashes[node.index])
         followed[node.index] = nil
     }
 
     mutating func removeAll() {
+        recent = nil
         table = EntryTable()
         followed.removeAll()
         hashes.removeAll()
+    }
+
+    /// The node followed under the key of `bytes` (an event's), if any; the last answer again when the event
+    /// names the same directory as the one before.
+    mutating func node(named bytes: UnsafeRawBufferPointer) -> NodeID? {
+        if let recent, recent.key.matches(bytes) { return recent.node }
+        let key = DirectoryKey(bytes)
+        let node = self.node(for: key)
+        recent = (key, node)
+        return node
     }
 
     /// Appends what `event` means to `batch`: of the main group, or of the opens group (`opens`).
@@ -84,10 +101,10 @@ struct FanotifyEvents {
             return
         }
         let isDirectory = mask & CFAN_ONDIR != 0
-        let node = withUnsafeBytes(of: &event.key) { self.node(for: DirectoryKey(UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key_len)]))) }
+        let node = withUnsafeBytes(of: &event.key) { self.node(named: UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key_len)])) }
         let name = UnsafeRawBufferPointer(start: event.name, count: Int(event.name_len))
         if mask & CFAN_RENAME != 0 {
-            let to = withUnsafeBytes(of: &event.key2) { self.node(for: DirectoryKey(UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key2_len)]))) }
+            let to = withUnsafeBytes(of: &event.key2) { self.node(named: UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key2_len)])) }
             rename(from: node.map { ($0, name) }, to: to.map { ($0, UnsafeRawBufferPointer(start: event.name2, count: Int(event.name2_len))) },
                    isDirectory: isDirectory, into: &batch)
             return
