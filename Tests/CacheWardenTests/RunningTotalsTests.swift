@@ -54,6 +54,52 @@ import Testing
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
+    /// A writer filling new folders at full speed, each file written once: the read of a new folder announces the
+    /// files it finds, and the events about them that follow (their closes; under fanotify also their creations
+    /// and writes, queued before the read) add no second `write` line for the same write. A file found before it
+    /// was written may have two, the first with the size it had then.
+    @Test(arguments: testedBackends) func oneWriteGetsOneWriteLine(_ backend: BackendChoice) throws {
+        let tree = TemporaryTree()
+        let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = backend; $0.pollInterval = 1 }
+        let payload = [UInt8](repeating: 7, count: 4096)
+        for folder in 0..<30 {
+            tree.mkdir("w\(folder)")
+            for i in 0..<50 {
+                let fd = open(tree.url("w\(folder)/f\(i)"), O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                #expect(fd >= 0 && payload.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == 4096)
+                close(fd)
+            }
+        }
+        #expect(h.totalsMatchDisk(basis: .apparent))
+        // A last file in a last folder, behind every event the writer caused: once it is said, all are.
+        tree.write("z/marker", size: 1)
+        #expect(eventually { h.log.writes.contains { $0.file == "z/marker" } && Set(h.log.writes.map(\.file)).count == 1501 })
+        var sizes: [String: [Int64]] = [:]
+        for w in h.log.writes { sizes[w.file, default: []].append(w.size) }
+        let repeated = sizes.filter { Set($0.value).count < $0.value.count }
+        #expect(repeated.isEmpty, "\(repeated.count) files with the same size said twice, e.g. \(repeated.first.map { "\($0.key): \($0.value)" } ?? "")")
+    }
+
+    /// The other side: a file the read of its new folder found half written, then written again and closed, gets
+    /// a second line with its new size. The folder is made outside and moved in, so that its read is what finds
+    /// the file (polling announces new files only).
+    @Test(arguments: testedBackends.filter { $0 != .poll }) func aFileWrittenAgainAfterItsFolderWasReadGetsASecondLine(_ backend: BackendChoice) throws {
+        let tree = TemporaryTree(), outside = TemporaryTree()
+        let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = backend }
+        outside.mkdir("new")
+        let fd = open(outside.url("new/f"), O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        #expect(fd >= 0)
+        let payload = [UInt8](repeating: 7, count: 100)
+        #expect(payload.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == 100)
+        #expect(Glibc.rename(outside.url("new"), tree.url("new")) == 0)
+        #expect(eventually { h.log.writes.contains { $0.file == "new/f" } }, "the read of new/ did not announce f")
+        #expect(payload.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == 100)
+        close(fd)
+        #expect(eventually { h.log.writes.filter { $0.file == "new/f" }.map(\.size) == [100, 200] },
+                "lines for new/f: \(h.log.writes.filter { $0.file == "new/f" }.map(\.size))")
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
     @Test func apparentBasisCountsBytes() throws {
         let tree = TemporaryTree()
         let h = try WatcherHarness(tree, basis: .apparent)

@@ -18,6 +18,12 @@ public enum AgeOrder: String, Sendable, CaseIterable {
     case btime
     /// The last `IN_OPEN` the watcher saw (true least-recently-used, recorded in memory); `mtime` until opened.
     case opened
+
+    /// Whether a write to a file always moves the age a stat gives under this order, so that a status unchanged in
+    /// every field means no write since: mtime and ctime do, and `opened`, whose stat gives the mtime (open times are the ledger's), to
+    /// the filesystem's timestamp granularity — a clock tick, or finer once a stat has seen the timestamp, on
+    /// filesystems with multigrain timestamps (ext4, XFS, btrfs, tmpfs; Linux 6.13).
+    var movesOnWrite: Bool { self != .atime && self != .btime }
 }
 
 /// What a low-disk crossing does besides the `low_disk` line.

@@ -31,7 +31,7 @@ extension LedgerUpdater {
     /// Keeps what a discovering scan read and announced.
     private mutating func noteDiscovered(_ outcome: TreeScanner.Outcome) {
         unread.formUnion(outcome.unread)
-        for (r, bytes) in outcome.announced { announced[r] = bytes }
+        for (r, status) in outcome.announced { announced[r] = status }
     }
 
     /// Directories that could not be opened when they appeared (their path changed under a rename whose changes
@@ -171,8 +171,15 @@ extension LedgerUpdater {
         if flags.contains(.closed) { state.ledger.setWriting(r, false) } else if flags.contains(.modified) { state.ledger.setWriting(r, true) }
         let linkedIn = flags.contains(.created) && status.links > 1
         // A file a scan found (and announced) in a directory that had just appeared, whose close came through the
-        // new watch: the same write, already said, unless it was written again since.
-        let alreadyAnnounced = flags == .closed && (announced[r] ?? announcedBefore[r]) == status.bytes
+        // new watch: the same write, already said, unless it was written again since — whatever other events came
+        // with the close (fanotify's mark reports a file's creation and writes from before the scan, merged into
+        // one event; inotify those that fell between the new watch and the listing). Where a write moves the age,
+        // that is when nothing the scan saw changed; where it does not (atime, btime), a close alone with the
+        // size said.
+        let said = announced[r] ?? announcedBefore[r]
+        let alreadyAnnounced = flags.contains(.closed) && said.map {
+            rt.settings.order.movesOnWrite ? $0 == status : flags == .closed && $0.bytes == status.bytes
+        } == true
         if flags.contains(.closed) { announced[r] = nil; announcedBefore[r] = nil }
         // A file a recheck found where nothing was counted is a new file, whose own close merged away.
         let foundByRecheck = flags == .recheck && !rec.statted

@@ -38,11 +38,14 @@ struct LedgerUpdater {
     /// Directory nodes that could not be read yet for the same reason.
     var unread = Set<NodeID>()
 
-    /// Files a scan of a new directory announced with a `write` line (and the bytes it said), in this batch and
-    /// the one before: a writer that created one before the directory's watch existed and closes it after
-    /// brings its `IN_CLOSE_WRITE` one or two batches later, and that close is not a second write.
-    var announced: [RecordID: Int64] = [:]
-    var announcedBefore: [RecordID: Int64] = [:]
+    /// Files a scan of a new directory announced with a `write` line (and the status it saw), in the last
+    /// `announcementBatches` batches at least and twice that at most: a writer that created one before the
+    /// directory's watch existed and closes it after brings its close a few batches later — behind whatever the
+    /// kernel had queued before it, up to a batch's worth each time — and that close is not a second write.
+    var announced: [RecordID: FileStatus] = [:]
+    var announcedBefore: [RecordID: FileStatus] = [:]
+    private var batchesSinceAnnouncing = 0
+    static let announcementBatches = 8
 
     /// Closes that matched no counted open in this batch, and in the one before (see `retryCloses`).
     var unmatchedCloses: [OpenName] = []
@@ -58,8 +61,12 @@ struct LedgerUpdater {
         retryUnread(&state)
         statDirtyFiles(&state)
         statDirtyDirectories(&state)
-        announcedBefore = announced
-        announced.removeAll()
+        batchesSinceAnnouncing += 1
+        if batchesSinceAnnouncing >= Self.announcementBatches {
+            announcedBefore = announced
+            announced.removeAll()
+            batchesSinceAnnouncing = 0
+        }
         return take()
     }
 
@@ -98,6 +105,7 @@ struct LedgerUpdater {
         unread.removeAll()
         announced.removeAll()
         announcedBefore.removeAll()
+        batchesSinceAnnouncing = 0
         unmatchedCloses.removeAll()
         deferredCloses.removeAll()
     }

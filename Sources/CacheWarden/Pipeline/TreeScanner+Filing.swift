@@ -33,7 +33,7 @@ extension TreeScanner {
             if rereadTop { outcome.topFiles?.insert(r) }
             if discovered && (isNew || !outcome.rereading) {
                 state.emitWrite(r, root: root)
-                outcome.announced.append((r, f.status.bytes))
+                outcome.announced.append((r, f.status))
             }
         }
     }

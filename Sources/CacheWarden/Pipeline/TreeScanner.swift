@@ -18,7 +18,7 @@ struct TreeScanner {
         var unread: [NodeID] = []
         /// Files whose `write` line a discovering scan emitted, with the bytes it said (see
         /// `LedgerUpdater.announced`).
-        var announced: [(RecordID, Int64)] = []
+        var announced: [(RecordID, FileStatus)] = []
         /// Why a root's scan failed (the root itself, or the watch limit at registration).
         var failure: WardenError?
         /// A re-read of one directory (`scan(rereading:)`): only new files are announced.
