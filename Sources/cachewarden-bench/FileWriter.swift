@@ -85,15 +85,23 @@ struct BurstResult: Sendable {
     var rate: Double { seconds > 0 ? Double(files) / seconds : 0 }
 }
 
-/// Runs a `FileStream` burst on a thread of its own (so the writer has a core to itself) and waits for it.
+/// Runs a `FileStream` burst on a thread of its own (so the writer has a core to itself) and waits for it. With
+/// `rate`, file `i` is not begun before `i / rate` seconds from the start (a paced writer: the same speed under
+/// any watcher, so that the watcher's cost per file does not follow how much it slows the writer).
 enum BurstWriter {
-    static func run(root: String, count: Int, size: Int, fanOut: Int = 100) -> BurstResult {
+    static func run(root: String, count: Int, size: Int, fanOut: Int = 100, rate: Double? = nil) -> BurstResult {
         let done = DispatchSemaphore(value: 0)
         let result = Locked<BurstResult?>(nil)
         let thread = Thread {
             let stream = FileStream(root: root, size: size, fanOut: fanOut)
             let start = Clock.nanos()
-            for _ in 0..<count { stream.writeOne() }
+            for i in 0..<count {
+                if let rate {
+                    let due = start + UInt64(Double(i) / rate * 1e9), now = Clock.nanos()
+                    if due > now { Clock.sleep(Double(due - now) / 1e9) }
+                }
+                stream.writeOne()
+            }
             let end = Clock.nanos()
             result.withLock {
                 $0 = BurstResult(files: count - stream.errors, errors: stream.errors,

@@ -119,10 +119,11 @@ enum ThroughputBenchmark {
         return WatchedRun(watcher: "none", writer: burst)
     }
 
-    /// The burst under `cachewarden run` (the CLI at `program`, following with `backend`) in folder `root`;
-    /// catch-up is polled with SIGUSR1 until `status` shows every file.
+    /// The burst under `cachewarden run` (the CLI at `program`, following with `backend`) in folder `root`, at
+    /// full speed or paced at `rate` files a second; catch-up is polled with SIGUSR1 until `status` shows every
+    /// file.
     static func cachewarden(files: Int, size: Int, program: String, work root: String, backend: String = "auto",
-                            log: (String) -> Void) throws -> WatchedRun {
+                            rate: Double? = nil, log: (String) -> Void) throws -> WatchedRun {
         let output = root + ".jsonl"
         try Files.makeDirectory(root)
         defer {
@@ -146,7 +147,7 @@ enum ThroughputBenchmark {
         let setup = Clock.seconds(since: child.startedAt)
         let cpu0 = ProcessCPU.seconds(of: child.pid) ?? 0
 
-        let burst = BurstWriter.run(root: root, count: files, size: size)
+        let burst = BurstWriter.run(root: root, count: files, size: size, rate: rate)
 
         // Catch-up: ask for a status line every 10 ms until it shows every file written, or nothing moves for 2 s.
         let expected = EventTail.Totals(files: burst.files, total: Int64(burst.files * size))
@@ -186,7 +187,7 @@ enum ThroughputBenchmark {
             run.note = "status never matched the files written: last \(tail.lastStatus.map { "\($0.files) files / \($0.total) B" } ?? "none"), "
                 + "expected \(expected.files) / \(expected.total) B"
         }
-        log("throughput: cachewarden (\(backend)): writer \(Format.rate(burst.rate)) files/s, caught up "
+        log("throughput: cachewarden (\(backend)\(rate.map { ", paced at \(Format.rate($0))/s" } ?? "")): writer \(Format.rate(burst.rate)) files/s, caught up "
             + "\(run.catchUpSeconds.map { "+\(Format.seconds($0))" } ?? "never"), CPU \(Format.seconds(run.cpuSeconds ?? 0)), "
             + "overflow \(tail.overflows > 0 ? "yes" : "no"), exact \(run.exact == true ? "yes" : "NO")")
         return run
