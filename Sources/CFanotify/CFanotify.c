@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/fanotify.h>
-#include <sys/statfs.h>
 
 #ifndef AT_HANDLE_FID
 #define AT_HANDLE_FID 0x200   // Linux 6.5: a handle for identification, as fanotify reports it
@@ -29,13 +28,6 @@ int cfan_init(int unlimited) {
 
 int cfan_mark_filesystem(int fan, int dirfd, uint64_t mask) {
     return fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, dirfd, NULL);
-}
-
-int cfan_filesystem_id(int fd, uint64_t *fsid) {
-    struct statfs st;
-    if (fstatfs(fd, &st) != 0) return -1;
-    memcpy(fsid, &st.f_fsid, sizeof *fsid);
-    return 0;
 }
 
 int cfan_directory_key(int dirfd, uint64_t fsid, uint8_t *key) {

@@ -35,10 +35,11 @@ int cwsys_filesystem_magic(const char *path, uint32_t *magic) {
     return 0;
 }
 
-int cwsys_descriptor_filesystem_magic(int fd, uint32_t *magic) {
+int cwsys_descriptor_filesystem(int fd, uint32_t *magic, uint64_t *fsid) {
     struct statfs fs;
     if (fstatfs(fd, &fs) != 0) return -1;
     *magic = (uint32_t)fs.f_type;
+    memcpy(fsid, &fs.f_fsid, sizeof *fsid);
     return 0;
 }
 

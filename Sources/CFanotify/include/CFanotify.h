@@ -7,8 +7,8 @@
 //    `struct file_handle` (a flexible array) and a name: they are decoded here, one event at a time, into a
 //    fixed-size view (`cfan_next_event`).
 //  * `name_to_handle_at(2)` is a GNU function taking a `struct file_handle` with a flexible array, and the key a
-//    directory is reported by joins it with `statfs(2)`'s `f_fsid` (`cfan_directory_key`), which <sys/vfs.h> —
-//    not in Swift's Glibc module either — gives (`cfan_filesystem_id`).
+//    directory is reported by joins it with `statfs(2)`'s `f_fsid` (`cfan_directory_key`; the fsid comes from
+//    `Syscall.fileSystem(of:)`).
 //
 // Every symbol here is prefixed `cfan_` / `CFAN_`.
 #ifndef CFANOTIFY_H
@@ -35,12 +35,7 @@ int cfan_init(int unlimited);
 /// EOPNOTSUPP: no file handles).
 int cfan_mark_filesystem(int fan, int dirfd, uint64_t mask);
 
-/// The fsid of the filesystem holding the open `fd` (`statfs(2)`'s `f_fsid`, as fanotify reports it) into
-/// `fsid`. Returns 0, or -1 with errno set.
-int cfan_filesystem_id(int fd, uint64_t *fsid);
-
-/// Writes the key fanotify reports the open directory `dirfd` by — `fsid` (its filesystem's, from
-/// `cfan_filesystem_id`), the handle type and the handle bytes — into `key` (`CFAN_KEY_MAX` bytes). Returns its
+/// Writes the key fanotify reports the open directory `dirfd` by — `fsid` (its filesystem's `f_fsid`), the handle type and the handle bytes — into `key` (`CFAN_KEY_MAX` bytes). Returns its
 /// length, or -1 with errno set.
 int cfan_directory_key(int dirfd, uint64_t fsid, uint8_t *key);
 

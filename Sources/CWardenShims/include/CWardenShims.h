@@ -5,7 +5,7 @@
 //    so the birth time, which only statx reports, is read here (`cwsys_birth_time`).
 //  * `malloc_trim(3)`: <malloc.h> is not part of Swift's Glibc module (`cwsys_release_free_memory`).
 //  * `statfs(2)`: <sys/vfs.h> is not part of it either, and `statvfs` has no filesystem type
-//    (`cwsys_filesystem_magic`, `cwsys_descriptor_filesystem_magic`).
+//    (`cwsys_filesystem_magic`, `cwsys_descriptor_filesystem`).
 //  * `pthread_setname_np(3)` is a GNU extension Swift's Glibc module does not declare (`cwsys_name_thread`).
 //  * journald's native protocol for records too large for one datagram: `memfd_create(2)` and the `F_SEAL_*`
 //    flags are GNU/Linux-only and not in Swift's Glibc module, and an `SCM_RIGHTS` control message is built with
@@ -42,8 +42,9 @@ int cwsys_release_free_memory(void);
 /// -1 with `errno` set on failure.
 int cwsys_filesystem_magic(const char *path, uint32_t *magic);
 
-/// The same for the filesystem holding the open descriptor `fd` (`fstatfs(2)`).
-int cwsys_descriptor_filesystem_magic(int fd, uint32_t *magic);
+/// The same for the filesystem holding the open descriptor `fd` (`fstatfs(2)`), with its `f_fsid` (the id
+/// fanotify names the filesystem by in its events) into `fsid`.
+int cwsys_descriptor_filesystem(int fd, uint32_t *magic, uint64_t *fsid);
 
 /// Names the calling thread (as `top -H` and /proc/PID/task/TID/comm show it; the kernel keeps 15 bytes).
 void cwsys_name_thread(const char *name);

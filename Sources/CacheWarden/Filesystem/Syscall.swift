@@ -165,11 +165,11 @@ package enum Syscall {
         return magic
     }
 
-    /// The `f_type` magic of the filesystem holding the open descriptor `fd`.
-    package static func fileSystemMagic(of fd: Int32) throws(Errno) -> UInt32 {
-        var magic: UInt32 = 0
-        _ = try retrying { cwsys_descriptor_filesystem_magic(fd, &magic) }
-        return magic
+    /// The `f_type` magic and the `f_fsid` of the filesystem holding the open descriptor `fd` (`fstatfs(2)`).
+    package static func fileSystem(of fd: Int32) throws(Errno) -> (magic: UInt32, id: UInt64) {
+        var magic: UInt32 = 0, id: UInt64 = 0
+        _ = try retrying { cwsys_descriptor_filesystem(fd, &magic, &id) }
+        return (magic, id)
     }
 
     /// overlayfs's magic: it may list a directory under another inode number than `stat` gives it.

@@ -184,7 +184,7 @@ struct TreeWalker: Sendable {
                 guard UInt64(st.st_dev) == dev else { throw Errno.staleNFSFileHandle }
                 if UInt64(st.st_ino) != expected {
                     // Not what the listing named: a swap, or another number for the same directory (overlayfs).
-                    guard pending.listed, (try? Syscall.fileSystemMagic(of: fd)) == Syscall.overlayMagic,
+                    guard pending.listed, (try? Syscall.fileSystem(of: fd))?.magic == Syscall.overlayMagic,
                           let now = try? Syscall.lstat(at: parentFD.fd, name),
                           now.st_ino == st.st_ino, now.st_dev == st.st_dev else { throw Errno.staleNFSFileHandle }
                 }

@@ -176,11 +176,13 @@ extension LedgerUpdater {
         // one event; inotify those that fell between the new watch and the listing). Where a write moves the age,
         // that is when nothing the scan saw changed; where it does not (atime, btime), a close alone with the
         // size said.
-        let said = announced[r] ?? announcedBefore[r]
-        let alreadyAnnounced = flags.contains(.closed) && said.map {
-            rt.settings.order.movesOnWrite ? $0 == status : flags == .closed && $0.bytes == status.bytes
-        } == true
-        if flags.contains(.closed) { announced[r] = nil; announcedBefore[r] = nil }
+        var alreadyAnnounced = false
+        if flags.contains(.closed), !announced.isEmpty || !announcedBefore.isEmpty {
+            let newer = announced.removeValue(forKey: r), older = announcedBefore.removeValue(forKey: r)
+            if let said = newer ?? older {
+                alreadyAnnounced = rt.settings.order.movesOnWrite ? said == status : flags == .closed && said.bytes == status.bytes
+            }
+        }
         // A file a recheck found where nothing was counted is a new file, whose own close merged away.
         let foundByRecheck = flags == .recheck && !rec.statted
         if (flags.contains(.closed) && !alreadyAnnounced) || flags.contains(.movedIn) || linkedIn || foundByRecheck {

@@ -51,8 +51,8 @@ final class FanotifyGroup: Sendable {
         let result: Result<UInt64, Errno> = marks.withLock { m in
             if let refusal = m.refused[device] { return .failure(refusal) }
             if let known = m.devices[device], !again { return .success(known.fsid) }
-            var fsid: UInt64 = 0
-            do throws(Errno) { _ = try Syscall.retrying { cfan_filesystem_id(directory, &fsid) } } catch { return .failure(error) }
+            let fsid: UInt64
+            do throws(Errno) { fsid = try Syscall.fileSystem(of: directory).id } catch { return .failure(error) }
             if let owner = m.owners[fsid], owner != device { return .failure(.improperLink) }
             // Marked again with another fsid: the device number went to another filesystem; the old one is free.
             if let old = m.devices[device]?.fsid, old != fsid, m.owners[old] == device { m.owners[old] = nil }
