@@ -48,10 +48,8 @@ public final class ControlServer: EventSink, @unchecked Sendable {
         let fd: Int32
         do throws(Errno) {
             fd = try UnixSocket.make(Int32(SOCK_STREAM.rawValue), nonBlocking: true)
-            let previous = umask(0o177)   // no moment where the file is more open than 0600
-            defer { umask(previous) }
             do throws(Errno) {
-                try UnixSocket.bind(fd, path)
+                try UnixSocket.bindPrivately(fd, path)
                 try UnixSocket.listen(fd)
                 try applyMode()
                 socketIno = UInt64(try Syscall.lstat(path: path).st_ino)

@@ -33,6 +33,16 @@ enum UnixSocket {
         try withAddress(path) { sa, length throws(Errno) in _ = try Syscall.retrying { Glibc.bind(fd, sa, length) } }
     }
 
+    /// Binds `fd` to `path` with the file created at 0600 at most, so it is never more open than that before the
+    /// caller sets its mode. Linux creates a socket's file with the socket inode's mode less the umask, and that
+    /// mode is set with `fchmod` on the unbound socket. Narrowing the umask instead is not an option: it is
+    /// process-wide, and every file another thread of the process (an embedding app, a parallel test) created
+    /// meanwhile would be 0600, its folders unsearchable.
+    static func bindPrivately(_ fd: Int32, _ path: String) throws(Errno) {
+        _ = try Syscall.retrying { fchmod(fd, 0o600) }
+        try bind(fd, path)
+    }
+
     static func connect(_ fd: Int32, _ path: String) throws(Errno) {
         try withAddress(path) { sa, length throws(Errno) in _ = try Syscall.retrying { Glibc.connect(fd, sa, length) } }
     }

@@ -31,6 +31,24 @@ import Testing
         #expect(ControlClient(path: server.path) == nil)
     }
 
+    /// The file is owner-only from the moment it exists, with the process's umask left as it is (a umask narrowed
+    /// for the bind made folders that parallel tests created meanwhile unsearchable).
+    @Test func theSocketFileIsOwnerOnlyFromItsCreationWhateverTheUmask() throws {
+        let tree = TemporaryTree()
+        // Read, not set: umask(2) would change it for every test running beside this one.
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let field = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") })
+        let wide = try #require(mode_t(field.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8))
+        let plain = try UnixSocket.make(Int32(SOCK_STREAM.rawValue))
+        defer { Syscall.close(plain) }
+        try UnixSocket.bind(plain, tree.url("plain.sock"))
+        #expect(mode(tree.url("plain.sock")).mode == 0o777 & ~wide)
+        let narrow = try UnixSocket.make(Int32(SOCK_STREAM.rawValue))
+        defer { Syscall.close(narrow) }
+        try UnixSocket.bindPrivately(narrow, tree.url("private.sock"))
+        #expect(mode(tree.url("private.sock")) == (0o600 & ~wide, getgid(), true))
+    }
+
     @Test(.enabled(if: getuid() == 0, "needs root to give the folder another group"))
     func groupModeGivesTheSocketItsFoldersGroup() throws {
         let tree = TemporaryTree()
