@@ -125,3 +125,7 @@ int cwsys_open_directory_in_mount(int dirfd, const char *name) {
     };
     return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
 }
+
+int cwsys_open_directory_path(int dirfd, const char *name) {
+    return openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}

@@ -22,6 +22,7 @@
 //    and a `closedir` per directory: a third of the system calls of a tree walk.
 //  * `openat2(2)` has no glibc wrapper, and `syscall(2)` is variadic, which Swift cannot call
 //    (`cwsys_open_directory_in_mount`).
+//  * `O_PATH` is defined by <fcntl.h> only under `_GNU_SOURCE` (`cwsys_open_directory_path`).
 //
 // Every symbol here is prefixed `cwsys_`.
 #ifndef CWARDENSHIMS_H
@@ -88,5 +89,10 @@ long cwsys_read_directory(int fd, void *buffer, size_t length);
 /// into another mount (`openat2(2)` with `RESOLVE_NO_XDEV`): a mount point fails with `EXDEV`, and an automount
 /// point is not triggered. Returns the descriptor, or -1 with `errno` set (`ENOSYS` before Linux 5.6).
 int cwsys_open_directory_in_mount(int dirfd, const char *name);
+
+/// `openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)`: a descriptor naming the directory, which
+/// stats, opens and unlinks relative to it but cannot list it, and whose open fsnotify does not report. Returns
+/// the descriptor, or -1 with `errno` set (`ENOTDIR` for a symlink).
+int cwsys_open_directory_path(int dirfd, const char *name);
 
 #endif

@@ -114,8 +114,9 @@ struct SafeRemover: FileDeleter {
     /// which the ledger does not count (Hugging Face's `snapshots/<rev>/` holds only links into `blobs/`) — so that
     /// a unit deleted whole leaves no folder of dangling links behind.
     private static func unlinkSymlinks(in fd: Int32) {
+        guard let listing = try? OwnedDescriptor(Syscall.reopenForListing(fd)) else { return }
         var links: [[CChar]] = []
-        try? Syscall.readDirectory(fd) { entry in
+        try? Syscall.readDirectory(listing.fd) { entry in
             let name = entry.name
             if let st = try? Syscall.lstat(at: fd, name), st.isSymlink { links.append(Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))) }
         }

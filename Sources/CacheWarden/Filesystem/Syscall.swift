@@ -24,6 +24,16 @@ package enum Syscall {
         try retrying { openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
     }
 
+    /// `openat(2)` of a directory that must not be a symlink, as an `O_PATH` descriptor: good as the directory of
+    /// `fstatat`, `statx`, `openat` and `unlinkat` and for `fstat`, not for listing. Since Linux 6.10 such an open
+    /// is not reported by fsnotify (no open, no close), so a stat or a deletion through one queues nothing on the
+    /// watcher's own opens instance; a read-only open queued an `IN_OPEN` and woke the watcher for a second batch
+    /// after every file it statted (older kernels report both kinds alike). It also needs only search permission,
+    /// which is all a stat or an unlink in the directory needs.
+    package static func openDirectoryPath(at dirfd: Int32, _ name: UnsafePointer<CChar>) throws(Errno) -> Int32 {
+        try retrying { cwsys_open_directory_path(dirfd, name) }
+    }
+
     /// `openat2(2)` of a directory that must not be a symlink nor another mount's (a mount point, or an automount
     /// point, which is not triggered): `EXDEV` there. `ENOSYS` where openat2 cannot be used: before Linux 5.6,
     /// and where a seccomp filter refuses system calls it does not know (older container profiles answer `EPERM`)
@@ -42,6 +52,11 @@ package enum Syscall {
     /// `openat(2)` of a directory by absolute path (a root), never through a final symlink.
     package static func openDirectory(path: String) throws(Errno) -> Int32 {
         try Array(path.utf8).withCString { p throws(Errno) in try openDirectory(at: AT_FDCWD, p) }
+    }
+
+    /// `openDirectoryPath(at:_:)` of a root, by absolute path.
+    package static func openDirectoryPath(path: String) throws(Errno) -> Int32 {
+        try Array(path.utf8).withCString { p throws(Errno) in try openDirectoryPath(at: AT_FDCWD, p) }
     }
 
     /// `fstatat(2)` without following a final symlink.
@@ -63,9 +78,10 @@ package enum Syscall {
         return st
     }
 
-    /// `dup(2)`, close-on-exec.
-    package static func duplicate(_ fd: Int32) throws(Errno) -> Int32 {
-        try retrying { fcntl(fd, F_DUPFD_CLOEXEC, 0) }
+    /// A directory opened for listing (`getdents64`) from a descriptor of it, which may be an `O_PATH` one:
+    /// `openat(fd, ".")` names the very directory `fd` holds, whatever has happened to its path since.
+    package static func reopenForListing(_ fd: Int32) throws(Errno) -> Int32 {
+        try retrying { openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
     }
 
     /// `unlinkat(2)` of a name in a directory (`AT_REMOVEDIR` for an empty directory).

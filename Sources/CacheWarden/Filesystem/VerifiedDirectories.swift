@@ -2,11 +2,12 @@ import Glibc
 import SystemPackage
 
 /// Opens the directories of one root the only safe way: from the root down, one component at a time, each with
-/// `openat(parent, name, O_DIRECTORY | O_NOFOLLOW)` and checked against the device and inode the ledger
+/// `openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW)` and checked against the device and inode the ledger
 /// recorded. A path string is never resolved by the kernel, so a directory swapped for a symlink (or another
 /// mount, or a different directory under the old name) is refused instead of followed. Scans, stats and
-/// deletions all go through here. Descriptors are cached (bounded) until `close()`; each is an `OwnedDescriptor`,
-/// so a cache dropped without `close()` still closes every one of them, once.
+/// deletions all go through here. The descriptors are `O_PATH` ones (see `Syscall.openDirectoryPath`); what
+/// lists a directory reopens it (`Syscall.reopenForListing`). Descriptors are cached (bounded) until `close()`;
+/// each is an `OwnedDescriptor`, so a cache dropped without `close()` still closes every one of them, once.
 struct VerifiedDirectories {
     let root: RootID
     let rootNode: NodeID
@@ -46,10 +47,10 @@ struct VerifiedDirectories {
         } else if let root = fds[rootNode] {
             fd = root.fd
         } else {
-            fd = try adopt(try Syscall.openDirectory(path: rootPath), as: rootNode, ino: ledger.node(rootNode).ino)
+            fd = try adopt(try Syscall.openDirectoryPath(path: rootPath), as: rootNode, ino: ledger.node(rootNode).ino)
         }
         for c in chain {
-            let child = try ledger.name(of: c).withCString { p throws(Errno) in try Syscall.openDirectory(at: fd, p) }
+            let child = try ledger.name(of: c).withCString { p throws(Errno) in try Syscall.openDirectoryPath(at: fd, p) }
             fd = try adopt(child, as: c, ino: ledger.node(c).ino)
         }
         return fd

@@ -71,7 +71,7 @@ struct TreeScanner {
         } else {
             var directories = VerifiedDirectories(root: root, in: state.ledger)
             defer { directories.close() }
-            do throws(Errno) { fd = try Syscall.duplicate(try directories.open(top, in: state.ledger)) } catch {
+            do throws(Errno) { fd = try Syscall.reopenForListing(try directories.open(top, in: state.ledger)) } catch {
                 reportUnreadable(top, root: root, error: error, &state, &outcome)
                 return outcome
             }
