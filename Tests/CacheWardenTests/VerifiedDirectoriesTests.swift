@@ -23,14 +23,11 @@ import Testing
     /// A ledger knowing `tree` as root 0 and `a`, `a/b` below it, with their real inodes.
     private func ledger(_ tree: TemporaryTree) throws -> (SizeLedger, a: NodeID, b: NodeID) {
         var ledger = SizeLedger()
-        let st = try Syscall.lstat(path: tree.path)
+        let (st, aIno, bIno) = (try Syscall.lstat(path: tree.path), try Syscall.lstat(path: tree.url("a")).st_ino,
+                                try Syscall.lstat(path: tree.url("a/b")).st_ino)
         let root = ledger.addRoot(RootID(0), path: Array(tree.path.utf8), ino: UInt64(st.st_ino), dev: UInt64(st.st_dev))
-        let a = Array("a".utf8).withUnsafeBytes {
-            ledger.addDirectory(parent: root, name: $0, ino: UInt64((try? Syscall.lstat(path: tree.url("a")))?.st_ino ?? 0)).node
-        }
-        let b = Array("b".utf8).withUnsafeBytes {
-            ledger.addDirectory(parent: a, name: $0, ino: UInt64((try? Syscall.lstat(path: tree.url("a/b")))?.st_ino ?? 0)).node
-        }
+        let a = Array("a".utf8).withUnsafeBytes { ledger.addDirectory(parent: root, name: $0, ino: UInt64(aIno)).node }
+        let b = Array("b".utf8).withUnsafeBytes { ledger.addDirectory(parent: a, name: $0, ino: UInt64(bIno)).node }
         return (ledger, a, b)
     }
 

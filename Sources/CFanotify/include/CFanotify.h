@@ -35,8 +35,8 @@ int cfan_init(int unlimited);
 /// EOPNOTSUPP: no file handles).
 int cfan_mark_filesystem(int fan, int dirfd, uint64_t mask);
 
-/// Writes the key fanotify reports the open directory `dirfd` by — `fsid` (its filesystem's `f_fsid`), the handle type and the handle bytes — into `key` (`CFAN_KEY_MAX` bytes). Returns its
-/// length, or -1 with errno set.
+/// Writes the key fanotify reports the open directory `dirfd` by — `fsid` (its filesystem's `f_fsid`), the
+/// handle type and the handle bytes — into `key` (`CFAN_KEY_MAX` bytes). Returns its length, or -1 with errno set.
 int cfan_directory_key(int dirfd, uint64_t fsid, uint8_t *key);
 
 /// One decoded event. `key` and `name` point into the caller's read buffer (valid until the next read): the

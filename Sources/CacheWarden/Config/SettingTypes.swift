@@ -20,9 +20,9 @@ public enum AgeOrder: String, Sendable, CaseIterable {
     case opened
 
     /// Whether a write to a file always moves the age a stat gives under this order, so that a status unchanged in
-    /// every field means no write since: mtime and ctime do, and `opened`, whose stat gives the mtime (open times are the ledger's), to
-    /// the filesystem's timestamp granularity — a clock tick, or finer once a stat has seen the timestamp, on
-    /// filesystems with multigrain timestamps (ext4, XFS, btrfs, tmpfs; Linux 6.13).
+    /// every field means no write since: mtime and ctime do, and so does `opened`, whose stat gives the mtime (open
+    /// times are the ledger's) — to the filesystem's timestamp granularity: a clock tick, or finer once a stat has
+    /// seen the timestamp, on filesystems with multigrain timestamps (ext4, XFS, btrfs, tmpfs; Linux 6.13).
     var movesOnWrite: Bool { self != .atime && self != .btime }
 }
 

@@ -16,7 +16,7 @@ struct TreeScanner {
     /// read again once events caught up).
     struct Outcome {
         var unread: [NodeID] = []
-        /// Files whose `write` line a discovering scan emitted, with the bytes it said (see
+        /// Files whose `write` line a discovering scan emitted, with the status it saw (see
         /// `LedgerUpdater.announced`).
         var announced: [(RecordID, FileStatus)] = []
         /// Why a root's scan failed (the root itself, or the watch limit at registration).
