@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "CWardenShims.h"
 #include <dirent.h>
+#include <errno.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
@@ -24,6 +25,34 @@ int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds, uint64_t
     if (!(sx.stx_mask & STATX_BTIME)) return 1;
     *nanoseconds = (int64_t)sx.stx_btime.tv_sec * 1000000000 + sx.stx_btime.tv_nsec;
     return 0;
+}
+
+int cwsys_mount_id(int dirfd, const char *name, uint64_t *id) {
+    int flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (name[0] == 0 ? AT_EMPTY_PATH : 0);
+    struct statx sx;
+    if (statx(dirfd, name, flags, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID)) {
+        *id = sx.stx_mnt_id;
+        return 0;
+    }
+    // Before Linux 5.8: name_to_handle_at(2) reports the same mount ID (since 2.6.39), where the filesystem
+    // gives file handles.
+    union {
+        struct file_handle handle;
+        char bytes[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+    } buffer;
+    buffer.handle.handle_bytes = MAX_HANDLE_SZ;
+    int mount = 0;
+    if (name_to_handle_at(dirfd, name, &buffer.handle, &mount, flags & (AT_SYMLINK_FOLLOW | AT_EMPTY_PATH)) != 0) return -1;
+    *id = (uint64_t)mount;
+    return 0;
+}
+
+int cwsys_open_root(const char *path) {
+    struct open_how how = {
+        .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
 }
 
 int cwsys_release_free_memory(void) { return malloc_trim(0); }
@@ -118,9 +147,9 @@ long cwsys_read_directory(int fd, void *buffer, size_t length) {
     return (long)getdents64(fd, buffer, length);
 }
 
-int cwsys_open_directory_in_mount(int dirfd, const char *name) {
+int cwsys_open_directory_in_mount(int dirfd, const char *name, int path_only) {
     struct open_how how = {
-        .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+        .flags = (path_only ? O_PATH : O_RDONLY) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
         .resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
     };
     return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);

@@ -47,9 +47,37 @@ public enum ConfigKeyDocs {
                             + "(default: \(escape(plain(k.defaultValue))))", escape(plain(k.summary))]
             }
         }
+        out += pathRule
         out += [".SH SEE ALSO", "cachewarden(1)"]
         return out.joined(separator: "\n") + "\n"
     }
+
+    /// The rule for `dir.<name>.path`, as docs/configuration.md's "Which folders may be registered" says it.
+    static let pathRule = [
+        ".SH WHICH FOLDERS MAY BE REGISTERED",
+        "A folder is trimmed only when something says it is a cache. \\fBcheck\\fR, \\fBrun\\fR and reloads accept a "
+            + "\\fBdir.\\fIname\\fB.path\\fR when it is not protected (below) and",
+        ".IP \\(bu 2", "it lies in a cache place: \\fB~/.cache\\fR of any home, \\fB$XDG_CACHE_HOME\\fR, \\fB/var/cache\\fR, "
+            + "anything in \\fB/tmp\\fR, \\fB/var/tmp\\fR or \\fB/dev/shm\\fR (not in a home there), or a tool's cache folder "
+            + "(\\fB~/.npm/_cacache\\fR, \\fB~/.cargo/registry\\fR, \\fB~/.gradle/caches\\fR, \\fB~/.ccache\\fR, pnpm's store, "
+            + "and where PIP_CACHE_DIR, UV_CACHE_DIR, GOCACHE, CCACHE_DIR, SCCACHE_DIR, HF_HUB_CACHE, HF_HOME, "
+            + "npm_config_cache, YARN_CACHE_FOLDER, npm_config_store_dir, CARGO_HOME and GRADLE_USER_HOME put it, "
+            + "unless they name a protected folder) \\(em at every path the folder has (bind mounts included); or",
+        ".IP \\(bu 2", "it, or a folder above it on the same mount short of a refused one, holds a \\fBCACHEDIR.TAG\\fR beginning with "
+            + "the standard signature, owned by root or by that folder's owner, in a folder not writable by everyone; or",
+        ".IP \\(bu 2", "it does not exist and \\fBcreate = true\\fR: \\fBrun\\fR makes it and tags it.",
+        ".PP", "Anything else is refused with one line naming the file and line and the two ways out: a "
+            + "\\fBCACHEDIR.TAG\\fR in the folder, or \\fBdir.\\fIname\\fB.allow_any_path = true\\fR, which warns.",
+        ".PP", "Protected, whatever says it is a cache (only \\fBallow_any_path\\fR accepts one): a folder that is or "
+            + "holds the home of any account (but one in /var/cache), a top-level folder, "
+            + "anything under /usr, /etc, /boot, /proc, /sys, /dev (but in /dev/shm), /bin, /sbin, /lib*, /nix, and "
+            + "anything under /var but its cache places. The path as written, where it leads and every other path "
+            + "of the same folder (bind mounts, by device and inode and by the mount table) are judged, and a folder "
+            + "holding a mount of a protected folder is protected. The filesystem root and a folder holding "
+            + "CacheWarden's own config file, control socket or metrics file have no way out.",
+        ".PP", "A registered folder that is lost and comes back is taken back only when it is accepted again and is "
+            + "the same folder of the same filesystem it was registered on.",
+    ]
 
     /// Markdown to plain text: no backticks, `\|` is `|`.
     static func plain(_ text: String) -> String {

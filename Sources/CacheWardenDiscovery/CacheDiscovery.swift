@@ -1,4 +1,5 @@
 import CacheWarden
+import Glibc
 import Logging
 
 /// `cachewarden discover`: finds the caches in a scope, measures each with a one-shot report (observe mode:
@@ -31,8 +32,12 @@ public struct CacheDiscovery: Sendable {
         found += tagged
         var caches = Self.withoutNesting(found).filter(isSelected)
         Self.makeNamesUnique(&caches)
+        // The variables the caches were located with are the ones whose folders are cache places.
+        let environment = scope.home.map { DefaultLocations(environment: $0.environment, euid: geteuid()) } ?? .current
+        let guardian = RootGuard.current(ownFiles: scope.configFile.map { [("config file", $0)] } ?? [],
+                                         extraHomes: scope.home.map { [$0.home] } ?? [], environment: environment)
         for i in caches.indices {
-            caches[i].problem = problem(caches[i])
+            caches[i].problem = problem(caches[i], guardian)
             if caches[i].problem == nil { measure(&caches[i]) }
         }
         let members = caches.filter { $0.problem == nil && $0.joinsGroup }
@@ -115,12 +120,10 @@ public struct CacheDiscovery: Sendable {
     }
 
     /// Why a found folder is not registered, before it is measured.
-    private func problem(_ cache: DiscoveredCache) -> String? {
+    private func problem(_ cache: DiscoveredCache, _ guardian: RootGuard) -> String? {
         if let home = scope.home?.home, scope.confineToHome, cache.source != .nginx, !PathResolver.isWithin(cache.path, home) {
             return "it leads outside \(home) (--home: only that home's own folders are registered)"
         }
-        let guardian = RootGuard.current(ownFiles: scope.configFile.map { [("config file", $0)] } ?? [],
-                                         extraHomes: scope.home.map { [$0.home] } ?? [])
         if case .refused(let why) = guardian.verdict(name: cache.name, path: cache.path, allowAnyPath: false) {
             return "CacheWarden refuses it: \(why)"
         }

@@ -26,7 +26,7 @@ enum DiscoveryTable {
             Swift.print("group \(ProposedConfig.group): \(ByteText.iec(budget)) shared by all of them")
         }
         for c in result.caches {
-            if let problem = c.problem { Swift.print("not measured: \(c.name): \(problem)") }
+            if let problem = c.problem { Swift.print("skipped, not registered: \(c.name) (\(c.path)): \(problem)") }
             else if c.total > c.proposedQuota { Swift.print("note: \(c.name) is above its proposed quota; the first run would trim it to \(ByteText.iec(c.proposedQuota / 2))") }
         }
         Swift.print("Write this as a config with --write FILE (yours: ~/.config/cachewarden/cachewarden.conf).")

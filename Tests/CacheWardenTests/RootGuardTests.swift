@@ -54,7 +54,8 @@ import Testing
         guard case .refused(let why) = guardian.verdict(name: "e", path: "/etc/ssl", allowAnyPath: false) else {
             Issue.record("accepted"); return
         }
-        #expect(why.contains("CACHEDIR.TAG") && why.contains("dir.e.allow_any_path = true"), "\(why)")
+        // Protected: a tag cannot make it a cache, so only allow_any_path is offered.
+        #expect(!why.contains("CACHEDIR.TAG") && why.contains("dir.e.allow_any_path = true"), "\(why)")
     }
 
     @Test func pathsAreResolvedLexicallyAndThroughSymlinks() throws {
@@ -86,26 +87,27 @@ import Testing
         if case .allowedWithWarning = g.verdict(name: "x", path: tree.url("link"), allowAnyPath: true) { Issue.record("accepted") }
     }
 
-    @Test(.enabled(if: geteuid() == 0, "needs root to bind-mount and to chown"))
+    @Test(.enabled(if: mountUnavailable == nil, "needs root and the right to bind-mount"))
     func aHomeByAnotherPathAndAnUntrustedTag() throws {
-        let tree = TemporaryTree()
+        let tree = TemporaryTree("cw", under: TemporaryTree.outsideCachePlaces)
         tree.mkdir("home")
         tree.mkdir("mnt")
+        tree.mkdir("data")
         let g = RootGuard(homes: [.init(owner: "of user erin", path: tree.url("home"))], ownFiles: [])
         // A bind mount shows the home at another path: known by its device and inode.
-        if try runProcess("/bin/mount", ["--bind", tree.url("home"), tree.url("mnt")]).status == 0 {
-            defer { _ = try? runProcess("/bin/umount", [tree.url("mnt")]) }
-            #expect(g.refusal(of: tree.url("mnt"))?.reason == "is the home directory of user erin")
-        } else {
-            print("RootGuardTests: mount --bind is not allowed here; the bind-mount case is not checked")
-        }
-        // A tag in the home makes it a cache, unless someone else wrote it or anyone could have.
+        #expect(bindMount(tree.url("home"), at: tree.url("mnt")))
+        defer { unmount(tree.url("mnt")) }
+        #expect(g.refusal(of: tree.url("mnt"))?.reason == "is the home directory of user erin")
+        // A tag in a home does not make it a cache: a home is protected whatever says it is a cache.
         tree.writeText("home/CACHEDIR.TAG", CacheDirTag.signature)
-        #expect(g.verdict(name: "h", path: tree.url("home"), allowAnyPath: false) == .allowed)
-        #expect(chown(tree.url("home/CACHEDIR.TAG"), 65534, 65534) == 0)
-        if case .allowed = g.verdict(name: "h", path: tree.url("home"), allowAnyPath: false) { Issue.record("a stranger's tag trusted") }
-        #expect(chown(tree.url("home/CACHEDIR.TAG"), 0, 0) == 0 && chmod(tree.url("home"), 0o1777) == 0)
-        if case .allowed = g.verdict(name: "h", path: tree.url("home"), allowAnyPath: false) { Issue.record("a tag in a folder anyone writes trusted") }
+        if case .allowed = g.verdict(name: "h", path: tree.url("home"), allowAnyPath: false) { Issue.record("a tagged home accepted") }
+        // A tag in a folder outside the cache places makes it one, unless someone else wrote it or anyone could have.
+        tree.writeText("data/CACHEDIR.TAG", CacheDirTag.signature)
+        #expect(g.verdict(name: "d", path: tree.url("data"), allowAnyPath: false) == .allowed)
+        #expect(chown(tree.url("data/CACHEDIR.TAG"), 65534, 65534) == 0)
+        if case .allowed = g.verdict(name: "d", path: tree.url("data"), allowAnyPath: false) { Issue.record("a stranger's tag trusted") }
+        #expect(chown(tree.url("data/CACHEDIR.TAG"), 0, 0) == 0 && chmod(tree.url("data"), 0o1777) == 0)
+        if case .allowed = g.verdict(name: "d", path: tree.url("data"), allowAnyPath: false) { Issue.record("a tag in a folder anyone writes trusted") }
     }
 
     @Test func onlyUsersWhoCanLogInHaveHomesThatCount() throws {
@@ -120,6 +122,6 @@ import Testing
         }
         // A service account's "home" is often its cache: man's /var/cache/man does not make /var/cache a home's parent.
         #expect(RootGuard.current(ownFiles: []).refusal(of: "/var/cache") == nil)
-        #expect(UserHomes.ofOwner(65534) == nil, "nobody has no login shell")
+        #expect(UserHomes.ofOwner(65534)?.canLogIn == false, "nobody has no login shell")
     }
 }

@@ -2,7 +2,8 @@
 //
 // Why this module exists (each item is something Swift cannot express well):
 //  * `statx(2)`: Swift's Glibc module cannot name `struct statx` (the type's name clashes with the function's),
-//    so the birth time, which only statx reports, is read here (`cwsys_birth_time`).
+//    so the birth time and the mount ID, which only statx reports, are read here (`cwsys_birth_time`,
+//    `cwsys_mount_id`).
 //  * `malloc_trim(3)`: <malloc.h> is not part of Swift's Glibc module (`cwsys_release_free_memory`).
 //  * `statfs(2)`: <sys/vfs.h> is not part of it either, and `statvfs` has no filesystem type
 //    (`cwsys_filesystem_magic`, `cwsys_descriptor_filesystem`).
@@ -21,7 +22,8 @@
 //    set (`cwsys_read_directory`). `readdir(3)` would need a `dup`, an `fdopendir` (an `fstat` and two `fcntl`s)
 //    and a `closedir` per directory: a third of the system calls of a tree walk.
 //  * `openat2(2)` has no glibc wrapper, and `syscall(2)` is variadic, which Swift cannot call
-//    (`cwsys_open_directory_in_mount`).
+//    (`cwsys_open_directory_in_mount`, `cwsys_open_root`); `name_to_handle_at(2)`'s `struct file_handle` ends in a
+//    flexible array (`cwsys_mount_id`'s fallback).
 //  * `O_PATH` is defined by <fcntl.h> only under `_GNU_SOURCE` (`cwsys_open_directory_path`).
 //
 // Every symbol here is prefixed `cwsys_`.
@@ -35,6 +37,18 @@
 /// inode it was read from (the caller's `fstatat` of the name may have seen another file).
 /// Returns 0 on success, 1 when the filesystem records no birth time, -1 with `errno` set on failure.
 int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds, uint64_t *ino);
+
+/// The ID of the mount `name` (relative to `dirfd`; "" for `dirfd` itself; a final symlink not followed, an
+/// automount point not triggered) is on: `statx(2)`'s `STATX_MNT_ID`, the number `/proc/self/mountinfo` lists
+/// first, or before Linux 5.8 the one `name_to_handle_at(2)` reports. A bind mount of a folder of the same
+/// filesystem is told apart only here. Returns 0, or -1 with `errno` set (where neither can tell).
+int cwsys_mount_id(int dirfd, const char *name, uint64_t *id);
+
+/// An `O_PATH` descriptor of the directory at the absolute `path`, opened without following any symlink on the
+/// way (`openat2(2)` with `RESOLVE_NO_SYMLINKS`): a registered root's path is canonical, so a symlink anywhere in
+/// it means the path was changed since it was checked. Returns the descriptor, or -1 with `errno` set (`ELOOP`
+/// for a symlink, `ENOSYS` before Linux 5.6).
+int cwsys_open_root(const char *path);
 
 /// Returns the allocator's free pages to the kernel (`malloc_trim(0)`); 1 when memory was released.
 int cwsys_release_free_memory(void);
@@ -87,8 +101,9 @@ long cwsys_read_directory(int fd, void *buffer, size_t length);
 
 /// `openat(2)` of the directory `name` in `dirfd` — never through a symlink, close-on-exec — that does not cross
 /// into another mount (`openat2(2)` with `RESOLVE_NO_XDEV`): a mount point fails with `EXDEV`, and an automount
-/// point is not triggered. Returns the descriptor, or -1 with `errno` set (`ENOSYS` before Linux 5.6).
-int cwsys_open_directory_in_mount(int dirfd, const char *name);
+/// point is not triggered. With `path_only`, an `O_PATH` descriptor (see `cwsys_open_directory_path`). Returns the
+/// descriptor, or -1 with `errno` set (`ENOSYS` before Linux 5.6).
+int cwsys_open_directory_in_mount(int dirfd, const char *name, int path_only);
 
 /// `openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)`: a descriptor naming the directory, which
 /// stats, opens and unlinks relative to it but cannot list it, and whose open fsnotify does not report. Returns

@@ -23,11 +23,23 @@ package enum PathResolver {
 
     /// `mkdir -p`: creates `path` and its missing parents (failures surface in the existence check that follows).
     package static func createDirectories(_ path: String) {
-        var current = ""
-        for part in path.split(separator: "/") {
-            current += "/" + part
-            try? Syscall.makeDirectory(current)
+        _ = makeDirectories(path)
+    }
+
+    /// `mkdir -p` that never follows a symlink: from `/` down, each component is made with `mkdirat` and opened
+    /// `O_PATH | O_DIRECTORY | O_NOFOLLOW` from its parent's descriptor, so a symlink swapped in on the way stops
+    /// it instead of leading it elsewhere. Returns the last folder and whether this call made it (not another
+    /// process, in between); nil when a component is not a directory or cannot be made.
+    static func makeDirectories(_ path: String) -> (folder: OwnedDescriptor, made: Bool)? {
+        guard var folder = try? OwnedDescriptor(Syscall.openDirectoryPath(path: "/")) else { return nil }
+        var made = false
+        for part in absolute(path, relativeTo: "/").split(separator: "/") {
+            let name = Array(part.utf8)
+            made = (try? name.withCString { n throws(Errno) in try Syscall.retrying { mkdirat(folder.fd, n, 0o755) } }) != nil
+            guard let next = try? name.withCString({ n throws(Errno) in try Syscall.openDirectoryPath(at: folder.fd, n) }) else { return nil }
+            folder = OwnedDescriptor(next)
         }
+        return (folder, made)
     }
 
     /// Whether nothing exists at `path` (not even a dangling symlink).
@@ -59,10 +71,14 @@ package enum PathResolver {
         return nil
     }
 
-    /// Whether `path` is `ancestor` or lies inside it (lexically: both absolute and normalized).
+    /// Whether `path` is `ancestor` or lies inside it (lexically: both absolute and normalized). Compared byte by
+    /// byte: two different names that Unicode calls equivalent (`é` and `e` + a combining accent) are two folders.
     package static func isWithin(_ path: String, _ ancestor: String) -> Bool {
-        let p = path.hasSuffix("/") ? path : path + "/"
-        return p.hasPrefix(ancestor.hasSuffix("/") ? ancestor : ancestor + "/")
+        let slash = UInt8(ascii: "/")
+        let p = path.utf8, a = ancestor.utf8
+        let length = a.last == slash ? a.count - 1 : a.count
+        guard p.count >= length, p.prefix(length).elementsEqual(a.prefix(length)) else { return false }
+        return p.count == length || p[p.index(p.startIndex, offsetBy: length)] == slash
     }
 
     /// The first pair of directories whose paths are equal or nested, if any.

@@ -6,19 +6,30 @@ extension WardenSettings {
     }
 
     /// Refuses the first directory (of `only`, else all) whose path cannot be a cache, at the line of its `path`
-    /// key when it came from a file; returns the warnings for those `allow_any_path` accepts.
-    func checkRoots(only: [DirectorySettings]? = nil) throws(ConfigError) -> [String] {
-        let guardian = rootGuard
+    /// key when it came from a file; returns the warnings for those `allow_any_path` accepts. `guardian` (by
+    /// default a new one) may be shared by the checks of one registration pass.
+    func checkRoots(only: [DirectorySettings]? = nil, guardian: RootGuard? = nil) throws(ConfigError) -> [String] {
+        let guardian = guardian ?? rootGuard
+        let cwd = PathResolver.currentDirectory()
         var warnings: [String] = []
         for d in only ?? directories {
-            let path = PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory())
-            switch guardian.verdict(name: d.name, path: path, allowAnyPath: d.allowAnyPath) {
-            case .allowed: break
-            case .allowedWithWarning(let text): warnings.append((d.origin.map { "\($0.file):\($0.line): " } ?? "") + text)
-            case .refused(let why): throw ConfigError(file: d.origin?.file, line: d.origin?.line, message: "dir.\(d.name).path: \(why)")
-            }
+            var d = d
+            d.path = PathResolver.absolute(d.path, relativeTo: cwd)
+            if let w = try checkRoot(d, guardian: guardian) { warnings.append(w) }
         }
         return warnings
+    }
+
+    /// `RootGuard`'s verdict on `d` (its path absolute) as a config error at the line of its `path` key, or the
+    /// warning of a path `allow_any_path` accepts. `folder`: what the engine opened there (by default, what the
+    /// path shows now).
+    func checkRoot(_ d: DirectorySettings, guardian: RootGuard, folder: FolderIdentity? = nil) throws(ConfigError) -> String? {
+        let creating = folder == nil && d.createIfMissing && PathResolver.isMissing(d.path)
+        switch guardian.verdict(name: d.name, path: d.path, allowAnyPath: d.allowAnyPath, creating: creating, folder: folder) {
+        case .allowed: return nil
+        case .allowedWithWarning(let text): return (d.origin.map { "\($0.file):\($0.line): " } ?? "") + text
+        case .refused(let why): throw ConfigError(file: d.origin?.file, line: d.origin?.line, message: "dir.\(d.name).path: \(why)")
+        }
     }
 
     /// The warnings of `checkRoots()` (paths accepted only by `allow_any_path`), for `cachewarden check`.

@@ -38,9 +38,10 @@ package enum Syscall {
     /// point, which is not triggered): `EXDEV` there. `ENOSYS` where openat2 cannot be used: before Linux 5.6,
     /// and where a seccomp filter refuses system calls it does not know (older container profiles answer `EPERM`)
     /// — found out once per process.
-    package static func openDirectoryInMount(at dirfd: Int32, _ name: UnsafePointer<CChar>) throws(Errno) -> Int32 {
+    /// `pathOnly` gives an `O_PATH` descriptor (see `openDirectoryPath(at:_:)`).
+    package static func openDirectoryInMount(at dirfd: Int32, _ name: UnsafePointer<CChar>, pathOnly: Bool = false) throws(Errno) -> Int32 {
         guard openat2Usable.load(ordering: .relaxed) else { throw Errno.noFunction }
-        do throws(Errno) { return try retrying { cwsys_open_directory_in_mount(dirfd, name) } } catch {
+        do throws(Errno) { return try retrying { cwsys_open_directory_in_mount(dirfd, name, pathOnly ? 1 : 0) } } catch {
             guard [.noFunction, .notPermitted, .invalidArgument, .argListTooLong].contains(error) else { throw error }
             openat2Usable.store(false, ordering: .relaxed)
             throw Errno.noFunction
@@ -54,9 +55,46 @@ package enum Syscall {
         try Array(path.utf8).withCString { p throws(Errno) in try openDirectory(at: AT_FDCWD, p) }
     }
 
+    /// An `O_PATH` descriptor of the directory at the canonical absolute `path`, opened without following a
+    /// symlink anywhere in it (`openat2` with `RESOLVE_NO_SYMLINKS`; `ELOOP` for one). Where `openat2` cannot be
+    /// used, the last component is opened `O_NOFOLLOW` and `/proc/self/fd` must show `path` itself.
+    package static func openRoot(path: String) throws(Errno) -> Int32 {
+        if openat2Usable.load(ordering: .relaxed) {
+            do throws(Errno) { return try Array(path.utf8).withCString { p throws(Errno) in try retrying { cwsys_open_root(p) } } } catch {
+                guard [.noFunction, .notPermitted, .invalidArgument, .argListTooLong].contains(error) else { throw error }
+                openat2Usable.store(false, ordering: .relaxed)
+            }
+        }
+        let fd = try openDirectoryPath(path: path)
+        guard readLink("/proc/self/fd/\(fd)") == path else {
+            close(fd)
+            throw Errno.tooManySymbolicLinkLevels
+        }
+        return fd
+    }
+
     /// `openDirectoryPath(at:_:)` of a root, by absolute path.
     package static func openDirectoryPath(path: String) throws(Errno) -> Int32 {
         try Array(path.utf8).withCString { p throws(Errno) in try openDirectoryPath(at: AT_FDCWD, p) }
+    }
+
+    /// The ID of the mount `name` in `dirfd` is on ("" for `dirfd` itself), as `/proc/self/mountinfo` numbers
+    /// mounts: a bind mount of the same filesystem, which `st_dev` cannot tell, has an ID of its own. `ENOSYS`
+    /// before Linux 5.8.
+    package static func mountID(at dirfd: Int32, _ name: UnsafePointer<CChar>) throws(Errno) -> UInt64 {
+        var id: UInt64 = 0
+        _ = try retrying { cwsys_mount_id(dirfd, name, &id) }
+        return id
+    }
+
+    /// `mountID(at:_:)` of an open descriptor.
+    package static func mountID(of fd: Int32) throws(Errno) -> UInt64 {
+        try mountID(at: fd, "")
+    }
+
+    /// `mountID(at:_:)` of a path.
+    package static func mountID(path: String) throws(Errno) -> UInt64 {
+        try Array(path.utf8).withCString { p throws(Errno) in try mountID(at: AT_FDCWD, p) }
     }
 
     /// `fstatat(2)` without following a final symlink.

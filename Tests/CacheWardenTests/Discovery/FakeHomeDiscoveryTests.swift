@@ -168,4 +168,37 @@ import Testing
         for path in [real, "/usr/share/doc", real + "/.cache/uv"] { #expect(!proposed.contains("path = \(path)\n"), "\(path) proposed") }
         #expect(proposed.contains("path = \(real)/.cache/go-build\n"), "\(proposed)")
     }
+
+    /// A tool's setting pointing at a folder that is no cache (Bazel's `--disk_cache=~/.ssh`) gives a listed row
+    /// with the reason, never a registered one; the table says it was skipped.
+    @Test func aBazelDiskCacheInSshIsListedNotProposed() throws {
+        let home = FakeHomeDiscoveryTests.fakeHome(), real = try Syscall.canonicalPath(home.path)
+        home.writeText(".bazelrc", "build --disk_cache=~/.ssh\n")
+        home.writeText(".ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n")
+        let result = FakeHomeDiscoveryTests.discover(home)
+        let bazel = try #require(result.caches.first { $0.name == "bazel" }, "not listed: \(result.caches.map(\.name))")
+        #expect(bazel.path == real + "/.ssh")
+        #expect(bazel.problem?.contains("\(real)/.ssh is not in a cache place") == true, "\(bazel.problem ?? "no problem")")
+        #expect(!ProposedConfig(result: result, rule: QuotaRule(), searched: real, tildeHome: nil).text.contains("path = \(real)/.ssh"))
+        let table = try runProcess(cachewardenBinary(), ["discover", "--home", real])
+        #expect(table.out.contains("skipped, not registered: bazel (\(real)/.ssh): CacheWarden refuses it"), "\(table.out)")
+    }
+
+    /// Every folder `discover` knows as a tool's cache lies in a cache place (`CachePlaces`), for a home with and
+    /// without the tools' variables: what `discover` proposes, `check` accepts, and the two tables cannot drift.
+    @Test func everyKnownToolCacheIsInACachePlace() {
+        let home = "/home/zoe"
+        let variables = ["XDG_CACHE_HOME": "/x/cache", "PIP_CACHE_DIR": "/x/pip", "UV_CACHE_DIR": "/x/uv", "GOCACHE": "/x/go",
+                         "CCACHE_DIR": "/x/ccache", "SCCACHE_DIR": "/x/sccache", "HF_HOME": "/x/hf", "npm_config_cache": "/x/npm",
+                         "YARN_CACHE_FOLDER": "/x/yarn", "npm_config_store_dir": "/x/pnpm", "CARGO_HOME": "/x/cargo",
+                         "GRADLE_USER_HOME": "/x/gradle", "XDG_DATA_HOME": "/x/data"]
+        for environment in [[:], variables, ["HF_HUB_CACHE": "/y/hub", "NPM_CONFIG_CACHE": "/y/npm", "XDG_DATA_HOME": "/y/data"]] {
+            let places = CachePlaces(homes: [.init(owner: "of user zoe", path: home)],
+                                     environment: DefaultLocations(environment: environment, euid: 1000))
+            let locations = CacheLocations(home: home, environment: environment)
+            let paths = KnownCaches.user.flatMap { $0.locate(locations) }
+            #expect(paths.count >= 12)
+            for path in paths { #expect(places.place(of: path) != nil, "\(path) with \(environment)") }
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+@testable import CacheWarden
 
 /// The command line as user `nobody` (through setpriv), with a home and a runtime directory in a test folder that
 /// user owns: what a user without --config or --dir gets.
@@ -87,6 +88,8 @@ struct AsNobody {
         let tree = TemporaryTree()
         tree.mkdir(".cache/pip")
         tree.mkdir("srv/a$b")
+        // Inside the home (`HOME` is the tree) but not in its cache folder: a tag says it is a cache.
+        tree.writeText("srv/a$b/CACHEDIR.TAG", CacheDirTag.signature + "\n")
         let config = tree.url("cw.conf")
         try "dir.pip.path = $XDG_CACHE_HOME/pip\ndir.srv.path = ~/srv/a$$b\n".write(toFile: config, atomically: true, encoding: .utf8)
         let env: [String: String?] = ["HOME": tree.path, "XDG_CACHE_HOME": nil, "PIP_ROOT": nil]

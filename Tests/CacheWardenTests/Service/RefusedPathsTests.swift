@@ -91,15 +91,19 @@ import Testing
         #expect(eventually { run.lines.contains { $0.contains("\"event\":\"ready\"") } }, "\(run.stderr)")
         #expect(run.interrupt() == 0)
         #expect(run.stderr.components(separatedBy: "managed anyway").count == 2, "one warning: \(run.stderr)")
-        // A CACHEDIR.TAG: the folder says it is a cache, and a trim may then delete there.
+        // A CACHEDIR.TAG: the folder says it is a cache, and a trim may then delete there — but not in a home, which
+        // is protected whatever says it is a cache (only allow_any_path accepts one).
         h.tree.writeText("home/CACHEDIR.TAG", CacheDirTag.signature + "\n")
-        let tagged = try h.config("t.conf", "size_basis = apparent\ndir.h.path = ~\ndir.h.quota = 100KB\n")
+        let home = try h.cli(["check", "-c", try h.config("h.conf", "dir.h.path = ~\n")])
+        #expect(home.status == 2 && home.err.contains("is the home directory in $HOME") && !home.err.contains("CACHEDIR.TAG"), "\(home)")
+        h.tree.writeText("home/Documents/CACHEDIR.TAG", CacheDirTag.signature + "\n")
+        let tagged = try h.config("t.conf", "size_basis = apparent\ndir.h.path = ~/Documents\ndir.h.quota = 100KB\n")
         let ok = try h.cli(["check", "-c", tagged])
         #expect(ok.status == 0 && ok.err.isEmpty, "\(ok)")
         let trims = try RunningCLI(["run", "-c", tagged], environment: h.environment)
         #expect(eventually { trims.lines.contains { $0.contains("\"event\":\"trim\"") } }, "\(trims.stderr)")
         #expect(trims.interrupt() == 0)
-        #expect(h.tree.exists("home/CACHEDIR.TAG") && !h.tree.exists("home/Documents/thesis-0.tex"))
+        #expect(h.tree.exists("home/Documents/CACHEDIR.TAG") && !h.tree.exists("home/Documents/thesis-0.tex"))
     }
 
     @Test(.enabled(if: AsNobody.unavailable == nil, "needs root, setpriv and a binary user nobody can run"))

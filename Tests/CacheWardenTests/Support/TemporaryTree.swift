@@ -94,3 +94,36 @@ func eventually(timeout: Double = 20, _ condition: () -> Bool) -> Bool {
     }
     return condition()
 }
+
+extension TemporaryTree {
+    /// A folder outside every cache place (`CachePlaces`), where only a `CACHEDIR.TAG` or `allow_any_path` makes a
+    /// folder a cache: the package's own `.build` folder (not in `/tmp`, a home's `~/.cache` or `/var/cache`).
+    static let outsideCachePlaces: String = {
+        let base = FileManager.default.currentDirectoryPath + "/.build/not-a-cache-place"
+        try? FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        return base
+    }()
+}
+
+/// Whether this process may mount (a tmpfs, a bind mount): root in a namespace that allows it. Nil when it may,
+/// else why not (for `.enabled(if:)`).
+let mountUnavailable: String? = {
+    guard geteuid() == 0 else { return "needs root to mount" }
+    let probe = TemporaryTree("cw-mount-probe")
+    guard mount("tmpfs", probe.path, "tmpfs", 0, "size=64k") == 0 else {
+        return "cannot mount here (\(String(cString: strerror(errno))))"
+    }
+    umount2(probe.path, Int32(MNT_DETACH))
+    return nil
+}()
+
+/// Bind-mounts `source` at `target` (`recursive`: with the mounts under it, `mount --rbind`); the test unmounts
+/// with `unmount`.
+func bindMount(_ source: String, at target: String, recursive: Bool = false) -> Bool {
+    mount(source, target, nil, UInt(MS_BIND) | (recursive ? UInt(MS_REC) : 0), nil) == 0
+}
+
+/// Detaches the mount at `target` (and, lazily, every mount under it).
+func unmount(_ target: String) {
+    umount2(target, Int32(MNT_DETACH))
+}
