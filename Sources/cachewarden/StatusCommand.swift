@@ -98,13 +98,14 @@ struct StatusCommand: CLICommand {
                 r.totals.quota > 0 ? Self.size(r.totals.quota, binary) : "none", use,
                 r.protectedBytes > 0 ? Self.size(r.protectedBytes, binary) : "-",
                 r.oldest.map { Self.age(now.timeIntervalSince($0)) } ?? "-",
-                r.filesystemFree.map { Self.size($0, binary) } ?? "?", r.backend ?? "-",
+                r.filesystemFree.map { Self.size($0, binary) } ?? "?", r.lost == nil ? r.backend ?? "-" : "lost",
             ])
         }
         let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max() ?? 0 }
         for row in rows {
             print(row.enumerated().map { StandardStreams.padded($1, to: widths[$0]) }.joined(separator: "  "))
         }
+        for r in dirs { if let why = r.lost { print("\(r.totals.dir) is lost: \(r.totals.path) \(why)") } }
     }
 
     static func percent(_ r: DirectoryStatus) -> Double { r.usePercent ?? 0 }

@@ -299,3 +299,33 @@ import Testing
 
 import Synchronization
 import SystemPackage
+
+/// A lost root that comes back refused is said to be once, however many times it is looked at.
+@Suite struct RefusedComebackTests {
+    @Test func aRootBackWithoutItsTagIsRefusedAndSaidOnce() throws {
+        let tree = TemporaryTree("cw", under: TemporaryTree.outsideCachePlaces)
+        tree.writeText("root/CACHEDIR.TAG", CacheDirTag.signature + "\n")
+        tree.write("root/a", size: 100)
+        let log = EventLog(), clock = ManualClock()
+        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "r", path: tree.url("root"), quota: 1000)],
+                                                       sizeBasis: .apparent), clock: clock, log: log)
+        try watcher.start()
+        defer { watcher.stop() }
+        func errors(_ kind: String) -> Int { log.all.filter { if case .error(let e) = $0.kind { return e.kind == kind }; return false }.count }
+        tree.remove("root")
+        #expect(eventually { errors("root_lost") == 1 })
+        // Made again by someone else, without the tag: nothing says it is a cache any more.
+        tree.write("root/b", size: 100)
+        clock.advance(by: 1)
+        #expect(errors("root_refused") == 1)
+        clock.advance(by: 30)
+        #expect(errors("root_refused") == 1, "said once")
+        #expect(watcher.status().first?.lost?.contains("is refused now") == true)
+        #expect(tree.exists("root/b"))
+        // Tagged again, it is taken back at the next look (judged again within `Engine.rejudgeInterval`).
+        tree.writeText("root/CACHEDIR.TAG", CacheDirTag.signature + "\n")
+        clock.advance(by: 11)
+        #expect(log.names.filter { $0 == "ready" }.count == 2)
+        #expect(watcher.status().first?.lost == nil)
+    }
+}

@@ -37,6 +37,9 @@ public struct DirectoryStatus: Sendable, Equatable {
     /// on to the high one (`low_disk_target`, at least a tenth above the low one).
     public var lowWatermark: Int64? = nil
     public var highWatermark: Int64? = nil
+    /// Why the directory is not followed now — it is gone, or came back in a form that is not taken back (another
+    /// mount, a symlink, a refused folder) — or nil while it is. Its totals are then 0.
+    public var lost: String? = nil
 
     public init(totals: DirectoryTotals, oldest: Date?, protectedBytes: Int64, filesystemFree: Int64?,
                 group: String? = nil, trimTarget: Int64? = nil, watches: Int? = nil, backend: String? = nil,
@@ -87,6 +90,7 @@ extension JSONLineBuilder {
         if let polled = s.polledDirectories { add("polled_dirs", polled) }
         if let fanotify = s.fanotifyDirectories { add("fanotify_dirs", fanotify) }
         add("backend", s.backend)
+        if let lost = s.lost { add("lost", lost) }
         if let pass = s.pollPass {
             add("poll_pass_ms", (pass.seconds * 1e6).rounded() / 1e3)
             add("poll_dirs_read", pass.directoriesRead)

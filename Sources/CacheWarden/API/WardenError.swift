@@ -29,6 +29,9 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
     case system(operation: String, path: String, errno: Int32)
     /// The watcher runs in observe mode: it reports and never deletes.
     case readOnly
+    /// A registered directory that was lost came back on another filesystem or mount than the one it was
+    /// registered on (the folder under an unmounted root, a bind mount at its path): it is not taken back.
+    case rootElsewhere(String)
 
     /// What went wrong and what to do about it, on one line.
     public var description: String {
@@ -48,6 +51,8 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .duplicateDirectory(let n): return "a directory named \(n) is already registered: pick another name"
         case .system(let op, let p, let e): return "\(op) \(p): \(String(cString: strerror(e)))"
         case .readOnly: return "this watcher runs in observe mode and never deletes: use mode .enforce (or `cachewarden run`)"
+        case .rootElsewhere(let p):
+            return "\(p) is back on another filesystem or mount than the one it was registered on (`cachewarden reload` registers it anew)"
         }
     }
 
@@ -67,6 +72,7 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .watchLimitReached: "watch_limit"
         case .permissionDenied: "permission"
         case .pathMissing: "missing"
+        case .rootElsewhere: "root_moved"
         default: "scan"
         }
     }

@@ -37,7 +37,7 @@ struct Evictor {
     }
 
     private func makeRun(_ root: RootID, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> TrimRun? {
-        guard let rt = state.roots[root], !rt.lost, state.ledger.account(root) != nil else { return nil }
+        guard let rt = state.roots[root], rt.lost == nil, state.ledger.account(root) != nil else { return nil }
         if state.ledger.account(root)?.ordered != true { state.ledger.setOrdered(root, true) }
         let run = TrimRun(root: root, runtime: rt, goal: goal, state: state, dryRun: dryRun,
                           deleter: makeDeleter(rt, state.ledger), progress: progress)

@@ -36,8 +36,9 @@ extension Engine {
         if quota > 0 { report.trimAt = rt.settings.trimAtBytes }
         if quota > 0, rt.settings.trimAfterIdle != nil { report.hardQuota = (rt.settings.hardQuota ?? .percent(200)).bytes(of: quota) }
         report.maxFiles = rt.settings.maxFiles
+        report.lost = rt.lost
         if let space, let dev = state.ledger.account(id)?.dev {
-            let sharing = state.roots.all.filter { !$0.lost && state.ledger.account($0.id)?.dev == dev }.map(\.id)
+            let sharing = state.roots.all.filter { $0.lost == nil && state.ledger.account($0.id)?.dev == dev }.map(\.id)
             let marks = FreeSpaceWatermarks.of(sharing.isEmpty ? [id] : sharing, size: space.size, state)
             report.lowWatermark = marks?.low
             report.highWatermark = marks?.high
@@ -61,7 +62,7 @@ extension Engine {
         guard running else { throw .notRunning }
         guard let evictor else { throw .readOnly }
         guard let id = state.roots.id(named: name) else { throw .unknownDirectory(name) }
-        guard let rt = state.roots[id], !rt.lost else { throw .pathMissing(state.roots[id]?.path ?? name) }
+        guard let rt = state.roots[id], rt.lost == nil else { throw .pathMissing(state.roots[id]?.path ?? name) }
         guard let bytes = requested ?? (rt.settings.quota > 0 ? rt.settings.trimToBytes : nil) else {
             throw .invalidSettings(ConfigError(message: "dir.\(name) has no quota, so no trim_to target: give the size to trim to"))
         }

@@ -5,38 +5,43 @@ import SystemPackage
 /// Roots coming and going: registration, loss and return, overflow re-reads, reloads.
 extension Engine {
     /// Registers a root: resolves its path, reads and watches its tree. In enforce mode a missing directory with
-    /// `create = true` is created first; a dry run or a report creates nothing: such a root counts as empty and
-    /// is picked up if it appears.
-    func addRoot(_ dir: DirectorySettings) throws(WardenError) {
+    /// `create = true` is created (and tagged: `CacheDirTag.write(in:)`) first; a dry run or a report creates
+    /// nothing: such a root counts as empty and is picked up if it appears. `guardian` is the `RootGuard` of the
+    /// registration pass (one for all the roots of a start or a reload).
+    func addRoot(_ dir: DirectorySettings, guardian: RootGuard? = nil) throws(WardenError) {
         guard state.roots.id(named: dir.name) == nil else { throw .duplicateDirectory(dir.name) }
-        let absolute = PathResolver.absolute(dir.path, relativeTo: PathResolver.currentDirectory())
+        let guardian = guardian ?? state.settings.rootGuard
+        var dir = dir
+        dir.path = PathResolver.absolute(dir.path, relativeTo: PathResolver.currentDirectory())
         // Refused paths (`RootGuard`) go before anything is created, read or watched.
-        try guardRoot(dir, at: absolute, warn: true)
-        if dir.createIfMissing && PathResolver.isMissing(absolute) {
-            if mode == .enforce {
-                PathResolver.createDirectories(absolute)
-            } else {
+        try guardRoot(dir, warn: true, guardian)
+        if dir.createIfMissing && PathResolver.isMissing(dir.path) {
+            if mode != .enforce {
                 // Where it will be, symlinks above it resolved, as a found root's path is (the re-arm compares).
-                var runtime = RootRuntime(id: state.roots.nextID, settings: dir, path: RootGuard.resolved(absolute),
+                var runtime = RootRuntime(id: state.roots.nextID, settings: dir, path: RootGuard.resolved(dir.path),
                                           basis: state.settings.sizeBasis)
-                runtime.lost = true
+                runtime.lost = "is gone (not created yet: a dry run or a report creates nothing)"
                 state.roots.add(runtime)
                 if backend != nil { startRearmTimer() }   // a one-shot report has no timers
                 return
             }
+            Self.createTagged(dir.path)
         }
         let st: stat
-        do throws(Errno) { st = try Syscall.lstat(path: absolute) } catch { throw WardenError.path(error, absolute) }
-        guard st.isDirectory else { throw .notADirectory(absolute) }
+        do throws(Errno) { st = try Syscall.lstat(path: dir.path) } catch { throw WardenError.path(error, dir.path) }
+        guard st.isDirectory else { throw .notADirectory(dir.path) }
         let path: String
-        do throws(Errno) { path = try Syscall.canonicalPath(absolute) } catch { throw WardenError.path(error, absolute) }
-        // Once more where it leads now: a symlink swapped in since the check, or met by the creation, is caught.
-        try guardRoot(dir, at: path, warn: false)
+        do throws(Errno) { path = try Syscall.canonicalPath(dir.path) } catch { throw WardenError.path(error, dir.path) }
+        // The folder is opened once, and that very folder is judged again and read: a symlink or another folder
+        // swapped in since the first check, or met by the creation, is caught.
+        let (folder, identity) = try openRoot(path)
+        try guardRoot(dir, at: path, folder: identity, warn: false, guardian)
         let id = state.roots.nextID
         var runtime = RootRuntime(id: id, settings: dir, path: path, basis: state.settings.sizeBasis)
         runtime.route = try route(for: dir, id: id, path: path)
+        runtime.registeredOn = MountIdentity(identity, path: path, mounts: guardian.mounts)
         state.roots.add(runtime)
-        let outcome = updater.scanner.scanRoot(id, ordered: needsOrder(dir), &state)
+        let outcome = updater.scanner.scanRoot(id, ordered: needsOrder(dir), folder: folder, &state)
         if let failure = outcome.failure {
             removeRoot(id)
             throw failure
@@ -44,13 +49,30 @@ extension Engine {
         settle()
     }
 
-    /// Refuses `dir` at `path` when `RootGuard` does; logs the warning of a path `allow_any_path` accepts.
-    private func guardRoot(_ dir: DirectorySettings, at path: String, warn: Bool) throws(WardenError) {
+    /// The root at `path` (canonical) opened without following any symlink, and what it is.
+    func openRoot(_ path: String) throws(WardenError) -> (OwnedDescriptor, FolderIdentity) {
+        let folder: OwnedDescriptor
+        do throws(Errno) { folder = OwnedDescriptor(try Syscall.openRoot(path: path)) } catch { throw WardenError.path(error, path) }
+        guard let identity = FolderIdentity(descriptor: folder.fd) else { throw .notADirectory(path) }
+        return (folder, identity)
+    }
+
+    /// `mkdir -p` of a root to be created, never through a symlink; the folder this call makes itself (not one
+    /// another process made in between) is tagged as a cache, so that it is accepted at the next start wherever
+    /// it is. A failure shows in the checks that follow.
+    static func createTagged(_ path: String) {
+        guard let (folder, made) = PathResolver.makeDirectories(path), made else { return }
+        try? CacheDirTag.write(in: folder)
+    }
+
+    /// Refuses `dir` when `RootGuard` does (at `path`, by default its own; `folder`: what was opened there);
+    /// logs the warning of a path `allow_any_path` accepts.
+    private func guardRoot(_ dir: DirectorySettings, at path: String? = nil, folder: FolderIdentity? = nil, warn: Bool,
+                           _ guardian: RootGuard) throws(WardenError) {
         var dir = dir
-        dir.path = path
+        if let path { dir.path = path }
         do throws(ConfigError) {
-            let warnings = try state.settings.checkRoots(only: [dir])
-            if warn { for w in warnings { logger.warning("\(w)") } }
+            if let warning = try state.settings.checkRoot(dir, guardian: guardian, folder: folder), warn { logger.warning("\(warning)") }
         } catch { throw .invalidSettings(error) }
     }
 
@@ -87,66 +109,6 @@ extension Engine {
         settle()
     }
 
-    /// A registered root disappeared (deleted, moved away, its watch dropped): reported once, then polled every
-    /// second until a real directory is back at its path; it is then re-read and a `ready` line follows.
-    func rootLost(_ id: RootID, why: String) {
-        guard let rt = state.roots[id], !rt.lost else { return }
-        state.roots[id]?.lost = true
-        state.ledger.removeRoot(id)
-        settle()
-        state.events.error("registered directory \(rt.path) is gone (\(why)); watching for it to come back", dir: rt.name, kind: "root_lost")
-        startRearmTimer()
-    }
-
-    /// Polls lost roots every second; the timer exists only while some root is lost.
-    private func startRearmTimer() {
-        guard rearmTimer == nil else { return }
-        let second: UInt64 = 1_000_000_000
-        rearmTimer = state.clock.schedule(at: state.clock.uptimeNanoseconds + second, repeating: second, on: queue) {
-            @Sendable [unowned self] in self.rearmLostRoots()
-        }
-    }
-
-    private func rearmLostRoots() {
-        guard running else { return }
-        var stillLost = false
-        for rt in state.roots.all where rt.lost {
-            guard let st = try? Syscall.lstat(path: rt.path) else { stillLost = true; continue }
-            // The path resolved when the root was registered: a symlink now at it, or in a folder above it,
-            // would lead the watcher (and its trims) somewhere else.
-            let leadsElsewhere = st.isDirectory && (try? Syscall.canonicalPath(rt.path)) != rt.path
-            if st.isSymlink || leadsElsewhere {
-                if !rt.reportedSymlink {
-                    state.roots[rt.id]?.reportedSymlink = true
-                    let what = st.isSymlink ? "is now a symlink" : "now leads through a symlink elsewhere"
-                    state.events.error("\(rt.path) \(what); refusing to follow it", dir: rt.name, kind: "root_symlink")
-                }
-                stillLost = true
-                continue
-            }
-            guard st.isDirectory else { stillLost = true; continue }
-            // It may be a mount now; the settings were accepted at registration, so the old route stands if not.
-            if let newRoute = try? route(for: rt.settings, id: rt.id, path: rt.path) { state.roots[rt.id]?.route = newRoute }
-            let outcome = updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), &state)
-                guard outcome.failure == nil else {
-                state.ledger.removeRoot(rt.id)
-                state.roots[rt.id]?.lost = true
-                settle()
-                stillLost = true
-                continue
-            }
-            state.roots[rt.id]?.reportedSymlink = false
-            settle()
-            emitReady(rt.id)
-            enforce(.startup, roots: [rt.id])
-        }
-        if !stillLost {
-            rearmTimer?.cancel()
-            rearmTimer = nil
-        }
-        deliver()
-    }
-
     /// The backend lost changes (inotify's queue overflowed): the running totals cannot be trusted, so every root
     /// is re-read from disk (watches are kept: the backend re-binds them), and a `rescan` line per directory
     /// reports the drift. Returns the roots re-read.
@@ -154,10 +116,16 @@ extension Engine {
         var reread = Set<RootID>()
         updater.reset(&state)
         state.events.emit(.overflow)
-        for rt in state.roots.all where !rt.lost {
+        for rt in state.roots.all where rt.lost == nil {
             guard let old = state.ledger.account(rt.id) else { continue }
-            let outcome = updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), &state)
-                if let failure = outcome.failure {
+            // Replaced while its changes were lost: a root that comes back is taken back only after the checks.
+            guard let (folder, identity) = try? openRoot(rt.path), identity.device == old.dev,
+                  identity.inode == state.ledger.node(old.rootNode).ino else {
+                rootLost(rt.id, why: "replaced while changes were lost")
+                continue
+            }
+            let outcome = updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), folder: folder, &state)
+            if let failure = outcome.failure {
                 rootLost(rt.id, why: failure.description)
                 continue
             }
@@ -187,9 +155,15 @@ extension Engine {
         for w in wakeUps.values { w.timer.cancel() }
         wakeUps.removeAll()
         var changed: [RootID] = []
+        let guardian = new.rootGuard
         for dir in new.directories {
+            var lost: RootRuntime?
             if let before = oldByName[dir.name], let id = state.roots.id(named: dir.name) {
-                if Self.canKeepLedger(before, dir, old, new) {
+                // A lost root that is back where it was not taken back (another mount) is registered anew; one that
+                // cannot be stays lost, as it was.
+                let keep = Self.canKeepLedger(before, dir, old, new)
+                lost = state.roots[id].flatMap { $0.lost == nil || !keep ? nil : $0 }
+                if keep && !(lost.map { !PathResolver.isMissing($0.path) } ?? false) {
                     state.roots[id]?.settings = dir
                     state.roots[id]?.protect = GlobMatcher(dir.protect)
                     if before.spareOpen != dir.spareOpen { state.ledger.forgetOpens() }
@@ -201,13 +175,18 @@ extension Engine {
                 removeRoot(id)
             }
             do throws(WardenError) {
-                try addRoot(dir)
+                try addRoot(dir, guardian: guardian)
                 if let id = state.roots.id(named: dir.name) {
                     emitReady(id)
                     changed.append(id)
                 }
             } catch {
                 state.events.error(error.description, dir: dir.name, kind: "reload")
+                if var lost, state.roots.id(named: dir.name) == nil {
+                    lost.settings = dir
+                    state.roots.add(lost)
+                    startRearmTimer()
+                }
             }
         }
         enforce(.reload, roots: changed)

@@ -155,7 +155,8 @@ final class Engine: @unchecked Sendable {
         self.backend = backend
         updater = LedgerUpdater(scanner: TreeScanner(watching: WatchPort(backend)))
         do throws(WardenError) {
-            for dir in state.settings.directories { try addRoot(dir) }
+            let guardian = state.settings.rootGuard
+            for dir in state.settings.directories { try addRoot(dir, guardian: guardian) }
             try backend.start { [unowned self] batch in self.process(&batch) }
         } catch {
             teardown()
@@ -191,8 +192,9 @@ final class Engine: @unchecked Sendable {
         defer { teardown(); deliver() }
         let dirs = state.settings.directories.filter { names.isEmpty || names.contains($0.name) }
         for name in names where !dirs.contains(where: { $0.name == name }) { throw .unknownDirectory(name) }
-        for dir in dirs { try addRoot(dir) }
-        let report = ClearRunner(evictor: evictor).run(state.roots.order.filter { !(state.roots[$0]?.lost ?? true) }, &state, progress: progress).report
+        let guardian = state.settings.rootGuard
+        for dir in dirs { try addRoot(dir, guardian: guardian) }
+        let report = ClearRunner(evictor: evictor).run(state.roots.order.filter { state.roots[$0].map { $0.lost == nil } ?? false }, &state, progress: progress).report
         settle()
         return report
     }
@@ -204,8 +206,9 @@ final class Engine: @unchecked Sendable {
         do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
         defer { teardown() }
         var reports: [DirectoryStatus] = []
+        let guardian = state.settings.rootGuard
         for dir in state.settings.directories {
-            try addRoot(dir)   // a directory the watcher would create is reported empty, not created
+            try addRoot(dir, guardian: guardian)   // a directory the watcher would create is reported empty, not created
             if let id = state.roots.id(named: dir.name), let r = statusReport(id) { reports.append(r) }
         }
         return reports

@@ -8,10 +8,15 @@ struct RootRuntime {
     var exclude: GlobMatcher
     /// How this root's files are counted.
     var fileStat: FileStat
-    /// The root was deleted or replaced: nothing is counted until it reappears.
-    var lost = false
-    /// A lost root came back as a symlink and that was reported once.
-    var reportedSymlink = false
+    /// Why the root is not followed (deleted or replaced, or back in a form that is not taken back): nothing is
+    /// counted until it reappears and passes the checks. Nil while it is followed.
+    var lost: String?
+    /// Which folder of which filesystem the root's path showed when it was registered: a root that comes back
+    /// is taken back only there (`MountIdentity`).
+    var registeredOn: MountIdentity?
+    /// What was last judged at the path of a lost root that came back refused, and when (uptime nanoseconds): the
+    /// same folder is judged again at most every `Engine.rejudgeInterval`.
+    var judged: (folder: FolderIdentity, at: UInt64)?
     /// `order = btime` on a filesystem without birth times was reported once.
     var reportedNoBirthTime = false
     /// A directory past inotify's watch limit was reported (once per root).
@@ -71,5 +76,22 @@ struct RootRegistry {
     mutating func removeAll() {
         runtimes.removeAll()
         order.removeAll()
+    }
+}
+
+/// Which folder of which filesystem a root's path shows: its device, and its place inside that filesystem (from
+/// its mount's line in `/proc/self/mountinfo`). Another filesystem mounted at the path, the folder beneath an
+/// unmounted root, and a bind mount of another folder of the same filesystem all differ here; the same folder
+/// mounted again (a remount, a new mount ID) does not. `location` is nil where the mount cannot be told: such a
+/// root is not taken back.
+struct MountIdentity: Equatable {
+    var device: UInt64
+    var location: String?
+
+    init(_ folder: FolderIdentity, path: String, mounts: MountTable) {
+        device = folder.device
+        location = folder.mountID.flatMap { id in
+            (mounts.location(of: path, mountID: id) ?? MountTable.current().location(of: path, mountID: id)).map { "\($0.device) \($0.path)" }
+        }
     }
 }

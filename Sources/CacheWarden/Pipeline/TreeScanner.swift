@@ -27,16 +27,16 @@ struct TreeScanner {
         var topFiles: Set<RecordID>?
     }
 
-    /// (Re)builds root `id` from disk, keeping its files in oldest-first order when `ordered`. Fails for problems
-    /// with the root itself and for the watch limit (`Outcome.failure`).
-    func scanRoot(_ id: RootID, ordered: Bool, _ state: inout PipelineState) -> Outcome {
+    /// (Re)builds root `id` from disk, keeping its files in oldest-first order when `ordered`. `folder` is the
+    /// root, opened and checked by the caller (`Engine.openRoot`); the scan takes it over. Fails for problems with
+    /// the root itself and for the watch limit (`Outcome.failure`).
+    func scanRoot(_ id: RootID, ordered: Bool, folder: OwnedDescriptor, _ state: inout PipelineState) -> Outcome {
         guard let rt = state.roots[id] else { return Outcome() }
         let st: stat
         let fd: Int32
         do throws(Errno) {
-            st = try Syscall.lstat(path: rt.path)
-            guard st.isDirectory else { return Outcome(failure: .notADirectory(rt.path)) }
-            fd = try Syscall.openDirectory(path: rt.path)
+            st = try Syscall.fstat(folder.fd)
+            fd = try Syscall.reopenForListing(folder.fd)
         } catch {
             return Outcome(failure: .path(error, rt.path))
         }
@@ -48,7 +48,7 @@ struct TreeScanner {
         state.ledger.beginBulkLoad(id)
         defer { state.ledger.endBulkLoad(id) }
         let outcome = walkInParallel(root: id, top: node, fd: fd, &state)
-        if outcome.failure == nil { state.roots[id]?.lost = false }
+        if outcome.failure == nil { state.roots[id]?.lost = nil }
         return outcome
     }
 
@@ -69,7 +69,7 @@ struct TreeScanner {
         if let openedTop {
             fd = openedTop
         } else {
-            var directories = VerifiedDirectories(root: root, in: state.ledger)
+            var directories = VerifiedDirectories(root: root, in: state.ledger, crossingMounts: !rt.settings.oneFileSystem)
             defer { directories.close() }
             do throws(Errno) { fd = try Syscall.reopenForListing(try directories.open(top, in: state.ledger)) } catch {
                 reportUnreadable(top, root: root, error: error, &state, &outcome)

@@ -18,7 +18,7 @@ struct AgePolicy: CleaningPolicy {
         var decision = PolicyDecision()
         let now = state.clock.fileTimeNanoseconds
         for id in roots {
-            guard let rt = state.roots[id], !rt.lost, let maxAge = rt.settings.maxAge else { continue }
+            guard let rt = state.roots[id], rt.lost == nil, let maxAge = rt.settings.maxAge else { continue }
             let cutoff = now - maxAge * 1_000_000_000
             guard let oldest = state.ledger.oldestAge(id), oldest < cutoff else { continue }
             decision.goals.append(EvictionGoal(reason: .age, roots: [id], target: .olderThan(cutoff), limit: rt.settings.deleteRate))

@@ -18,7 +18,7 @@ struct GroupPolicy: CleaningPolicy {
         var decision = PolicyDecision()
         let touched = Set(roots.compactMap { state.roots[$0]?.settings.group })
         for group in groups where touched.contains(group.name) {
-            let members = state.roots.all.filter { $0.settings.group == group.name && !$0.lost }
+            let members = state.roots.all.filter { $0.settings.group == group.name && $0.lost == nil }
             let sum = members.reduce(Int64(0)) { $0 + state.ledger.total($1.id) }
             guard sum > group.quota else { continue }
             let weights = members.reduce(0) { $0 + $1.settings.weight }

@@ -36,7 +36,7 @@ struct LowDiskPolicy: CleaningPolicy {
         lastCheck = now
         var decision = PolicyDecision()
         var byDevice: [UInt64: [RootID]] = [:]
-        for rt in state.roots.all where !rt.lost {
+        for rt in state.roots.all where rt.lost == nil {
             guard let account = state.ledger.account(rt.id) else { continue }
             byDevice[account.dev, default: []].append(rt.id)
         }

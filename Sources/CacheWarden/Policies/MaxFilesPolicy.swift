@@ -13,7 +13,7 @@ struct MaxFilesPolicy: CleaningPolicy {
     func decide(_ trigger: PolicyTrigger, roots: [RootID], state: PipelineState) -> PolicyDecision {
         var decision = PolicyDecision()
         for id in roots {
-            guard let rt = state.roots[id], !rt.lost, let limit = rt.settings.maxFiles,
+            guard let rt = state.roots[id], rt.lost == nil, let limit = rt.settings.maxFiles,
                   let files = state.ledger.account(id)?.files, files > limit else { continue }
             let target: Int
             if case .percent(let p) = rt.settings.trimTo { target = Int(Double(limit) * p / 100) } else { target = limit / 2 }

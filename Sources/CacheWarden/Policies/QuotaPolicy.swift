@@ -17,7 +17,7 @@ struct QuotaPolicy: CleaningPolicy {
         let now = state.clock.uptimeNanoseconds
         // A deferred trim's wake-up concerns its own roots, whatever the trigger.
         for id in Set(roots).union(trigger == .timer ? Set(deferredSince.keys) : []).sorted() {
-            guard let rt = state.roots[id], !rt.lost, rt.settings.quota > 0 else { deferredSince[id] = nil; continue }
+            guard let rt = state.roots[id], rt.lost == nil, rt.settings.quota > 0 else { deferredSince[id] = nil; continue }
             let total = state.ledger.total(id)
             guard total > rt.settings.trimAtBytes else { deferredSince[id] = nil; continue }
             if let idle = rt.settings.trimAfterIdle, total <= (rt.settings.hardQuota ?? .percent(200)).bytes(of: rt.settings.quota) {

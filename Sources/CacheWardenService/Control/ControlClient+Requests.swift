@@ -87,6 +87,7 @@ extension ControlClient {
         status.highWatermark = o["high_watermark"]?.integer
         status.polledDirectories = o["polled_dirs"]?.integer.map { Int($0) }
         status.fanotifyDirectories = o["fanotify_dirs"]?.integer.map { Int($0) }
+        status.lost = o["lost"]?.string
         return status
     }
 
