@@ -76,7 +76,8 @@ struct SafeRemover: FileDeleter {
             switch error {
             // A directory on the way is gone, renamed, replaced or a symlink: the ledger is behind the disk (its
             // events are still queued). Not "vanished": the file may well exist, elsewhere.
-            case .staleNFSFileHandle, .tooManySymbolicLinkLevels, .notDirectory, .noSuchFileOrDirectory: return .changed
+            // `improperLink`: a mount now covers a directory on the way (never crossed; its files are hidden).
+            case .staleNFSFileHandle, .tooManySymbolicLinkLevels, .notDirectory, .noSuchFileOrDirectory, .improperLink: return .changed
             default: return .failed(error)
             }
         }

@@ -153,12 +153,14 @@ struct TreeWalker: Sendable {
     /// checked to be the inode the parent's entry named (one replaced in between is left to its own events).
     /// Nil for a mount point of another filesystem (not entered).
     ///
-    /// A directory known from the listing alone is opened without crossing into another mount (`openat2` with
-    /// `RESOLVE_NO_XDEV`): a mount point — where the listing's inode is the covered directory's — fails with
-    /// `EXDEV`, and is then `lstat`ed as any other entry (a bind mount of the same filesystem is entered, as `du`
-    /// does), and an automount point is never triggered. Where the inode differs from the listing's, the
-    /// directory was swapped — unless the filesystem is overlayfs, which may list another number than `stat`
-    /// reports: there an `lstat` of the name must agree with the descriptor.
+    /// A subdirectory is opened without crossing into another mount (`openat2` with `RESOLVE_NO_XDEV`): a mount
+    /// point fails with `EXDEV` and, with `one_file_system` (the default), is not entered — a bind mount of a
+    /// folder of the same filesystem included, which `st_dev` cannot tell — and an automount point is never
+    /// triggered. Without `one_file_system`, a mount point of the same filesystem is `lstat`ed (the listing's
+    /// inode is the covered directory's) and entered. Where the inode differs from the listing's, the directory
+    /// was swapped — unless the filesystem is overlayfs, which may list another number than `stat` reports: there
+    /// an `lstat` of the name must agree with the descriptor. Before Linux 5.6 (no `openat2`), only another
+    /// filesystem's mounts are told apart.
     private func open(_ pending: Pending) throws(Errno) -> (fd: Int32, status: stat)? {
         if pending.fd >= 0 {
             do throws(Errno) { return (pending.fd, try Syscall.fstat(pending.fd)) } catch {
@@ -170,9 +172,10 @@ struct TreeWalker: Sendable {
         return try pending.name.withCString { name throws(Errno) -> (fd: Int32, status: stat)? in
             var expected = pending.ino
             var fd: Int32 = -1
-            if pending.listed {
+            if pending.listed || oneFileSystem {
                 do throws(Errno) { fd = try Syscall.openDirectoryInMount(at: parentFD.fd, name) } catch {
                     guard error == .improperLink || error == .noFunction else { throw error }
+                    if error == .improperLink && oneFileSystem { return nil }
                     let st = try Syscall.lstat(at: parentFD.fd, name)
                     guard st.isDirectory, UInt64(st.st_dev) == dev else { return nil }
                     expected = UInt64(st.st_ino)
@@ -193,6 +196,16 @@ struct TreeWalker: Sendable {
                 Syscall.close(fd)
                 throw error
             }
+        }
+    }
+
+    /// Opens subdirectory `name` of `parent` as the walk would (never through a symlink, not into another mount
+    /// with `oneFileSystem`); nil for a mount point not entered.
+    static func openSubdirectory(at parent: Int32, _ name: UnsafePointer<CChar>, oneFileSystem: Bool) throws(Errno) -> Int32? {
+        do throws(Errno) { return try Syscall.openDirectoryInMount(at: parent, name) } catch {
+            guard error == .improperLink || error == .noFunction else { throw error }
+            if error == .improperLink && oneFileSystem { return nil }
+            return try Syscall.openDirectory(at: parent, name)
         }
     }
 

@@ -2,12 +2,13 @@ import Glibc
 import SystemPackage
 
 /// Opens the directories of one root the only safe way: from the root down, one component at a time, each with
-/// `openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW)` and checked against the device and inode the ledger
-/// recorded. A path string is never resolved by the kernel, so a directory swapped for a symlink (or another
-/// mount, or a different directory under the old name) is refused instead of followed. Scans, stats and
-/// deletions all go through here. The descriptors are `O_PATH` ones (see `Syscall.openDirectoryPath`); what
-/// lists a directory reopens it (`Syscall.reopenForListing`). Descriptors are cached (bounded) until `close()`;
-/// each is an `OwnedDescriptor`, so a cache dropped without `close()` still closes every one of them, once.
+/// `openat2(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW, RESOLVE_NO_XDEV)` and checked against the device
+/// and inode the ledger recorded. A path string is never resolved by the kernel, so a directory swapped for a
+/// symlink (or another mount, a bind mount even of the same filesystem, or a different directory under the old
+/// name) is refused instead of followed. Scans, stats and deletions all go through here. The descriptors are
+/// `O_PATH` ones (see `Syscall.openDirectoryPath`); what lists a directory reopens it
+/// (`Syscall.reopenForListing`). Descriptors are cached (bounded) until `close()`; each is an `OwnedDescriptor`,
+/// so a cache dropped without `close()` still closes every one of them, once.
 struct VerifiedDirectories {
     let root: RootID
     let rootNode: NodeID
@@ -19,8 +20,13 @@ struct VerifiedDirectories {
     private var last: (node: NodeID, fd: Int32)?
     static let maxCached = 256
 
-    /// Directories of `root`, which the ledger must know.
-    init(root: RootID, in ledger: SizeLedger) {
+    /// Whether a mount placed over a folder of the tree is crossed (a bind mount of the root's own filesystem,
+    /// which `one_file_system = false` counts). Never for a deletion.
+    private let crossingMounts: Bool
+
+    /// Directories of `root`, which the ledger must know; `crossingMounts` for reading, never for deleting.
+    init(root: RootID, in ledger: SizeLedger, crossingMounts: Bool = false) {
+        self.crossingMounts = crossingMounts
         let account = ledger.account(root)!
         self.root = root
         self.rootNode = account.rootNode
@@ -47,13 +53,26 @@ struct VerifiedDirectories {
         } else if let root = fds[rootNode] {
             fd = root.fd
         } else {
-            fd = try adopt(try Syscall.openDirectoryPath(path: rootPath), as: rootNode, ino: ledger.node(rootNode).ino)
+            fd = try adopt(try Syscall.openRoot(path: rootPath), as: rootNode, ino: ledger.node(rootNode).ino)
         }
         for c in chain {
-            let child = try ledger.name(of: c).withCString { p throws(Errno) in try Syscall.openDirectoryPath(at: fd, p) }
+            let crossing = crossingMounts
+            let child = try ledger.name(of: c).withCString { p throws(Errno) in try Self.openChild(at: fd, p, crossingMounts: crossing) }
             fd = try adopt(child, as: c, ino: ledger.node(c).ino)
         }
         return fd
+    }
+
+    /// A directory below the root: never through a symlink, and (unless `crossingMounts`) never into another
+    /// mount, even one of the same filesystem (`RESOLVE_NO_XDEV`; a mount point fails with `EXDEV`): a bind mount
+    /// placed over a folder of the tree after it was read cannot lead a deletion outside. Before Linux 5.6, the
+    /// device and inode check alone.
+    private static func openChild(at fd: Int32, _ name: UnsafePointer<CChar>, crossingMounts: Bool) throws(Errno) -> Int32 {
+        if crossingMounts { return try Syscall.openDirectoryPath(at: fd, name) }
+        do throws(Errno) { return try Syscall.openDirectoryInMount(at: fd, name, pathOnly: true) } catch {
+            guard error == .noFunction else { throw error }
+            return try Syscall.openDirectoryPath(at: fd, name)
+        }
     }
 
     /// Caches `fd` for node `n` if it is the directory the ledger recorded (and returns it); throws otherwise,
