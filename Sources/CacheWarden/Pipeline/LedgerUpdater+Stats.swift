@@ -7,15 +7,21 @@ extension LedgerUpdater {
     /// through its parent's verified descriptor, so a path swapped for a symlink is never followed.
     mutating func directoryAppeared(parent: NodeID, name: [UInt8], root: RootID, _ state: inout PipelineState) {
         guard let rt = state.roots[root], let account = state.ledger.account(root), state.ledger.isLive(parent) else { return }
-        var directories = VerifiedDirectories(root: root, in: state.ledger)
+        var directories = VerifiedDirectories(root: root, in: state.ledger, crossingMounts: !rt.settings.oneFileSystem)
         defer { directories.close() }
-        guard let parentFD = try? directories.open(parent, in: state.ledger) else {
-            // The parent moved on disk beyond the changes applied so far: look again after this batch.
-            appearedRetry.append((parent, name, root))
+        let parentFD: Int32
+        do throws(Errno) { parentFD = try directories.open(parent, in: state.ledger) } catch {
+            // The parent moved on disk beyond the changes applied so far: look again after the next batch — unless
+            // a mount now covers it (never crossed).
+            if error != .improperLink { appearing[DirectoryName(parent: parent, name: name)] = root }
             return
         }
-        // Opened once, relative to the verified parent and never through a symlink; the scan takes it over.
-        guard let fd = try? name.withCString({ n throws(Errno) in try Syscall.openDirectory(at: parentFD, n) }) else { return }
+        // Opened once, relative to the verified parent, never through a symlink nor (with `one_file_system`) into
+        // another mount; the scan takes it over.
+        let oneFileSystem = rt.settings.oneFileSystem
+        guard let fd = try? name.withCString({ n throws(Errno) in
+            try TreeWalker.openSubdirectory(at: parentFD, n, oneFileSystem: oneFileSystem)
+        }) else { return }
         guard let st = try? Syscall.fstat(fd), !rt.settings.oneFileSystem || UInt64(st.st_dev) == account.dev else {
             Syscall.close(fd)
             return
@@ -34,14 +40,15 @@ extension LedgerUpdater {
         for (r, status) in outcome.announced { announced[r] = status }
     }
 
-    /// Directories that could not be opened when they appeared (their path changed under a rename whose changes
-    /// were still queued) are read once the ledger has caught up: unread, a subtree would be missing for good.
+    /// Directories that appeared in the batch are read now, once each (`appearing`); those that could not be
+    /// opened (their path changed under a rename whose changes were still queued) are read after the next batch,
+    /// once the ledger has caught up: unread, a subtree would be missing for good.
     mutating func retryUnread(_ state: inout PipelineState) {
-        if !appearedRetry.isEmpty {
-            let pending = appearedRetry
-            appearedRetry.removeAll()
-            for (parent, name, root) in pending where state.ledger.isLive(parent) && state.ledger.root(of: parent) == root {
-                directoryAppeared(parent: parent, name: name, root: root, &state)
+        if !appearing.isEmpty {
+            let pending = appearing
+            appearing.removeAll()
+            for (key, root) in pending where state.ledger.isLive(key.parent) && state.ledger.root(of: key.parent) == root {
+                directoryAppeared(parent: key.parent, name: key.name, root: root, &state)
             }
         }
         if !unread.isEmpty {
@@ -93,7 +100,7 @@ extension LedgerUpdater {
         var subdirs: [NodeID] = []
         state.ledger.node(n).subdirs.forEach { subdirs.append(NodeID($0)) }
         var known: [[UInt8]: UInt64] = [:]
-        var directories = VerifiedDirectories(root: root, in: state.ledger)
+        var directories = VerifiedDirectories(root: root, in: state.ledger, crossingMounts: state.roots[root]?.settings.oneFileSystem == false)
         defer { directories.close() }
         guard let fd = try? directories.open(n, in: state.ledger) else { return nil }
         for child in subdirs {
@@ -121,9 +128,15 @@ extension LedgerUpdater {
             let rec = state.ledger.record(r)
             guard rec.attached, state.roots[rec.root] != nil else { continue }
             delta.touched.insert(rec.root)
-            if directories[rec.root] == nil { directories[rec.root] = VerifiedDirectories(root: rec.root, in: state.ledger) }
-            guard let dirfd = try? directories[rec.root]?.open(rec.dir, in: state.ledger) else {
-                retry.append((r, flags))
+            if directories[rec.root] == nil {
+                let crossing = state.roots[rec.root]?.settings.oneFileSystem == false
+                directories[rec.root] = VerifiedDirectories(root: rec.root, in: state.ledger, crossingMounts: crossing)
+            }
+            let dirfd: Int32
+            do throws(Errno) { dirfd = try directories[rec.root]!.open(rec.dir, in: state.ledger) } catch {
+                // Behind a mount placed over a directory on the way (never crossed): hidden, as from a fresh
+                // scan. Otherwise the ledger is behind a rename: stat it after the next batch.
+                if error == .improperLink { state.ledger.removeRecord(r) } else { retry.append((r, flags)) }
                 continue
             }
             stat(r, flags, in: dirfd, &state)
@@ -140,7 +153,9 @@ extension LedgerUpdater {
         for n in dirtyDirectories where state.ledger.isLive(n) {
             let root = state.ledger.root(of: n)
             guard let rt = state.roots[root] else { continue }
-            if directories[root] == nil { directories[root] = VerifiedDirectories(root: root, in: state.ledger) }
+            if directories[root] == nil {
+                directories[root] = VerifiedDirectories(root: root, in: state.ledger, crossingMounts: !rt.settings.oneFileSystem)
+            }
             guard let fd = try? directories[root]?.open(n, in: state.ledger), let st = try? Syscall.fstat(fd) else { continue }
             state.ledger.setDirectoryBytes(n, rt.fileStat.bytes(st))
             delta.touched.insert(root)

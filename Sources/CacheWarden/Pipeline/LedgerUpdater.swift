@@ -1,5 +1,11 @@
 import OrderedCollections
 
+/// A directory's entry by name: a subdirectory that appeared and is still to be read.
+struct DirectoryName: Hashable {
+    var parent: NodeID
+    var name: [UInt8]
+}
+
 /// A rename half seen (`movedFrom`) and waiting for its `movedTo`: the entry is out of its directory's table but
 /// still counted.
 enum PendingMove {
@@ -33,8 +39,12 @@ struct LedgerUpdater {
     var delta = LedgerDelta()
     /// Directories whose own size may have changed (entries added or removed), for `count_directories`.
     var dirtyDirectories = Set<NodeID>()
-    /// Directories that appeared but could not be opened yet (their parent was renamed, its changes still queued).
-    var appearedRetry: [(parent: NodeID, name: [UInt8], root: RootID)] = []
+    /// Directories that appeared (created or moved in), read once at the end of the batch (`retryUnread`), and
+    /// those that could not be opened then (their parent was renamed, its changes still queued), read after the
+    /// next. Reading at the end, by name, makes a name that comes and goes many times in one batch cost one read
+    /// at most: a folder swapped in and out of a root hundreds of times a second (`renameat2`'s exchange) would
+    /// otherwise be read whole for each swap, and the backlog would hold every trim back long after the storm.
+    var appearing: OrderedDictionary<DirectoryName, RootID> = [:]
     /// Directory nodes that could not be read yet for the same reason.
     var unread = Set<NodeID>()
 
@@ -101,7 +111,7 @@ struct LedgerUpdater {
         }
         pendingMoves.removeAll()
         dirty.removeAll()
-        appearedRetry.removeAll()
+        appearing.removeAll()
         unread.removeAll()
         announced.removeAll()
         announcedBefore.removeAll()
@@ -129,7 +139,7 @@ struct LedgerUpdater {
             unmatchedCloses.removeAll { nodes.contains($0.dir) }
             deferredCloses.removeAll { nodes.contains($0.dir) }
         }
-        appearedRetry.removeAll { nodes.contains($0.parent) }
+        if !appearing.isEmpty { appearing.removeAll { nodes.contains($0.key.parent) } }
         dirtyDirectories.subtract(nodes)
     }
 
@@ -227,14 +237,17 @@ struct LedgerUpdater {
 
     private mutating func routeDirectory(_ c: Change, _ name: UnsafeRawBufferPointer, root: RootID, _ state: inout PipelineState) {
         let existing = state.ledger.subdirectory(of: c.node, named: name)
+        let key = DirectoryName(parent: c.node, name: Array(name))
         switch c.kind {
-        case .created, .recheck: directoryAppeared(parent: c.node, name: Array(name), root: root, &state)
+        case .created, .recheck: appearing[key] = root
         case .deleted:
-            if let existing { removeDirectory(existing, &state) }
+            if let existing { removeDirectory(existing, &state) } else { appearing[key] = nil }
         case .movedFrom:
             if let existing {
                 state.ledger.detachDirectory(existing)
                 pendingMoves[c.move] = .directory(existing, root: root)
+            } else {
+                appearing[key] = nil   // came and went before it was read
             }
         case .movedTo:
             if case .directory(let moved, let fromRoot)? = pendingMoves.removeValue(forKey: c.move) {
@@ -246,7 +259,7 @@ struct LedgerUpdater {
                 // Between two roots: the bytes leave one total and the subtree is read into the other.
                 removeDirectory(moved, &state)
             }
-            directoryAppeared(parent: c.node, name: Array(name), root: root, &state)
+            appearing[key] = root
         default: break
         }
     }
