@@ -17,7 +17,11 @@ enum ControlRequest: Equatable {
 
     /// Parses one line; the error is what the reply says to fix.
     static func parse(_ line: [UInt8]) -> Result<ControlRequest, ControlError> {
-        guard let fields = (try? JSONValue(parsing: line))?.object else {
+        let value: JSONValue
+        do throws(JSONReader.Failure) { value = try JSONReader.parse(line) } catch {
+            return .failure(ControlError("the request is not a JSON object on one line (\(error.problem) at byte \(error.offset)); send e.g. {\"command\":\"status\"}"))
+        }
+        guard let fields = value.object else {
             return .failure(ControlError("the request is not a JSON object on one line; send e.g. {\"command\":\"status\"}"))
         }
         guard let command = fields["command"]?.string else {

@@ -131,6 +131,26 @@ final class SharedCount: Sendable {
         #expect(daemon.log.all.allSatisfy { $0.name != "evict" })
     }
 
+    /// `{"command":"status","command":"clear"}` once ran a clear: a key twice is refused with a reply naming it,
+    /// and nothing runs.
+    @Test func aRequestWithAKeyTwiceIsRefusedAndNothingRuns() throws {
+        let tree = TemporaryTree()
+        for i in 0..<5 { tree.write("cache/f\(i)", size: 4096) }
+        let daemon = try SocketDaemon(tree)
+        let c = try daemon.client()
+        let lines = [#"{"command":"status","command":"clear"}"#, #"{"command":"clear","dirs":["nope"],"dirs":[]}"#,
+                     #"{"command":"clear","dry_run":true,"dry_run":false}"#]
+        for (line, key) in zip(lines, ["command", "dirs", "dry_run"]) {
+            try c.sendRaw(Array((line + "\n").utf8))
+            let reply = try #require(try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
+            #expect(reply["ok"] as? Bool == false, "\(line)")
+            #expect((reply["error"] as? String ?? "").contains("duplicate key \"\(key)\""), "\(line): \(reply)")
+        }
+        #expect(try c.status().dirs.first?.totals.files == 5)
+        #expect(diskTotals(tree.url("cache")).files == 5, "a refused request deleted files")
+        #expect(daemon.log.all.allSatisfy { $0.name != "clear" && $0.name != "evict" })
+    }
+
     @Test func aTenMegabyteRequestGetsAnErrorNamingTheLimitWhileOthersAreServed() throws {
         let tree = TemporaryTree()
         tree.write("cache/a", size: 4096)

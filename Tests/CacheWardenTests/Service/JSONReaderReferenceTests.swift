@@ -5,8 +5,9 @@ import Testing
 /// `JSONReader` (the control protocol's hand-written reader) against Python's `json` module, strict (no NaN or
 /// Infinity, no control characters in strings, nothing after the value): the same value for generated documents
 /// (escapes, surrogate pairs, big and small numbers, nesting, whitespace), and a refusal wherever Python refuses.
-/// Two chosen differences: a lone surrogate escape and a number beyond a Double's range are refused (a Swift
-/// string cannot hold the one; Python reads the other as infinity). FoundationEssentials' `JSONDecoder`, which
+/// Three chosen differences: a lone surrogate escape, a number beyond a Double's range and a key twice in one
+/// object are refused (a Swift string cannot hold the first; Python reads the second as infinity, and keeps the
+/// last value of a repeated key, which would let a request mean what its sender's parser did not). FoundationEssentials' `JSONDecoder`, which
 /// the protocol used before, is not the reference: it accepts trailing commas and text after the value.
 @Suite struct JSONReaderReferenceTests {
     /// Python's reading of each document: its value re-written as canonical JSON (sorted keys, ASCII escapes,
@@ -66,8 +67,12 @@ import Testing
             case 3, 4: return string()
             case 5: return "[" + (0..<Int.random(in: 0...4, using: &rng)).map { _ in space() + value(depth + 1) + space() }.joined(separator: ",") + "]"
             default:
-                // Distinct keys: a repeated key's winner is not part of the contract.
-                let keys = Set((0..<Int.random(in: 0...4, using: &rng)).map { _ in string() })
+                // Keys distinct once decoded (`"😀"` and `"\ud83d\ude00"` are one key): a key twice is refused, one
+                // of the chosen differences below.
+                var seen = Set<String>()
+                let keys = (0..<Int.random(in: 0...4, using: &rng)).map { _ in string() }.filter { key in
+                    seen.insert((try? JSONSerialization.jsonObject(with: Data(key.utf8), options: .fragmentsAllowed)) as? String ?? key).inserted
+                }
                 return "{" + keys.map { space() + $0 + space() + ":" + space() + value(depth + 1) }.joined(separator: ",") + "}"
             }
         }
@@ -105,6 +110,15 @@ import Testing
         for (bytes, reading) in zip(stricter, try Self.python(stricter)) {
             #expect(reading != nil)
             #expect(throws: (any Error).self) { try JSONValue(parsing: bytes) }
+        }
+        // Python keeps a repeated key's last value; here it is an error that names the key, at any depth.
+        let repeated = [#"{"command":"status","command":"clear"}"#, #"[{"a":1,"b":{"c":1,"c":2}}]"#, #"{"é":1,"\u00e9":2}"#]
+        for (text, reading) in zip(repeated, try Self.python(repeated.map { Array($0.utf8) })) {
+            #expect(reading != nil, "\(text)")
+            #expect(throws: (any Error).self, "\(text)") { try JSONValue(parsing: Array(text.utf8)) }
+        }
+        for (text, key) in zip(repeated, ["command", "c", "é"]) {
+            #expect { try JSONValue(parsing: Array(text.utf8)) } throws: { "\($0)".contains("duplicate key \"\(key)\"") }
         }
         // Python reads these as infinity (and then cannot write them as JSON).
         for text in ["1e400", "-1e400", "[1e999]"] { #expect(throws: (any Error).self) { try JSONValue(parsing: Array(text.utf8)) } }
