@@ -100,7 +100,7 @@ final class ControlConnection: @unchecked Sendable {
             guard newline <= Self.maxLine else { refuseLongRequest(); return }
             let line = Array(input[..<newline])
             input.removeSubrange(...newline)
-            if !line.isEmpty { onLine?(self, line) }
+            onLine?(self, line)
             if closed { return }
         }
         if input.count > Self.maxLine { refuseLongRequest() }

@@ -17,6 +17,9 @@ enum ControlRequest: Equatable {
 
     /// Parses one line; the error is what the reply says to fix.
     static func parse(_ line: [UInt8]) -> Result<ControlRequest, ControlError> {
+        guard line.contains(where: { !JSONReader.isWhitespace($0) }) else {
+            return .failure(ControlError("empty request line; send one JSON object per line, e.g. {\"command\":\"status\"}"))
+        }
         let value: JSONValue
         do throws(JSONReader.Failure) { value = try JSONReader.parse(line) } catch {
             return .failure(ControlError("the request is not a JSON object on one line (\(error.problem) at byte \(error.offset)); send e.g. {\"command\":\"status\"}"))

@@ -130,19 +130,25 @@ public final class ControlServer: EventSink, @unchecked Sendable {
 
     // MARK: Requests
 
+    /// Every reply, an error's too, is made on the client's own queue and sent from this one, so replies leave in
+    /// the order of the requests; a subscription starts once the requests before it are answered.
     private func handle(_ line: [UInt8], from c: ControlConnection) {
-        switch ControlRequest.parse(line) {
-        case .failure(let error): c.send(ControlReply.error(error.command, error.message))
-        case .success(.subscribe(let events)):
-            c.subscription = events
-            c.send(ControlReply.ok("subscribe") { $0.add("events", events.sorted()) })
-        case .success(let request):
-            // Answered off this queue (a trim or a clear may take a while), in order per client.
-            c.requests.async { [weak self, weak c] in
-                guard let self, let client = c else { return }
-                let reply = self.answer(request)
-                self.queue.async { client.send(reply) }
+        c.requests.async { [weak self, weak c] in
+            guard let self, let client = c else { return }
+            let (reply, subscription) = self.answer(ControlRequest.parse(line))
+            self.queue.async {
+                if let subscription { client.subscription = subscription }
+                client.send(reply)
             }
+        }
+    }
+
+    /// The reply to a request as parsed, and the events it subscribes to (nil: not a subscription).
+    private func answer(_ parsed: Result<ControlRequest, ControlError>) -> ([UInt8], Set<String>?) {
+        switch parsed {
+        case .failure(let error): (ControlReply.error(error.command, error.message), nil)
+        case .success(.subscribe(let events)): (ControlReply.ok("subscribe") { $0.add("events", events.sorted()) }, events)
+        case .success(let request): (answer(request), nil)
         }
     }
 
@@ -162,7 +168,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
         case .reload:
             if let problem = queue.sync(execute: { reload })() { return ControlReply.error("reload", problem) }
             return ControlReply.ok("reload")
-        case .subscribe: return ControlReply.error(nil, "subscribe is answered on the server queue")
+        case .subscribe: return ControlReply.error(nil, "subscribe is answered with its subscription")
         }
     }
 

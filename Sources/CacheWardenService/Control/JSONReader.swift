@@ -35,8 +35,11 @@ struct JSONReader {
 
     private func failure(_ problem: String) -> Failure { Failure(offset: at, problem: problem) }
 
+    /// Space, tab, line feed or carriage return: the whitespace JSON allows around its tokens.
+    static func isWhitespace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 }
+
     private mutating func skipWhitespace() {
-        while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x0A || bytes[at] == 0x0D || bytes[at] == 0x09 { at += 1 }
+        while at < bytes.count, Self.isWhitespace(bytes[at]) { at += 1 }
     }
 
     private mutating func value(depth: Int) throws(Failure) -> JSONValue {

@@ -131,6 +131,29 @@ final class SharedCount: Sendable {
         #expect(daemon.log.all.allSatisfy { $0.name != "evict" })
     }
 
+    /// Replies leave in the order of the requests, error replies and the subscription's acknowledgement too (they
+    /// jumped ahead: `version, bogus, status, trim, version` came back as `E V S T V`); an empty or blank line gets
+    /// an error reply (it got none).
+    @Test func repliesComeInTheOrderOfTheRequestsErrorsAndEmptyLinesIncluded() throws {
+        let tree = TemporaryTree()
+        tree.write("cache/a", size: 4096)
+        let daemon = try SocketDaemon(tree)
+        let c = try daemon.client()
+        let requests = [#"{"command":"version"}"#, "bogus", #"{"command":"status"}"#, #"{"command":"trim","dir":"cache"}"#, "",
+                        #"{"command":"version"}"#, #"{"command":"subscribe","events":["trim"]}"#, " \t\r", #"{"command":"status"}"#]
+        try c.sendRaw(Array((requests.joined(separator: "\n") + "\n").utf8))
+        var replies: [[String: Any]] = []
+        for _ in requests {
+            replies.append(try #require(try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }))
+        }
+        #expect(replies.map { $0["command"] as? String ?? "-" } == ["version", "-", "status", "trim", "-", "version", "subscribe", "-", "status"],
+                "\(replies)")
+        #expect(replies.map { $0["ok"] as? Bool == true } == [true, false, true, false, false, true, true, false, true])
+        for blank in [replies[4], replies[7]] {
+            #expect((blank["error"] as? String ?? "").contains("empty request line"), "\(blank)")
+        }
+    }
+
     /// `{"command":"status","command":"clear"}` once ran a clear: a key twice is refused with a reply naming it,
     /// and nothing runs.
     @Test func aRequestWithAKeyTwiceIsRefusedAndNothingRuns() throws {
