@@ -26,6 +26,8 @@ public final class ControlServer: EventSink, @unchecked Sendable {
     private var listener: Int32 = -1
     private var socketIno: UInt64 = 0
     private var acceptSource: DispatchSourceRead?
+    /// The accept source is suspended (`pauseAccepting`).
+    private var acceptPaused = false
     private var connections: [Int: ControlConnection] = [:]
     private var nextID = 0
 
@@ -83,6 +85,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
     /// the socket file (if it is still ours). Idempotent.
     public func stop() {
         queue.sync {
+            resumeAccepting()   // a suspended source must not be released
             if let acceptSource { acceptSource.cancel() } else if listener >= 0 { Syscall.close(listener) }
             acceptSource = nil
             for c in connections.values { c.closeAfterLastWrite() }
@@ -118,14 +121,45 @@ public final class ControlServer: EventSink, @unchecked Sendable {
     }
 
     private func acceptAll() {
-        while let fd = try? UnixSocket.accept(listener) {
+        while true {
+            let fd: Int32
+            do throws(Errno) {
+                guard let accepted = try UnixSocket.accept(listener) else { return }
+                fd = accepted
+            } catch {
+                if error == .connectionAbort { continue }   // that client left before it was accepted
+                pauseAccepting()
+                return
+            }
             nextID += 1
             let c = ControlConnection(fd: fd, id: nextID, serverQueue: queue)
             c.onLine = { [unowned self] c, line in self.handle(line, from: c) }
-            c.onClose = { [unowned self] c in self.connections[c.id] = nil }
+            c.onClose = { [unowned self] c in
+                self.connections[c.id] = nil
+                self.resumeAccepting()
+            }
             connections[c.id] = c
             c.start()
         }
+    }
+
+    /// How long accepting pauses after it failed, unless a client leaves first.
+    static let acceptPause = 0.25
+
+    /// Accepting failed: out of descriptors (`EMFILE`, `ENFILE`) or memory. The client stays in the backlog and the
+    /// listener stays readable, so the accept source would fire again at once, and did, taking half a core. It is
+    /// suspended instead, until a client leaves (its descriptor is free again) or `acceptPause` has passed.
+    private func pauseAccepting() {
+        guard let acceptSource, !acceptPaused else { return }
+        acceptPaused = true
+        acceptSource.suspend()
+        queue.asyncAfter(deadline: .now() + Self.acceptPause) { [weak self] in self?.resumeAccepting() }
+    }
+
+    private func resumeAccepting() {
+        guard let acceptSource, acceptPaused else { return }
+        acceptPaused = false
+        acceptSource.resume()
     }
 
     // MARK: Requests

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+@testable import CacheWardenService
 
 /// The command line against a running `cachewarden run`: `status` from memory (and its fallback), `trim`,
 /// `clear`, `reload`, `events`, `--version`, and the socket's life with the process.
@@ -12,14 +13,20 @@ import Testing
         let socket: String
         let cli: RunningCLI
 
-        init(_ tree: TemporaryTree, extra: String = "", environment: [String: String?] = [:]) throws {
+        /// `descriptorLimit`: the daemon runs under `ulimit -n` (a shell sets it and execs the daemon).
+        init(_ tree: TemporaryTree, extra: String = "", environment: [String: String?] = [:], descriptorLimit: Int? = nil) throws {
             self.tree = tree
             tree.mkdir("cache")
             config = tree.url("cw.conf")
             socket = tree.url("cw.sock")
             try "control_socket = cw.sock\ndir.cache.path = cache\ndir.cache.quota = 1MB\n\(extra)"
                 .write(toFile: config, atomically: true, encoding: .utf8)
-            cli = try RunningCLI(["run", "-c", config], environment: environment)
+            if let descriptorLimit {
+                cli = try RunningCLI(["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", cachewardenBinary(), "run", "-c", config],
+                                     executable: "/bin/sh", environment: environment)
+            } else {
+                cli = try RunningCLI(["run", "-c", config], environment: environment)
+            }
             #expect(eventually { self.cli.lines.contains { $0.contains("\"event\":\"ready\"") } && tree.exists("cw.sock") },
                     "not ready: \(cli.stderr)")
         }
@@ -120,6 +127,26 @@ import Testing
         #expect(second.status == 1 && second.err.contains("another daemon answers") && second.out.isEmpty, "\(second)")
         #expect(try first.run(["status", "-c", first.config, "--json"]).status == 0)
         #expect(first.cli.interrupt() == 0)
+    }
+
+    /// Out of descriptors, the daemon's accept source fired again at once (the waiting client keeps the listener
+    /// readable): 44–49 % of a core went into a loop of `EMFILE`. It now stops accepting until a client leaves or a
+    /// moment has passed, and serves again once clients have left.
+    @Test func outOfDescriptorsTheDaemonWaitsInsteadOfSpinningAndServesOnceClientsLeave() throws {
+        let tree = TemporaryTree()
+        let limit = 40
+        let daemon = try RunningDaemon(tree, descriptorLimit: limit)
+        let pid = daemon.cli.process.processIdentifier
+        // As many clients as it may have descriptors: those it cannot accept wait in the listener's backlog.
+        var clients: [ControlClient] = []
+        for _ in 0..<limit { clients.append(try #require(ControlClient(path: daemon.socket, timeout: 10))) }
+        #expect(eventually { descriptorCount(pid) >= limit }, "it never ran out: \(descriptorCount(pid)) descriptors")
+        let share = try #require(cpuShare(pid, over: 2))
+        #expect(share < 0.10, "\(Int(share * 100)) % of a core while out of descriptors")
+        clients.removeAll()
+        #expect(eventually { (try? ControlClient(path: daemon.socket, timeout: 5)?.status().dirs.count) == 1 },
+                "no answer once the clients left: \(daemon.cli.stderr)")
+        #expect(daemon.cli.interrupt() == 0)
     }
 
     @Test func versionIsPrintedByTheFlagAndByCheck() throws {

@@ -147,3 +147,28 @@ func waitUntilWatching(_ pid: Int32, count: Int = 1, timeout: Double = 20) -> Bo
         return false
     }
 }
+
+/// How many descriptors process `pid` has open (its /proc/PID/fd entries).
+func descriptorCount(_ pid: Int32) -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd"))?.count ?? 0
+}
+
+/// The CPU time process `pid` has used so far, user and system (/proc/PID/stat's utime and stime), in seconds.
+func cpuSeconds(_ pid: Int32) -> Double? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let name = stat.lastIndex(of: ")") else { return nil }
+    // After the command's name: state (field 3), …, utime (field 14), stime (field 15).
+    let fields = stat[stat.index(after: name)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// The share of one core process `pid` uses over a window of `seconds` (a measurement: the window is the point, so
+/// it is waited out in full).
+func cpuShare(_ pid: Int32, over seconds: Double) -> Double? {
+    guard let before = cpuSeconds(pid) else { return nil }
+    let start = Date()
+    Thread.sleep(forTimeInterval: seconds)
+    guard let after = cpuSeconds(pid) else { return nil }
+    return (after - before) / Date().timeIntervalSince(start)
+}
