@@ -5,6 +5,8 @@ import SystemPackage
 
 /// One client of the control socket. Confined to the server's queue (its read and write sources fire there);
 /// requests are answered in order on a queue of the connection's own, so a long `clear` holds up only this client.
+/// A client that goes `idleTimeout` seconds without a complete request, while no reply is being made for it and it
+/// has not subscribed, is sent a note and disconnected.
 final class ControlConnection: @unchecked Sendable {
     /// A request line longer than this is refused and the connection closed.
     static let maxLine = 64 * 1024
@@ -24,10 +26,17 @@ final class ControlConnection: @unchecked Sendable {
     var onLine: ((ControlConnection, [UInt8]) -> Void)?
     var onClose: ((ControlConnection) -> Void)?
 
-    init(fd: Int32, id: Int, serverQueue: DispatchQueue) {
+    private let idleTimeout: Double
+    /// Requests read and not answered yet: a client waiting for a reply is not idle.
+    private var unanswered = 0
+    /// When the last complete request came or the last reply was made (uptime nanoseconds).
+    private var lastActive = DispatchTime.now().uptimeNanoseconds
+
+    init(fd: Int32, id: Int, serverQueue: DispatchQueue, idleTimeout: Double) {
         self.fd = fd
         self.id = id
         self.serverQueue = serverQueue
+        self.idleTimeout = idleTimeout
         requests = DispatchQueue(label: "cachewarden.control.client\(id)", target: .global())
     }
 
@@ -36,6 +45,27 @@ final class ControlConnection: @unchecked Sendable {
         source.setEventHandler { [weak self] in self?.readAvailable() }
         source.resume()
         readSource = source
+        checkIdle(after: idleTimeout)
+    }
+
+    /// Sends the reply to one of this client's requests.
+    func reply(_ bytes: [UInt8]) {
+        unanswered -= 1
+        lastActive = DispatchTime.now().uptimeNanoseconds
+        send(bytes)
+    }
+
+    /// Closes the connection, with a note, once it is idle; else looks again when it could be.
+    private func checkIdle(after seconds: Double) {
+        serverQueue.asyncAfter(deadline: .now() + seconds) { [weak self] in
+            guard let self, !closed, !refused, !closeWhenDrained else { return }
+            let idle = Double(DispatchTime.now().uptimeNanoseconds - lastActive) / 1e9
+            guard unanswered == 0, subscription == nil else { return checkIdle(after: idleTimeout) }
+            guard idle >= idleTimeout else { return checkIdle(after: idleTimeout - idle) }
+            let limit = idleTimeout == idleTimeout.rounded() ? String(Int(idleTimeout)) : String(idleTimeout)
+            send(ControlReply.error(nil, "no request for \(limit) s: the connection is closed (idle)"))
+            closeAfterLastWrite()
+        }
     }
 
     /// Bytes queued for this client and not written yet.
@@ -100,6 +130,8 @@ final class ControlConnection: @unchecked Sendable {
             guard newline <= Self.maxLine else { refuseLongRequest(); return }
             let line = Array(input[..<newline])
             input.removeSubrange(...newline)
+            unanswered += 1
+            lastActive = DispatchTime.now().uptimeNanoseconds
             onLine?(self, line)
             if closed { return }
         }

@@ -14,11 +14,18 @@ import SystemPackage
 public final class ControlServer: EventSink, @unchecked Sendable {
     /// Bytes a subscriber may fall behind before it is disconnected.
     public static let maxQueuedPerSubscriber = 8 << 20
+    /// Clients connected at once; one more gets an error reply and is disconnected.
+    public static let maxConnections = 64
+    /// Seconds a client may stay connected without a complete request (a subscriber, or a client waiting for a
+    /// reply, is not idle).
+    public static let idleTimeout = 60.0
 
     public let path: String
     private let mode: UInt16
-    /// The bound in force (tests lower it).
+    /// The bounds in force (tests lower them).
     let maxQueued: Int
+    let maxConnections: Int
+    let idleTimeout: Double
     /// Weak: the watcher holds this server among its sinks.
     private weak var watcher: Watcher?
     private var reload: @Sendable () -> String? = { "reload is not available" }
@@ -36,10 +43,13 @@ public final class ControlServer: EventSink, @unchecked Sendable {
         self.init(path: path, mode: mode, maxQueued: Self.maxQueuedPerSubscriber)
     }
 
-    init(path: String, mode: UInt16, maxQueued: Int) {
+    init(path: String, mode: UInt16, maxQueued: Int, maxConnections: Int = ControlServer.maxConnections,
+         idleTimeout: Double = ControlServer.idleTimeout) {
         self.path = path
         self.mode = mode
         self.maxQueued = maxQueued
+        self.maxConnections = maxConnections
+        self.idleTimeout = idleTimeout
     }
 
     /// Creates the socket (before the watcher's first scan, so a second daemon fails at once). Clients that
@@ -131,8 +141,9 @@ public final class ControlServer: EventSink, @unchecked Sendable {
                 pauseAccepting()
                 return
             }
+            guard connections.count < maxConnections else { turnAway(fd); continue }
             nextID += 1
-            let c = ControlConnection(fd: fd, id: nextID, serverQueue: queue)
+            let c = ControlConnection(fd: fd, id: nextID, serverQueue: queue, idleTimeout: idleTimeout)
             c.onLine = { [unowned self] c, line in self.handle(line, from: c) }
             c.onClose = { [unowned self] c in
                 self.connections[c.id] = nil
@@ -141,6 +152,13 @@ public final class ControlServer: EventSink, @unchecked Sendable {
             connections[c.id] = c
             c.start()
         }
+    }
+
+    /// A client beyond `maxConnections`: one error reply (a new socket's buffer takes it whole), and it is closed.
+    private func turnAway(_ fd: Int32) {
+        let note = ControlReply.error(nil, "too many clients: \(maxConnections) are connected; try again later")
+        _ = try? note.withUnsafeBytes { try UnixSocket.writeSome(fd, $0) }
+        Syscall.close(fd)
     }
 
     /// How long accepting pauses after it failed, unless a client leaves first.
@@ -172,7 +190,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
             let (reply, subscription) = self.answer(ControlRequest.parse(line))
             self.queue.async {
                 if let subscription { client.subscription = subscription }
-                client.send(reply)
+                client.reply(reply)
             }
         }
     }

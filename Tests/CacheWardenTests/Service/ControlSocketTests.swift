@@ -15,11 +15,14 @@ final class SocketDaemon: Sendable {
     let log = EventLog()
     let reloads = SharedCount()
 
+    /// `onReload` runs in each reload request, before it answers `reloadResult`.
     init(_ tree: TemporaryTree, quota: Int64 = 0, maxQueued: Int = ControlServer.maxQueuedPerSubscriber,
-         reloadResult: String? = nil) throws {
+         maxConnections: Int = ControlServer.maxConnections, idleTimeout: Double = ControlServer.idleTimeout,
+         reloadResult: String? = nil, onReload: @escaping @Sendable () -> Void = {}) throws {
         self.tree = tree
         tree.mkdir("cache")
-        server = ControlServer(path: tree.url("cw.sock"), mode: 0o600, maxQueued: maxQueued)
+        server = ControlServer(path: tree.url("cw.sock"), mode: 0o600, maxQueued: maxQueued, maxConnections: maxConnections,
+                               idleTimeout: idleTimeout)
         let dir = DirectorySettings(name: "cache", path: tree.url("cache"), quota: quota)
         let log = self.log
         watcher = Watcher(settings: WardenSettings(directories: [dir]), sinks: [server]) { log.append($0) }
@@ -28,6 +31,7 @@ final class SocketDaemon: Sendable {
         let reloads = self.reloads
         server.serve(watcher: watcher) {
             reloads.add()
+            onReload()
             return reloadResult
         }
     }
@@ -236,6 +240,50 @@ final class SharedCount: Sendable {
         let message = note.flatMap { $0["error"] as? String } ?? ""
         #expect(message.contains("too slow"), "no note: \(lines) lines")
         #expect(lines < 6000)
+    }
+
+    /// A client that sends no complete request for the idle timeout (here 0.5 s) gets a note and is disconnected,
+    /// half a line or nothing at all; one waiting for a reply, or subscribed, is not idle however long it waits.
+    @Test func anIdleClientIsDisconnectedButNotOneWaitingForAReplyOrSubscribed() throws {
+        let tree = TemporaryTree()
+        let release = DispatchSemaphore(value: 0)
+        let daemon = try SocketDaemon(tree, idleTimeout: 0.5, onReload: { release.wait() })
+        let subscriber = try daemon.client()
+        try subscriber.subscribe(["write"])
+        let waiting = try daemon.client()
+        try waiting.send(["command": "reload"])   // answered once released
+        // Two rounds: the subscriber and the waiting client outlive two idle timeouts.
+        for _ in 0..<2 {
+            let silent = try daemon.client(), partial = try daemon.client()
+            try partial.sendRaw(Array(#"{"command":"#.utf8))
+            for c in [silent, partial] {
+                let note = try #require(try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
+                #expect(note["ok"] as? Bool == false && (note["error"] as? String ?? "").contains("no request for 0.5 s"), "\(note)")
+                #expect(try c.readLine() == nil, "still connected after the note")
+            }
+        }
+        release.signal()
+        let reload = try #require(try waiting.readLine().flatMap { try JSONValue(parsing: $0).object })
+        #expect(reload["command"]?.string == "reload" && reload["ok"]?.bool == true)
+        tree.write("cache/f", size: 1000)
+        let event = try #require(try subscriber.readLine().flatMap { try JSONValue(parsing: $0).object })
+        #expect(event["event"]?.string == "write", "\(event)")
+    }
+
+    /// A client beyond the limit (here 3 connected) gets an error reply and is disconnected; once a client leaves,
+    /// a new one is served.
+    @Test func aClientBeyondTheLimitIsTurnedAwayWithAReply() throws {
+        let tree = TemporaryTree()
+        let daemon = try SocketDaemon(tree, maxConnections: 3)
+        var clients = try (0..<3).map { _ in try daemon.client() }
+        for c in clients { #expect(try c.request(["command": "version"])["ok"]?.bool == true) }
+        let extra = try daemon.client()
+        let note = try #require(try extra.readLine().flatMap { try JSONValue(parsing: $0).object })
+        #expect(note["ok"]?.bool == false && note["error"]?.string?.contains("too many clients: 3 are connected") == true, "\(note)")
+        #expect(try extra.readLine() == nil)
+        for c in clients { #expect(try c.request(["command": "version"])["ok"]?.bool == true, "a connected client lost") }
+        clients.removeFirst()
+        #expect(eventually { (try? daemon.client().request(["command": "version"]))?["ok"]?.bool == true })
     }
 
     @Test func aHundredClientsComingAndGoingDoNotDisturbTrimming() async throws {
