@@ -58,7 +58,7 @@ enum StatusBenchmark {
         let deadline = Clock.nanos() + 600_000_000_000
         while Clock.nanos() < deadline {
             guard daemon.isRunning else { throw BenchError("status: the daemon exited") }
-            if let client = ControlClient(path: socket, timeout: 600), (try? client.status()) != nil { return client }
+            if let client = try ControlClient(path: socket, timeout: 600), (try? client.status()) != nil { return client }
             Clock.sleep(0.05)
         }
         throw BenchError("status: no answer on \(socket) within 10 minutes")

@@ -33,19 +33,24 @@ struct DaemonOptions {
     }
 
     /// A connection to the first of `paths` that answers, or nil.
-    static func firstAnswering(_ paths: [String]) -> ControlClient? {
-        paths.lazy.compactMap { ControlClient(path: $0) }.first
+    /// - Throws: `ControlClientError` (exit 1, naming the path) at the first socket this user may not connect to:
+    ///   a daemon is there, and "no daemon answers" would send the user looking for the wrong problem.
+    static func firstAnswering(_ paths: [String]) throws(ControlClientError) -> ControlClient? {
+        for path in paths {
+            if let client = try ControlClient(path: path) { return client }
+        }
+        return nil
     }
 
     /// A connection to the daemon, or nil when nobody answers.
     func connect(config: String?) throws -> ControlClient? {
-        Self.firstAnswering(try clientPaths(config: config))
+        try Self.firstAnswering(try clientPaths(config: config))
     }
 
     /// A connection to the daemon, or the one-line error of a command that needs one.
     func require(config: String?, for command: String) throws -> ControlClient {
         let paths = try clientPaths(config: config)
-        guard let client = Self.firstAnswering(paths) else {
+        guard let client = try Self.firstAnswering(paths) else {
             throw DaemonUnavailable(message: "no daemon answers on \(paths.joined(separator: " or ")): `cachewarden \(command)` needs a running `cachewarden run` with a control socket (give --control-socket or --config)")
         }
         return client

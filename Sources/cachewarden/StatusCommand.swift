@@ -60,23 +60,30 @@ struct StatusCommand: CLICommand {
 
     /// From the daemon when it answers (not with --dir or --scan); else a scan, announced on stderr.
     private func report(_ source: SettingsOptions) throws -> ([DirectoryStatus], [GroupStatus]) {
-        var noDaemonAt: String?
+        var noDaemon: String?
         if source.dir == nil && !scan {
             let paths = try daemon.clientPaths(config: source.config)
-            if let client = DaemonOptions.firstAnswering(paths) {
+            let client: ControlClient?
+            do throws(ControlClientError) { client = try DaemonOptions.firstAnswering(paths) } catch {
+                // A socket this user may not use: its daemon's report is out of reach, a scan of the config is not.
+                guard source.config != nil else { throw error }
+                client = nil
+                noDaemon = error.description
+            }
+            if let client {
                 let status = try client.status()
                 return (status.dirs, status.groups)
             }
             let path = paths.joined(separator: " or ")
-            noDaemonAt = path
+            noDaemon = noDaemon ?? "no daemon answers on \(path)"
             guard source.config != nil else {
                 if daemon.controlSocket == nil { throw DefaultConfig.missing(noDaemonAt: path) }
                 throw DaemonUnavailable(message: "no daemon answers on \(path); give --config FILE or --dir PATH to scan instead")
             }
         }
         let settings = try source.load()
-        if let noDaemonAt {
-            StandardStreams.error("cachewarden: no daemon answers on \(noDaemonAt); scanning the directories instead (observe mode)\n")
+        if let noDaemon {
+            StandardStreams.error("cachewarden: \(noDaemon); scanning the directories instead (observe mode)\n")
         }
         // A report is a scan in observe mode: nothing is watched, and nothing can be deleted.
         let dirs = try Watcher.report(settings)

@@ -15,9 +15,14 @@ public final class ControlClient {
     public var timeout: Double
 
     /// Connects to the socket at `path`; nil when nobody answers there.
-    public init?(path: String, timeout: Double = 30) {
+    /// - Throws: `ControlClientError` when a socket is there that this user may not connect to (`EACCES`, `EPERM`).
+    public init?(path: String, timeout: Double = 30) throws(ControlClientError) {
         guard let fd = try? UnixSocket.make(Int32(SOCK_STREAM.rawValue)) else { return nil }
-        guard (try? UnixSocket.connect(fd, path)) != nil else { Syscall.close(fd); return nil }
+        do throws(Errno) { try UnixSocket.connect(fd, path) } catch {
+            Syscall.close(fd)
+            guard error == .permissionDenied || error == .notPermitted else { return nil }
+            throw ControlClientError("permission denied on \(path): this user may not connect to the daemon's socket (run as the daemon's user, or give the socket a group with control_socket_mode = 0660)")
+        }
         self.fd = fd
         self.path = path
         self.timeout = timeout

@@ -38,7 +38,7 @@ final class SocketDaemon: Sendable {
 
     deinit { watcher.stop() }
 
-    func client() throws -> ControlClient { try #require(ControlClient(path: server.path, timeout: 10)) }
+    func client() throws -> ControlClient { try #require(try ControlClient(path: server.path, timeout: 10)) }
 }
 
 /// Whether a write another thread does has ended, and how.
@@ -296,7 +296,7 @@ final class SharedCount: Sendable {
         let answered = await withTaskGroup(of: Bool.self) { group in
             for i in 0..<100 {
                 group.addTask {
-                    guard let c = ControlClient(path: path, timeout: 20) else { return false }
+                    guard let c = try? ControlClient(path: path, timeout: 20) else { return false }
                     if i % 4 == 3 { return true }   // connects and leaves without a word
                     return (try? c.status().dirs.count) == 1
                 }

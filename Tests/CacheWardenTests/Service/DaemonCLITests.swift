@@ -139,13 +139,37 @@ import Testing
         let pid = daemon.cli.process.processIdentifier
         // As many clients as it may have descriptors: those it cannot accept wait in the listener's backlog.
         var clients: [ControlClient] = []
-        for _ in 0..<limit { clients.append(try #require(ControlClient(path: daemon.socket, timeout: 10))) }
+        for _ in 0..<limit { clients.append(try #require(try ControlClient(path: daemon.socket, timeout: 10))) }
         #expect(eventually { descriptorCount(pid) >= limit }, "it never ran out: \(descriptorCount(pid)) descriptors")
         let share = try #require(cpuShare(pid, over: 2))
         #expect(share < 0.10, "\(Int(share * 100)) % of a core while out of descriptors")
         clients.removeAll()
         #expect(eventually { (try? ControlClient(path: daemon.socket, timeout: 5)?.status().dirs.count) == 1 },
                 "no answer once the clients left: \(daemon.cli.stderr)")
+        #expect(daemon.cli.interrupt() == 0)
+    }
+
+    /// A socket this user may not connect to (root's, mode 0600, in a folder anyone may enter; the user is nobody)
+    /// is "permission denied" with its path and exit 1, not "no daemon answers"; `clear` then deletes nothing, and
+    /// `status` with a config scans it, saying why.
+    @Test(.enabled(if: AsNobody.unavailable == nil, "needs root, setpriv and a binary user nobody can run"))
+    func aSocketThisUserMayNotUseIsPermissionDeniedNotNoDaemon() throws {
+        let tree = TemporaryTree()
+        #expect(chmod(tree.path, 0o755) == 0)
+        for i in 0..<5 { tree.write("cache/f\(i)", size: 10_000) }
+        let daemon = try RunningDaemon(tree)
+        let user = try AsNobody()
+        let denied = "cachewarden: permission denied on \(daemon.socket): "
+        for args in [["trim", "cache"], ["reload"], ["events"], ["status"], ["clear"]] {
+            let r = try user.run(args + ["--control-socket", daemon.socket])
+            #expect(r.status == 1 && r.err.hasPrefix(denied) && r.err.split(separator: "\n").count == 1 && r.out.isEmpty, "\(args): \(r)")
+        }
+        let clear = try user.run(["clear", "-c", daemon.config])
+        #expect(clear.status == 1 && clear.err.hasPrefix(denied) && clear.out.isEmpty, "\(clear)")
+        #expect(diskTotals(tree.url("cache")).files == 5, "clear deleted files beside the daemon")
+        let status = try user.run(["status", "-c", daemon.config, "--json"])
+        #expect(status.status == 0 && status.err.hasPrefix(denied) && status.err.contains("; scanning the directories instead"), "\(status)")
+        #expect(status.out.split(separator: "\n").first.flatMap(json)?["files"] as? Int == 5, "\(status.out)")
         #expect(daemon.cli.interrupt() == 0)
     }
 
