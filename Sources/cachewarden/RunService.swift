@@ -57,7 +57,8 @@ final class RunService: @unchecked Sendable {
         notifier.ready(status: systemdStatus.summary)
         StartupPages.release()
         if let interval = notifier.watchdogInterval {
-            // From the watcher's own queue: when that queue is stuck, the pings stop and systemd restarts us.
+            // From a timer of their own while the watcher's queue answers: when it is stuck, the pings stop and
+            // systemd restarts us.
             watcher.startHeartbeat(every: interval) { [notifier] in notifier.watchdog() }
         }
         withExtendedLifetime(signalSources) { dispatchMain() }

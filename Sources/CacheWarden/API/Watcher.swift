@@ -124,8 +124,10 @@ public final class Watcher: Sendable {
         try sync { () throws(WardenError) in try engine.trim(name, to: bytes) }
     }
 
-    /// Calls `beat` every `seconds` from the watcher's own queue (behind whatever it is doing), until it stops:
-    /// a systemd watchdog fed from here stops being fed when the queue is stuck.
+    /// Calls `beat` every `seconds` from a timer of its own (no leeway, its own queue: the watcher's work cannot
+    /// delay it) for as long as the watcher's queue answers, until the watcher stops: a beat is skipped while a
+    /// probe sent through the queue has waited more than `seconds`. A systemd watchdog fed from here stops being
+    /// fed when the queue is stuck, and only then.
     public func startHeartbeat(every seconds: Double, _ beat: @escaping @Sendable () -> Void) {
         engine.queue.sync { engine.startHeartbeat(every: seconds, beat) }
     }

@@ -37,7 +37,7 @@ final class Engine: @unchecked Sendable {
     var audits = AuditSchedule()
     /// One-shot timers policies asked for (a deferred trim, a paced pass), by policy index.
     var wakeUps: [Int: (at: UInt64, timer: ClockTimer)] = [:]
-    var heartbeats: [ClockTimer] = []
+    var heartbeats: [Heartbeat] = []
     private(set) var running = false
 
     init(settings: WardenSettings, mode: WatcherMode, sinks: [any EventSink], logger: Logger,
@@ -251,12 +251,10 @@ final class Engine: @unchecked Sendable {
         wakeUps[index] = (at, timer)
     }
 
-    /// A repeating call on this queue (the watchdog's heartbeat); cancelled when the engine stops.
+    /// The watchdog's heartbeat: a repeating call while this queue answers (`Heartbeat`); cancelled when the engine
+    /// stops.
     func startHeartbeat(every seconds: Double, _ beat: @escaping @Sendable () -> Void) {
-        let interval = UInt64(max(0.001, seconds) * 1e9)
-        heartbeats.append(state.clock.schedule(at: state.clock.uptimeNanoseconds, repeating: interval, on: queue) {
-            @Sendable [unowned self] in if self.running { beat() }
-        })
+        heartbeats.append(Heartbeat(every: seconds, watching: queue, beat))
     }
 
     /// Starts a timer per policy that wants one (none in observe mode: it has no policies).

@@ -9,7 +9,8 @@ import Glibc
 /// (and `$WATCHDOG_PID`, when set, names this process). Without `$NOTIFY_SOCKET` every call does nothing.
 public struct SystemdNotifier: Sendable {
     public let socket: String?
-    /// Half of `$WATCHDOG_USEC`: how often to ping (nil: no watchdog).
+    /// A quarter of `$WATCHDOG_USEC`: how often to ping (nil: no watchdog). systemd acts after a whole period
+    /// without a ping; at a quarter, a ping that comes late or not at all still leaves no gap over half of it.
     public let watchdogInterval: Double?
 
     public init(environment given: [String: String]? = nil) {
@@ -17,7 +18,7 @@ public struct SystemdNotifier: Sendable {
         socket = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
         let forUs = environment["WATCHDOG_PID"].map { Int32($0) == getpid() } ?? true
         if forUs, let usec = environment["WATCHDOG_USEC"].flatMap(Double.init), usec > 0 {
-            watchdogInterval = usec / 2 / 1e6
+            watchdogInterval = usec / 4 / 1e6
         } else {
             watchdogInterval = nil
         }

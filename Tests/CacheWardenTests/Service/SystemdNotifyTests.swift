@@ -47,15 +47,21 @@ final class NotifyListener: Sendable {
     func with(_ field: String) -> [(at: Date, fields: [String])] { all.filter { $0.fields.contains(field) } }
 }
 
-@Suite struct SystemdNotifyTests {
-    private func daemon(_ tree: TemporaryTree, notify: String, watchdogUsec: Int? = nil) throws -> RunningCLI {
+/// Serialized: several tests measure the gaps between pings to tens of milliseconds, and one blocks the watcher's
+/// queue and Dispatch worker threads on purpose; beside one another they would measure each other.
+@Suite(.serialized) struct SystemdNotifyTests {
+    /// `cachewarden run` on a small tree. With `watchdogPid`, `WATCHDOG_PID` names the daemon itself, as systemd
+    /// sets it (a shell exports its own PID and execs the daemon).
+    private func daemon(_ tree: TemporaryTree, notify: String, watchdogUsec: Int? = nil, watchdogPid: Bool = false) throws -> RunningCLI {
         tree.mkdir("cache")
         for i in 0..<50 { tree.write("cache/d\(i % 5)/f\(i)", size: 3000) }
         let config = tree.url("cw.conf")
         try "dir.cache.path = cache\ndir.cache.quota = 10MB\n".write(toFile: config, atomically: true, encoding: .utf8)
         var env: [String: String?] = ["NOTIFY_SOCKET": notify, "WATCHDOG_USEC": nil, "WATCHDOG_PID": nil]
         if let watchdogUsec { env["WATCHDOG_USEC"] = String(watchdogUsec) }
-        return try RunningCLI(["run", "-c", config], environment: env)
+        guard watchdogPid else { return try RunningCLI(["run", "-c", config], environment: env) }
+        return try RunningCLI(["-c", "WATCHDOG_PID=$$ exec \"$0\" \"$@\"", cachewardenBinary(), "run", "-c", config],
+                              executable: "/bin/sh", environment: env)
     }
 
     @Test func readyAfterEveryReadyLineThenStatusReloadingAndStopping() throws {
@@ -100,10 +106,10 @@ final class NotifyListener: Sendable {
         #expect(cli.interrupt() == 0)
     }
 
-    @Test func watchdogPingsComeAtHalfTheIntervalFromTheCLI() throws {
+    @Test func watchdogPingsComeAtAQuarterOfThePeriodFromTheCLI() throws {
         let tree = TemporaryTree()
         let listener = try NotifyListener(address: tree.url("notify.sock"))
-        let cli = try daemon(tree, notify: listener.address, watchdogUsec: 200_000)   // pings every 100 ms
+        let cli = try daemon(tree, notify: listener.address, watchdogUsec: 200_000)   // pings every 50 ms
         #expect(eventually { listener.with("WATCHDOG=1").count >= 10 }, "\(listener.all.count) messages")
         let pings = listener.with("WATCHDOG=1").map(\.at)
         let gaps = zip(pings, pings.dropFirst()).map { $1.timeIntervalSince($0) }
@@ -111,8 +117,50 @@ final class NotifyListener: Sendable {
         #expect(cli.interrupt() == 0)
     }
 
-    /// The pings come from the watcher's own queue: while it is stuck (here in a veto hook that waits), they stop,
-    /// and systemd would restart the service; once it is free again they resume.
+    /// systemd kills the service once a whole `WATCHDOG_USEC` passes without a ping. At 0.4 s, no gap between two
+    /// pings may exceed half of it plus 50 ms of scheduling margin, over 4 s of pings: a ping that comes late or
+    /// not at all (a timer's leeway, a tick that goes missing) still leaves systemd a ping in time.
+    @Test func watchdogGapsStayWithinHalfThePeriodAtFourHundredMilliseconds() throws {
+        let tree = TemporaryTree()
+        let listener = try NotifyListener(address: tree.url("notify.sock"))
+        let cli = try daemon(tree, notify: listener.address, watchdogUsec: 400_000, watchdogPid: true)
+        #expect(eventually { !listener.with("WATCHDOG=1").isEmpty }, "no ping: \(cli.stderr)")
+        let first = try #require(listener.with("WATCHDOG=1").first).at
+        #expect(eventually { listener.with("WATCHDOG=1").last!.at.timeIntervalSince(first) >= 4 })
+        let pings = listener.with("WATCHDOG=1").map(\.at)
+        let gaps = zip(pings, pings.dropFirst()).map { $1.timeIntervalSince($0) }
+        #expect(gaps.max()! <= 0.2 + 0.05, "largest gap \(gaps.max()!) s of \(pings.count) pings: \(gaps)")
+        #expect(cli.interrupt() == 0)
+    }
+
+    /// The pings come from a thread of their own: 120 ms of work every 170 ms on the watcher's queue (busy, never
+    /// stuck) leaves no gap over half the 400 ms period. From the queue itself, a ping that met a block waited for
+    /// it, and as the two periods drift, one after an unhindered ping came 0.32 s after it.
+    @Test func aBusyWatcherQueueDelaysNoPingBeyondHalfThePeriod() throws {
+        let tree = TemporaryTree()
+        tree.mkdir("cache")
+        let listener = try NotifyListener(address: tree.url("notify.sock"))
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "400000"])
+        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "cache", path: tree.url("cache"))]))
+        try watcher.start()
+        defer { watcher.stop() }
+        let load = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "load"))
+        load.schedule(deadline: .now(), repeating: .milliseconds(170), leeway: .milliseconds(1))
+        load.setEventHandler { watcher.engine.queue.async { usleep(120_000) } }
+        load.resume()
+        defer { load.cancel() }
+        watcher.startHeartbeat(every: try #require(notifier.watchdogInterval)) { notifier.watchdog() }
+        #expect(eventually { listener.with("WATCHDOG=1").count >= 2 })
+        let first = listener.with("WATCHDOG=1")[0].at
+        #expect(eventually { listener.with("WATCHDOG=1").last!.at.timeIntervalSince(first) >= 4 })
+        let pings = listener.with("WATCHDOG=1").map(\.at)
+        let gaps = zip(pings, pings.dropFirst()).map { $1.timeIntervalSince($0) }
+        #expect(gaps.max()! <= 0.2 + 0.05, "largest gap \(gaps.max()!) s of \(pings.count) pings: \(gaps)")
+    }
+
+    /// The pings stop while the watcher's queue is stuck (here in a veto hook that waits): none goes out while the
+    /// probe a ping sent through the queue has waited longer than an interval, and systemd would restart the
+    /// service; once the queue is free again they resume.
     @Test func aStuckWatcherQueueStopsThePings() throws {
         let tree = TemporaryTree()
         tree.mkdir("cache")
