@@ -42,10 +42,13 @@ public enum SizeLimit: Sendable, Equatable {
     /// An absolute number of bytes.
     case bytes(Int64)
 
-    /// The limit in bytes for a reference size of `size` bytes.
+    /// The limit in bytes for a reference size of `size` bytes; a share past `Int64.max` (`hard_quota = 200%` of
+    /// the largest quota) is `Int64.max`.
     public func bytes(of size: Int64) -> Int64 {
         switch self {
-        case .percent(let p): return Int64((Double(size) * p / 100).rounded(.up))
+        case .percent(let p):
+            let bytes = (Double(size) * p / 100).rounded(.up)
+            return bytes < 0x1p63 ? Int64(bytes) : .max
         case .bytes(let b): return b
         }
     }

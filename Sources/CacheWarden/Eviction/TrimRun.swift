@@ -59,7 +59,7 @@ struct TrimRun {
         projected = before
         projectedFiles = beforeFiles
         let sizeDriven = [.quota, .maxFiles, .groupQuota, .lowDisk].contains(goal.reason)
-        youngAfter = sizeDriven ? runtime.settings.minAge.map { state.clock.fileTimeNanoseconds - $0 * 1_000_000_000 } : nil
+        youngAfter = sizeDriven ? runtime.settings.minAge.map { Nanoseconds.before(state.clock.fileTimeNanoseconds, seconds: $0) } : nil
     }
 
     /// About how many files this trim removes, if its target says (the files' share of the bytes to free).

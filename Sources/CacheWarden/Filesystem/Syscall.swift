@@ -255,7 +255,7 @@ package enum Syscall {
     package static func fileClockNanoseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME_COARSE, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+        return Nanoseconds.of(ts)
     }
 }
 
@@ -263,9 +263,10 @@ extension stat {
     package var isRegularFile: Bool { (st_mode & S_IFMT) == S_IFREG }
     package var isDirectory: Bool { (st_mode & S_IFMT) == S_IFDIR }
     package var isSymlink: Bool { (st_mode & S_IFMT) == S_IFLNK }
-    package var mtimeNanoseconds: Int64 { Int64(st_mtim.tv_sec) * 1_000_000_000 + Int64(st_mtim.tv_nsec) }
-    package var atimeNanoseconds: Int64 { Int64(st_atim.tv_sec) * 1_000_000_000 + Int64(st_atim.tv_nsec) }
-    package var ctimeNanoseconds: Int64 { Int64(st_ctim.tv_sec) * 1_000_000_000 + Int64(st_ctim.tv_nsec) }
+    /// Times in nanoseconds since 1970; a time past 2262 (a file touched far into the future) reads as `Int64.max`.
+    package var mtimeNanoseconds: Int64 { Nanoseconds.of(st_mtim) }
+    package var atimeNanoseconds: Int64 { Nanoseconds.of(st_atim) }
+    package var ctimeNanoseconds: Int64 { Nanoseconds.of(st_ctim) }
     /// Allocated bytes (`st_blocks × 512`, what `du` counts).
     package var allocatedBytes: Int64 { Int64(st_blocks) * 512 }
 }

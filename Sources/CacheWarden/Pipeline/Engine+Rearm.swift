@@ -7,7 +7,7 @@ import Glibc
 extension Engine {
     /// How often a lost root's folder that was refused is judged again when nothing about it changed (a tag
     /// added, a mount inside it removed): judging reads the password database and the mount table.
-    static let rejudgeInterval: UInt64 = 10_000_000_000
+    static let rejudgeInterval = Nanoseconds.span(seconds: 10)
 
     /// A registered root disappeared (deleted, moved away, unmounted, its watch dropped): reported once, then
     /// looked for every second (`takeBack`); once taken back it is re-read and a `ready` line follows.
@@ -23,8 +23,8 @@ extension Engine {
     /// Polls lost roots every second; the timer exists only while some root is lost.
     func startRearmTimer() {
         guard rearmTimer == nil else { return }
-        let second: UInt64 = 1_000_000_000
-        rearmTimer = state.clock.schedule(at: state.clock.uptimeNanoseconds + second, repeating: second, on: queue) {
+        let second = Nanoseconds.span(seconds: 1)
+        rearmTimer = state.clock.schedule(at: Nanoseconds.after(state.clock.uptimeNanoseconds, second), repeating: second, on: queue) {
             @Sendable [unowned self] in self.rearmLostRoots()
         }
     }

@@ -102,8 +102,8 @@ final class Engine: @unchecked Sendable {
             // A pass that stopped at its `delete_rate` budget is followed by the next, a second later; a held trim
             // is tried again once its hold window has passed (if no change about the file came first).
             let now = state.clock.uptimeNanoseconds
-            if reports.contains(where: \.paced) { scheduleWakeUp(goal.policy, at: now + 1_000_000_000) }
-            if reports.contains(where: \.held) { scheduleWakeUp(goal.policy, at: now + UInt64(TrimRun.holdWindow)) }
+            if reports.contains(where: \.paced) { scheduleWakeUp(goal.policy, at: Nanoseconds.after(now, seconds: 1)) }
+            if reports.contains(where: \.held) { scheduleWakeUp(goal.policy, at: Nanoseconds.after(now, UInt64(TrimRun.holdWindow))) }
         }
         settle()
     }
@@ -263,8 +263,8 @@ final class Engine: @unchecked Sendable {
         timers.removeAll()
         for (i, policy) in policies.policies.enumerated() {
             guard let seconds = policy.timerInterval else { continue }
-            let interval = UInt64(seconds) * 1_000_000_000
-            timers.append(state.clock.schedule(at: state.clock.uptimeNanoseconds + interval, repeating: interval, on: queue) {
+            let interval = Nanoseconds.span(seconds: seconds)
+            timers.append(state.clock.schedule(at: Nanoseconds.after(state.clock.uptimeNanoseconds, interval), repeating: interval, on: queue) {
                 @Sendable [unowned self] in
                 guard self.running else { return }
                 self.enforce(.timer, roots: self.state.roots.order, onlyPolicy: i)

@@ -27,7 +27,7 @@ final class Heartbeat: Sendable {
     init(every seconds: Double, watching watched: DispatchQueue, _ beat: @escaping @Sendable () -> Void) {
         self.watched = watched
         self.beat = beat
-        interval = UInt64(max(0.001, seconds) * 1e9)
+        interval = Nanoseconds.span(timeInterval: max(0.001, seconds))
         let thread = Thread { [self] in run() }
         thread.name = "cw-heartbeat"
         thread.start()

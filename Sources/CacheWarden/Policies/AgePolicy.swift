@@ -19,7 +19,7 @@ struct AgePolicy: CleaningPolicy {
         let now = state.clock.fileTimeNanoseconds
         for id in roots {
             guard let rt = state.roots[id], rt.lost == nil, let maxAge = rt.settings.maxAge else { continue }
-            let cutoff = now - maxAge * 1_000_000_000
+            let cutoff = Nanoseconds.before(now, seconds: maxAge)
             guard let oldest = state.ledger.oldestAge(id), oldest < cutoff else { continue }
             decision.goals.append(EvictionGoal(reason: .age, roots: [id], target: .olderThan(cutoff), limit: rt.settings.deleteRate))
         }

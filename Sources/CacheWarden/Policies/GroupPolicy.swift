@@ -23,7 +23,11 @@ struct GroupPolicy: CleaningPolicy {
             guard sum > group.quota else { continue }
             let weights = members.reduce(0) { $0 + $1.settings.weight }
             var shares: [RootID: Int64] = [:]
-            for m in members { shares[m.id] = group.quota * Int64(m.settings.weight) / Int64(max(1, weights)) }
+            for m in members {
+                // quota × weight / weights, without overflowing in between (a share is at most the quota).
+                let product = group.quota.multipliedFullWidth(by: Int64(m.settings.weight))
+                shares[m.id] = Int64(max(1, weights)).dividingFullWidth(product).quotient
+            }
             decision.goals.append(EvictionGoal(reason: .groupQuota, roots: members.map(\.id),
                                                target: .groupTotal(group.trimTo.bytes(of: group.quota)),
                                                group: group.name, shares: shares))

@@ -22,7 +22,7 @@ struct QuotaPolicy: CleaningPolicy {
             guard total > rt.settings.trimAtBytes else { deferredSince[id] = nil; continue }
             if let idle = rt.settings.trimAfterIdle, total <= (rt.settings.hardQuota ?? .percent(200)).bytes(of: rt.settings.quota) {
                 let quietSince = state.lastActivity[id] ?? 0
-                let ready = quietSince &+ UInt64(idle) * 1_000_000_000
+                let ready = Nanoseconds.after(quietSince, seconds: idle)
                 if now < ready {
                     if deferredSince[id] == nil { deferredSince[id] = now }
                     decision.wake(at: ready)

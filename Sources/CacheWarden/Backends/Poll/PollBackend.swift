@@ -109,8 +109,8 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
     /// Starts `root`'s timer if it has none.
     private func schedule(_ root: RootID) {
         guard let polled = roots[root], polled.timer == nil else { return }
-        let interval = UInt64(max(1, polled.interval)) * 1_000_000_000
-        roots[root]?.timer = clock.schedule(at: clock.uptimeNanoseconds + interval, repeating: interval, on: queue) {
+        let interval = Nanoseconds.span(seconds: max(1, polled.interval))
+        roots[root]?.timer = clock.schedule(at: Nanoseconds.after(clock.uptimeNanoseconds, interval), repeating: interval, on: queue) {
             @Sendable [weak self] in self?.pass(root)
         }
     }

@@ -25,9 +25,9 @@ struct PollSnapshot: Sendable {
         self.route = route
         self.path = path
         ino = UInt64(st.st_ino)
-        mtime = Self.nanoseconds(st.st_mtim)
-        ctime = Self.nanoseconds(st.st_ctim)
-        let settledBefore = now - route.pollInterval * 1_000_000_000 - PollBackend.timestampSlack
+        mtime = st.mtimeNanoseconds
+        ctime = st.ctimeNanoseconds
+        let settledBefore = Nanoseconds.subtracting(Nanoseconds.before(now, seconds: route.pollInterval), PollBackend.timestampSlack)
         unsettled = max(mtime, ctime) >= settledBefore
     }
 
@@ -40,11 +40,9 @@ struct PollSnapshot: Sendable {
             return error == .noSuchFileOrDirectory || error == .notDirectory ? .gone : .unchanged
         }
         guard st.isDirectory, UInt64(st.st_ino) == ino else { return .gone }
-        if unsettled || Self.nanoseconds(st.st_mtim) != mtime || Self.nanoseconds(st.st_ctim) != ctime { return .changed }
+        if unsettled || st.mtimeNanoseconds != mtime || st.ctimeNanoseconds != ctime { return .changed }
         return .unchanged
     }
-
-    static func nanoseconds(_ t: timespec) -> Int64 { Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec) }
 }
 
 /// A pass's verdict on one directory.
