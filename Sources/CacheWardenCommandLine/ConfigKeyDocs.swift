@@ -36,9 +36,11 @@ public enum ConfigKeyDocs {
             ".PP", "Relative paths are relative to the config file's folder. At least one directory must be registered, "
                 + "each needs a path, and registered directories must not nest. Names (\\fIname\\fR, \\fIg\\fR) are "
                 + "ASCII letters, digits, \\fB_\\fR and \\fB\\-\\fR.",
-            ".PP", "Sizes take B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024); ages are a "
-                + "whole number with s, m, h, d or w (max_age and min_age also take mo); a share is a percentage or a "
-                + "size; booleans are true/false, yes/no, on/off, 1/0; globs are comma-separated.",
+            ".PP", "Sizes take B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024) and are a whole "
+                + "number of bytes below 8 EiB (0.4B is an error, not 0); ages are a whole number with s, m, h, d, w "
+                + "or mo (30 days), at most 36500d (100 years); intervals are written as ages without mo and are at "
+                + "most 1w; a share is a percentage or a size; booleans are true/false, yes/no, on/off, 1/0; globs are "
+                + "comma-separated. A value past its bound is an error naming the file and line.",
         ]
         for (scope, _, title) in headings {
             out.append(".SH \(title)")

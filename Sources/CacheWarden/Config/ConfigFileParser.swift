@@ -14,26 +14,14 @@ struct ConfigFileParser {
             guard let b = SizeBasis(rawValue: v) else { return "expected allocated or apparent" }
             s.sizeBasis = b; return nil
         },
-        "expire_interval": { s, v in
-            guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 30s, 5m, 1h" }
-            s.expireInterval = a; return nil
-        },
-        "low_disk_free": { s, v in
-            guard let t = ValueParsers.threshold(v) else { return "expected a percentage like 10% or a size like 5GB" }
-            s.lowDiskFree = t; return nil
-        },
-        "low_disk_target": { s, v in
-            guard let t = ValueParsers.threshold(v) else { return "expected a percentage like 20% or a size like 10GB" }
-            s.lowDiskTarget = t; return nil
-        },
+        "expire_interval": { s, v in duration(v, .interval, like: "30s, 5m, 1h") { s.expireInterval = $0 } },
+        "low_disk_free": { s, v in threshold(v, like: "10% or a size like 5GB") { s.lowDiskFree = $0 } },
+        "low_disk_target": { s, v in threshold(v, like: "20% or a size like 10GB") { s.lowDiskTarget = $0 } },
         "low_disk_action": { s, v in
             guard let a = LowDiskAction(rawValue: v) else { return "expected warn or trim" }
             s.lowDiskAction = a; return nil
         },
-        "low_disk_interval": { s, v in
-            guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 30s, 5m" }
-            s.lowDiskInterval = a; return nil
-        },
+        "low_disk_interval": { s, v in duration(v, .interval, like: "30s, 5m") { s.lowDiskInterval = $0 } },
         "control_socket": { s, v in s.controlSocket = v; return nil },
         "control_socket_mode": { s, v in
             guard let m = UInt16(v, radix: 8), m & 0o600 == 0o600, m <= 0o666 else {
@@ -45,18 +33,12 @@ struct ConfigFileParser {
             guard v.hasSuffix(".prom") else { return "expected a path ending in .prom (node_exporter reads only those)" }
             s.metricsFile = v; return nil
         },
-        "metrics_interval": { s, v in
-            guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 15s, 1m" }
-            s.metricsInterval = a; return nil
-        },
+        "metrics_interval": { s, v in duration(v, .interval, like: "15s, 1m") { s.metricsInterval = $0 } },
         "backend": { s, v in
             guard let b = BackendChoice(rawValue: v) else { return ValueParsers.backendExpectation }
             s.backend = b; return nil
         },
-        "poll_interval": { s, v in
-            guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 30s, 5m" }
-            s.pollInterval = a; return nil
-        },
+        "poll_interval": { s, v in duration(v, .interval, like: "30s, 5m") { s.pollInterval = $0 } },
         "events_to": { s, v in
             guard let e = EventsDestination(rawValue: v) else { return "expected stdout, journal or both" }
             s.eventsTo = e; return nil
@@ -68,16 +50,13 @@ struct ConfigFileParser {
         "path": { d, v in d.path = v; return nil },
         "quota": { d, v in
             guard let q = ValueParsers.size(v) else {
-                return "expected a size like 500MB or 2GiB (units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB; 0 = no quota)"
+                return ValueParsers.sizeProblem(v) ?? "expected a size like 500MB or 2GiB (units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB; 0 = no quota)"
             }
             d.quota = q; return nil
         },
         "max_age": { d, v in
             if v == "manual" { d.maxAge = nil; return nil }
-            guard let a = ValueParsers.age(v, allowMonths: true) else {
-                return "expected manual, 3d, 1w, 2w, 1mo or <N> with unit s, m, h, d, w"
-            }
-            d.maxAge = a; return nil
+            return duration(v, .age, like: "manual, 3d, 1w, 2w, 1mo or <N> with unit s, m, h, d, w, mo") { d.maxAge = $0 }
         },
         "order": { d, v in
             guard let o = AgeOrder(rawValue: v) else { return "expected mtime, atime, ctime, btime or opened" }
@@ -99,14 +78,8 @@ struct ConfigFileParser {
             guard let b = ValueParsers.bool(v) else { return "expected true or false" }
             d.pruneDirs = b; return nil
         },
-        "low_disk_free": { d, v in
-            guard let t = ValueParsers.threshold(v) else { return "expected a percentage like 10% or a size like 5GB" }
-            d.lowDiskFree = t; return nil
-        },
-        "low_disk_target": { d, v in
-            guard let t = ValueParsers.threshold(v) else { return "expected a percentage like 20% or a size like 10GB" }
-            d.lowDiskTarget = t; return nil
-        },
+        "low_disk_free": { d, v in threshold(v, like: "10% or a size like 5GB") { d.lowDiskFree = $0 } },
+        "low_disk_target": { d, v in threshold(v, like: "20% or a size like 10GB") { d.lowDiskTarget = $0 } },
         "create": { d, v in
             guard let b = ValueParsers.bool(v) else { return "expected true or false" }
             d.createIfMissing = b; return nil
@@ -119,34 +92,19 @@ struct ConfigFileParser {
             guard let b = ValueParsers.bool(v) else { return "expected true or false" }
             d.countDirectories = b; return nil
         },
-        "trim_to": { d, v in
-            guard let l = ValueParsers.limit(v, percent: 0...100) else { return "expected a share of the quota like 50% or a size like 400MB" }
-            d.trimTo = l; return nil
-        },
-        "trim_at": { d, v in
-            guard let l = ValueParsers.limit(v, percent: 0...100) else { return "expected a share of the quota like 90% or a size like 900MB" }
-            d.trimAt = l; return nil
-        },
-        "hard_quota": { d, v in
-            guard let l = ValueParsers.limit(v, percent: 100...10_000) else { return "expected 100% or more of the quota, like 200%, or a size like 2GB" }
-            d.hardQuota = l; return nil
-        },
+        "trim_to": { d, v in limit(v, 0...100, like: "a share of the quota like 50% or a size like 400MB") { d.trimTo = $0 } },
+        "trim_at": { d, v in limit(v, 0...100, like: "a share of the quota like 90% or a size like 900MB") { d.trimAt = $0 } },
+        "hard_quota": { d, v in limit(v, 100...10_000, like: "100% or more of the quota, like 200%, or a size like 2GB") { d.hardQuota = $0 } },
         "max_files": { d, v in
             guard let n = Int(v), n > 0 else { return "expected a number of files, like 100000" }
             d.maxFiles = n; return nil
         },
-        "trim_after_idle": { d, v in
-            guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 30s, 5m, 1h" }
-            d.trimAfterIdle = a; return nil
-        },
+        "trim_after_idle": { d, v in duration(v, .interval, like: "30s, 5m, 1h") { d.trimAfterIdle = $0 } },
         "spare_open": { d, v in
             guard let b = ValueParsers.bool(v) else { return "expected true or false" }
             d.spareOpen = b; return nil
         },
-        "min_age": { d, v in
-            guard let a = ValueParsers.age(v, allowMonths: true) else { return "expected a duration like 10m, 2h, 1d" }
-            d.minAge = a; return nil
-        },
+        "min_age": { d, v in duration(v, .age, like: "10m, 2h, 1d") { d.minAge = $0 } },
         "evict_unit": { d, v in
             guard let u = ValueParsers.unit(v) else { return "expected file, entry or depth:N (N ≥ 1)" }
             d.evictUnit = u; return nil
@@ -171,22 +129,16 @@ struct ConfigFileParser {
             guard let b = BackendChoice(rawValue: v) else { return ValueParsers.backendExpectation }
             d.backend = b; return nil
         },
-        "poll_interval": { d, v in
-            guard let a = ValueParsers.age(v, allowMonths: false) else { return "expected a duration like 30s, 5m" }
-            d.pollInterval = a; return nil
-        },
+        "poll_interval": { d, v in duration(v, .interval, like: "30s, 5m") { d.pollInterval = $0 } },
     ]
 
     /// Keys of the form `group.<name>.<field>`.
     static let groupKeys: [String: Apply<GroupSettings>] = [
         "quota": { g, v in
-            guard let q = ValueParsers.size(v), q > 0 else { return "expected a size like 10GB" }
+            guard let q = ValueParsers.size(v), q > 0 else { return ValueParsers.sizeProblem(v) ?? "expected a size like 10GB" }
             g.quota = q; return nil
         },
-        "trim_to": { g, v in
-            guard let l = ValueParsers.limit(v, percent: 0...100) else { return "expected a share of the quota like 50% or a size like 4GB" }
-            g.trimTo = l; return nil
-        },
+        "trim_to": { g, v in limit(v, 0...100, like: "a share of the quota like 50% or a size like 4GB") { g.trimTo = $0 } },
     ]
 
     let file: String

@@ -31,8 +31,6 @@ extension WardenSettings {
             guard names.insert(d.name).inserted else {
                 throw ConfigError(message: "directory name `\(d.name)` is registered twice; names must be unique")
             }
-            guard d.quota >= 0 else { throw ConfigError(message: "dir.\(d.name).quota is negative; expected a size ≥ 0") }
-            if let a = d.maxAge, a <= 0 { throw ConfigError(message: "dir.\(d.name).max_age must be positive or nil (manual)") }
             if checkingPaths, !d.createIfMissing, let problem = PathResolver.directoryProblem(PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory())) {
                 throw ConfigError(message: "dir.\(d.name).path: \(problem)")
             }
@@ -42,6 +40,7 @@ extension WardenSettings {
         }) {
             throw ConfigError(message: "dir.\(b.name).path overlaps dir.\(a.name).path; registered directories must not nest")
         }
+        try validateLimits()
         _ = try checkRoots()
         try validateRelations()
     }
