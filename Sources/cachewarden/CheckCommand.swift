@@ -2,8 +2,9 @@ import CacheWarden
 import CacheWardenCommandLine
 
 /// `cachewarden check`: validate a config and print the effective settings (exit 0), or the error (exit 2).
-/// A config with no directory passes with a note line (it watches nothing).
-/// Values a profile filled in are marked with `# from profile <name>`. It changes nothing on disk.
+/// What it accepts, `run` runs: both read the settings through `SettingsOptions.load()`, so a config that
+/// registers no directory is an error in both. Values a profile filled in are marked with
+/// `# from profile <name>`. It changes nothing on disk.
 struct CheckCommand: CLICommand {
     static let spec = CommandSpec(
         "check",
@@ -12,20 +13,16 @@ struct CheckCommand: CLICommand {
     )
 
     var source: SettingsOptions
+    /// No `--control-socket` here: the socket `run` would listen on by default, which no root may hold either.
+    var daemon: DaemonOptions
 
     init(_ arguments: ParsedArguments) {
         source = SettingsOptions(arguments)
+        daemon = DaemonOptions(arguments)
     }
 
     func run() throws {
-        let s: WardenSettings
-        do { s = try source.withDefaultConfig().load().resolved() } catch let error as ConfigError where error.registersNothing {
-            // A config that registers nothing (the Debian package's commented example) is valid but inert:
-            // `run` refuses it, `check` says so and succeeds.
-            print("# cachewarden \(CacheWardenVersion.current)")
-            print("# no directory registered: this config watches nothing; add `dir.<name>.path = /some/folder`")
-            return
-        }
+        let s = try daemon.settings(from: source).0.resolved()
         for warning in s.rootWarnings { StandardStreams.error("cachewarden: warning: \(warning)\n") }
         print("# cachewarden \(CacheWardenVersion.current)")
         print("size_basis = \(s.sizeBasis.rawValue)")

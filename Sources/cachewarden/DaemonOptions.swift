@@ -25,6 +25,24 @@ struct DaemonOptions {
         return locations.daemonSocket(userInstance: userInstance)
     }
 
+    /// The settings `run` watches with, and `check` validates: `source`'s (the default config file when it names
+    /// none), with `controlSocket` the socket the daemon listens on (`daemonPath`, nil for none), which must fit a
+    /// socket address and which no registered root may hold. One function for both commands, so that what `check`
+    /// accepts `run` runs. Returns the source read too (its `config` is the file to reload).
+    func settings(from given: SettingsOptions) throws -> (WardenSettings, source: SettingsOptions) {
+        let source = given.withDefaultConfig()
+        var settings = try source.load()
+        guard let socket = daemonPath(settings, userInstance: given.usesDefaultConfig), socket != settings.controlSocket else {
+            return (settings, source)
+        }
+        if let problem = WardenSettings.controlSocketProblem(socket) {
+            throw CLIUsageError(message: (controlSocket == nil ? "control socket " : "--control-socket: ") + problem)
+        }
+        settings.controlSocket = socket
+        try settings.validate()
+        return (settings, source)
+    }
+
     /// The sockets a client tries, in order (the config file, when given, is read only for its `control_socket`).
     func clientPaths(config: String?, locations: DefaultLocations = .current) throws -> [String] {
         if let controlSocket { return [Self.absolute(controlSocket)] }

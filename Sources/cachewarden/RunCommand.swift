@@ -44,8 +44,7 @@ struct RunCommand: CLICommand {
     }
 
     func run() throws {
-        let source = self.source.withDefaultConfig()
-        let settings = try source.load()
+        let (settings, source) = try daemon.settings(from: source)
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .info
@@ -53,11 +52,9 @@ struct RunCommand: CLICommand {
         }
         var logger = Logger(label: "cachewarden")
         logger.logLevel = debug ? .debug : .info
-        let socket = daemon.daemonPath(settings, userInstance: self.source.usesDefaultConfig)
-        DefaultConfig.prepareFolder(of: socket)
-        let service = RunService(settings: settings, configFile: source.config, socketPath: socket,
-                                 mode: dryRun ? .dryRun : .enforce, logger: logger,
-                                 bufferLimit: Int(maxBuffered), exitOnEpipe: exitOnEpipe)
+        DefaultConfig.prepareFolder(of: settings.controlSocket)
+        let service = RunService(settings: settings, configFile: source.config, mode: dryRun ? .dryRun : .enforce,
+                                 logger: logger, bufferLimit: Int(maxBuffered), exitOnEpipe: exitOnEpipe)
         try service.run()
     }
 }

@@ -18,11 +18,9 @@ final class RunService: @unchecked Sendable {
     private let watcher: Watcher
     private var signalSources: [DispatchSourceSignal] = []
 
-    init(settings: WardenSettings, configFile: String?, socketPath: String?, mode: WatcherMode, logger: Logger,
-         bufferLimit: Int, exitOnEpipe: Bool) {
-        var settings = settings
-        // The socket served, wherever its path came from: no registered root may hold it (`RootGuard`).
-        if let socketPath { settings.controlSocket = socketPath }
+    /// `settings.controlSocket` is the socket served, wherever its path came from (`DaemonOptions.settings(from:)`):
+    /// no registered root may hold it (`RootGuard`).
+    init(settings: WardenSettings, configFile: String?, mode: WatcherMode, logger: Logger, bufferLimit: Int, exitOnEpipe: Bool) {
         self.settings = settings
         self.configFile = configFile
         journal = Self.journalSink(settings.eventsTo)
@@ -30,7 +28,7 @@ final class RunService: @unchecked Sendable {
             if exitOnEpipe { Glibc.exit(0) }
             StandardStreams.error("cachewarden: stdout is closed (EPIPE); events are discarded from now on, quotas are still enforced\n")
         } : nil
-        server = socketPath.map { ControlServer(path: $0, mode: settings.controlSocketMode) }
+        server = settings.controlSocket.map { ControlServer(path: $0, mode: settings.controlSocketMode) }
         metrics = settings.metricsFile.map { MetricsFileSink(path: $0, interval: Double(settings.metricsInterval), logger: logger) }
         systemdStatus = SystemdStatusSink(notifier: notifier)
         let sinks: [(any EventSink)?] = [stdout, journal, server, metrics, systemdStatus]

@@ -84,16 +84,18 @@ import Testing
         #expect(r.out.contains("size_basis = apparent"))
     }
 
-    @Test func checkAcceptsAConfigWithNoDirectoryWithANote() throws {
+    @Test func checkAndRunBothRefuseAConfigWithNoDirectory() throws {
         let tree = TemporaryTree()
         let config = tree.url("empty.conf")
-        try "# dir.x.path = /srv/cache\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let r = try runProcess(cachewardenBinary(), ["check", "--config", config])
-        #expect(r.status == 0, "\(r.err)")
-        #expect(r.out.contains("# no directory registered: this config watches nothing"), "\(r.out)")
-        // `run` still refuses it.
-        let run = try runProcess(cachewardenBinary(), ["run", "--config", config])
-        #expect(run.status == 2 && run.err.contains("no directory registered"), "\(run.err)")
+        for text in ["# dir.x.path = /srv/cache\n", "", "\n\n   \n", "# only\n# comments\n"] {
+            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            let expected = "cachewarden: \(config):1: no directory registered; expected at least one `dir.<name>.path = /some/folder`\n"
+            // `check` used to accept it with a note while `run` refused it: what `check` accepts, `run` runs.
+            let r = try runProcess(cachewardenBinary(), ["check", "--config", config])
+            #expect(r.status == 2 && r.out.isEmpty && r.err == expected, "\(text.debugDescription): \(r)")
+            let run = try runProcess(cachewardenBinary(), ["run", "--config", config])
+            #expect(run.status == 2 && run.out.isEmpty && run.err == expected, "\(text.debugDescription): \(run)")
+        }
     }
 }
 

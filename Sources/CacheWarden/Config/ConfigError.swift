@@ -11,8 +11,8 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     /// The config key at fault, when a check across keys found it (the parser turns it into a line).
     var key: String?
-    /// The file is otherwise valid but registers no directory: `run` refuses it, `check` accepts it with a note
-    /// (an inert example config, such as the Debian package's).
+    /// The file is otherwise valid but registers no directory (an inert example config, such as the Debian
+    /// package's): `check` and `run` refuse it, but `discover --write` may write one when it found nothing.
     public internal(set) var registersNothing = false
 
     /// An error about `message`, optionally located at `file:line`.

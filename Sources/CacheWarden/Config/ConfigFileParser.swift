@@ -239,6 +239,7 @@ struct ConfigFileParser {
         var settings = d.settings
         settings.controlSocket = settings.controlSocket.map { PathResolver.absolute($0, relativeTo: baseDirectory) }
         settings.metricsFile = settings.metricsFile.map { PathResolver.absolute($0, relativeTo: baseDirectory) }
+        try located(d) { () throws(ConfigError) in try settings.validateOwnFiles() }
         var pathLines: [String: Int] = [:]
         for name in d.order {
             guard var entry = d.directories[name] else { continue }
@@ -270,11 +271,15 @@ struct ConfigFileParser {
             guard group.quota > 0 else { throw error(line, "group.\(name) has no quota; add `group.\(name).quota = 10GB`") }
             settings.groups.append(group)
         }
-        do throws(ConfigError) { try settings.validateRelations() } catch {
-            // Point at the line of the key at fault.
+        try located(d) { () throws(ConfigError) in try settings.validateRelations() }
+        return settings
+    }
+
+    /// Runs a check of the settings as a whole; its error points at the line of the key at fault.
+    private func located(_ d: Draft, _ check: () throws(ConfigError) -> Void) throws(ConfigError) {
+        do throws(ConfigError) { try check() } catch {
             throw ConfigError(file: file, line: error.line ?? d.seen[error.key ?? ""] ?? 1, message: error.message)
         }
-        return settings
     }
 
     /// The first control or format character of `text` but tab, as `U+0000`: a NUL would cut a path short, and

@@ -41,6 +41,7 @@ extension WardenSettings {
             throw ConfigError(message: "dir.\(b.name).path overlaps dir.\(a.name).path; registered directories must not nest")
         }
         try validateLimits()
+        try validateOwnFiles()
         _ = try checkRoots()
         try validateRelations()
     }
