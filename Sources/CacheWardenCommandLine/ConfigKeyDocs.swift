@@ -32,7 +32,9 @@ public enum ConfigKeyDocs {
             ".SH DESCRIPTION",
             "A YAML-free text file: one \\fBkey = value\\fR per line. \\fB#\\fR at the start of a line or after whitespace "
                 + "starts a comment; blank lines are ignored; whitespace around keys and values is trimmed. Unknown keys, "
-                + "duplicate keys, empty values, bad values and missing paths are errors naming the file and line.",
+                + "duplicate keys, empty values, bad values and missing paths are errors naming the file and line. Only "
+                + "a newline (or CR LF) ends a line; other line breaks (U+000B, U+000C, a lone CR, U+0085, U+2028, "
+                + "U+2029) and control characters are errors.",
             ".PP", "Relative paths are relative to the config file's folder. At least one directory must be registered, "
                 + "each needs a path, and registered directories must not nest. Names (\\fIname\\fR, \\fIg\\fR) are "
                 + "ASCII letters, digits, \\fB_\\fR and \\fB\\-\\fR.",

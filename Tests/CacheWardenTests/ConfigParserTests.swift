@@ -76,6 +76,22 @@ import Testing
         #expect(error("# nothing\n") == "test.conf:1: no directory registered; expected at least one `dir.<name>.path = /some/folder`")
     }
 
+    @Test func onlyNewlineEndsALineAndOtherLineBreaksAreErrorsNamingTheLine() throws {
+        tree.mkdir("d")
+        // Each used to end the line: `dir.a.quota` became a key of its own, and the lines after it were numbered one
+        // too far.
+        for breaker in ["\u{0B}", "\u{0C}", "\u{85}", "\u{2028}", "\u{2029}", "\r"] {
+            let code = String(breaker.unicodeScalars.first!.value, radix: 16, uppercase: true)
+            let expected = "test.conf:2: line break U+\(String(repeating: "0", count: 4 - code.count) + code) in the line; only \\n ends a line (an editor may show this one as two)"
+            #expect(error("dir.a.path = d\ndir.a.max_age = 1d\(breaker)dir.a.quota = 1MB\n") == expected, "\(breaker.debugDescription)")
+            #expect(error("dir.a.path = d\n# a comment\(breaker)dir.a.quota = 1MB\n") == expected, "in a comment: \(breaker.debugDescription)")
+        }
+        // `\r\n` line ends are read as `\n`, and lines keep their numbers.
+        #expect(error("dir.a.path = d\r\n\r\ndir.a.quota = lots\r\n").hasPrefix("test.conf:3: bad value `lots` for dir.a.quota"))
+        let s = try parse("dir.a.path = d\r\ndir.a.quota = 1MB\r\n")
+        #expect(s.directories[0].quota == 1_000_000 && s.directories[0].path == tree.path + "/d")
+    }
+
     @Test func aSymlinkOrAFileIsNotARoot() {
         tree.write("file", size: 1)
         symlinkAt(tree.path, tree.url("link"))

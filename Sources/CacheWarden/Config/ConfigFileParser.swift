@@ -167,15 +167,21 @@ struct ConfigFileParser {
     /// Parses `text` (the contents of `file`); relative paths resolve against `baseDirectory`.
     func parse(_ text: String, baseDirectory: String) throws(ConfigError) -> WardenSettings {
         var draft = Draft()
-        // Any line break ends a line: `\n`, `\r\n` (one Character in Swift), and the Unicode ones.
-        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            try read(rawLine, line: index + 1, into: &draft)
+        // Only `\n` ends a line (`\r\n` too: its `\r` is dropped). Split on the scalar, not on Characters: Swift
+        // takes `\r\n` as one Character, and `isNewline` holds for U+000B, U+000C, U+0085, U+2028 and U+2029 too,
+        // which would turn one line into two keys and shift every line number after it.
+        for (index, scalars) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let rawLine = Substring(scalars)
+            try read(rawLine.last == "\r" ? rawLine.dropLast() : rawLine, line: index + 1, into: &draft)
         }
         return try finish(draft, baseDirectory: baseDirectory)
     }
 
     /// One line: a comment, a blank, or a `key = value` applied to the draft.
     private func read(_ rawLine: Substring, line n: Int, into d: inout Draft) throws(ConfigError) {
+        if let bad = Self.firstLineBreak(in: rawLine) {
+            throw error(n, "line break \(bad) in the line; only \\n ends a line (an editor may show this one as two)")
+        }
         let line = Self.stripComment(rawLine).trimmingSpaces
         if line.isEmpty { return }
         if let bad = Self.firstControl(in: line) {
@@ -285,10 +291,18 @@ struct ConfigFileParser {
     /// The first control or format character of `text` but tab, as `U+0000`: a NUL would cut a path short, and
     /// bidirectional overrides or a byte-order mark would make a line read other than it is.
     static func firstControl(in text: String) -> String? {
-        guard let bad = text.unicodeScalars.first(where: {
-            $0 != "\t" && [.control, .format].contains($0.properties.generalCategory)
-        }) else { return nil }
-        let digits = String(bad.value, radix: 16, uppercase: true)
+        text.unicodeScalars.first { $0 != "\t" && [.control, .format].contains($0.properties.generalCategory) }.map(codePoint)
+    }
+
+    /// What other programs take for a line break, refused anywhere in a line, comments included: U+000B, U+000C,
+    /// a `\r` not before the `\n`, U+0085, U+2028 and U+2029, as `U+000B`.
+    static func firstLineBreak(in line: Substring) -> String? {
+        line.unicodeScalars.first { $0 != "\n" && Character($0).isNewline }.map(codePoint)
+    }
+
+    /// `U+000B`.
+    private static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        let digits = String(scalar.value, radix: 16, uppercase: true)
         return "U+" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
