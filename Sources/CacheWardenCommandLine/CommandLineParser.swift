@@ -12,9 +12,11 @@
 /// The option syntax is GNU `getopt_long(3)`'s, and `CommandLineParserReferenceTests` checks it against glibc's
 /// `getopt_long` on generated command lines: `--name value`, `--name=value`, `-c value`, `-cvalue`, bundled short
 /// flags, `--` ending the options, `-` as a positional, options and positionals in any order (permutation), a
-/// value taken as it is even when it starts with `-`. One difference, chosen: a long option must be written in
-/// full (`getopt_long` also takes an unambiguous prefix such as `--dry`, which breaks the day a second option
-/// shares it).
+/// value taken as it is even when it starts with `-`. Differences, chosen: a long option must be written in full
+/// (`getopt_long` also takes an unambiguous prefix such as `--dry`, which breaks the day a second option shares
+/// it); an option that takes one value is an error when given twice (`getopt_long` hands both over and the last
+/// usually wins: `--quota 1MB --quota 2MB` is more likely a mistake than a wish); and a word after what the root
+/// prints (`--version`, `help NAME`, a completion script) is an error, not ignored.
 public struct CommandLineParser: Sendable {
     public let root: CommandSpec
 
@@ -39,21 +41,29 @@ public struct CommandLineParser: Sendable {
         }
         switch first {
         case "-h", "--help": return .print(HelpText(root, path: [root.name]).text)
-        case "--version" where root.version != nil: return .print(root.version! + "\n")
+        case "--version" where root.version != nil: return try printing(root.version! + "\n", unless: rest)
         case "help":
-            guard let name = rest.first else { return .print(HelpText(root, path: [root.name]).text) }
+            guard let name = rest.popFirst() else { return .print(HelpText(root, path: [root.name]).text) }
             guard let sub = root.subcommand(name) else { throw unknownCommand(name) }
-            return .print(HelpText(sub, path: [root.name, sub.name]).text)
+            return try printing(HelpText(sub, path: [root.name, sub.name]).text, unless: rest)
         default: break
         }
         if let shell = try completionRequest(first, &rest) {
-            return .print(CompletionScript(root: root).text(for: shell))
+            return try printing(CompletionScript(root: root).text(for: shell), unless: rest)
         }
         guard let sub = root.subcommand(first) else {
             if first.hasPrefix("-") { throw UsageError("unknown option \(Self.name(of: first))", command: root.name) }
             throw unknownCommand(first)
         }
         return try parseLeaf(sub, path: [root.name, sub.name], rest)
+    }
+
+    /// `text`, when nothing follows what asked for it; the root's help when `-h`/`--help` does (help wins, as
+    /// everywhere); else the first stray word is an error.
+    private func printing(_ text: String, unless rest: ArraySlice<String>) throws(UsageError) -> Outcome {
+        guard let extra = rest.first else { return .print(text) }
+        if rest.contains(where: { $0 == "-h" || $0 == "--help" }) { return .print(HelpText(root, path: [root.name]).text) }
+        throw UsageError("unexpected argument `\(extra)`", command: root.name)
     }
 
     private func unknownCommand(_ name: String) -> UsageError {
@@ -161,7 +171,11 @@ public struct CommandLineParser: Sendable {
             if flag.long == CommandSpec.help.long { wantsHelp = true } else { parsed.flags.insert(flag.long) }
         }
 
+        /// A value of `option`; a second one of an option that takes one is a mistake (which would win?).
         private mutating func record(_ value: String, for option: OptionSpec) {
+            if option.kind == .value, let first = parsed.optionValues[option.long]?.first {
+                return fail("--\(option.long) is given twice (`\(first)`, then `\(value)`); give it once")
+            }
             parsed.optionValues[option.long, default: []].append(value)
         }
     }

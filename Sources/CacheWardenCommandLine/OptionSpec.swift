@@ -3,7 +3,7 @@ public struct OptionSpec: Sendable {
     public enum Kind: Sendable, Equatable {
         /// `--name` alone; giving it a value (`--name=x`) is an error.
         case flag
-        /// `--name VALUE` or `--name=VALUE` (and `-sVALUE`, `-s VALUE`); given twice, the last one counts.
+        /// `--name VALUE` or `--name=VALUE` (and `-sVALUE`, `-s VALUE`); given twice, an error.
         case value
         /// As `value`, and every occurrence is kept, in order.
         case repeated

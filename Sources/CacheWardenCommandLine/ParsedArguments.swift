@@ -16,7 +16,7 @@ public struct ParsedArguments: Sendable {
 
     public func flag(_ long: String) -> Bool { flags.contains(long) }
 
-    /// The last value given for `--long`, or nil.
+    /// The value given for `--long` (the last, for a repeated option), or nil.
     public func value(_ long: String) -> String? { optionValues[long]?.last }
 
     /// Every value given for `--long`, in order.

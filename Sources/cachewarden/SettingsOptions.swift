@@ -41,6 +41,11 @@ struct SettingsOptions {
             }
             return try WardenSettings.load(configFile: file)
         case (nil, let path?):
+            for (option, value) in [("dir", dir), ("quota", quota), ("max-age", maxAge), ("size-basis", sizeBasis), ("backend", backend)]
+            where value?.isEmpty == true {
+                let spec = Self.options.first { $0.long == option }
+                throw CLIUsageError(message: "--\(option) has an empty value; expected --\(option) <\(spec?.valueName ?? "value")>")
+            }
             var lines = ["dir.\(Self.name(for: path)).path = \(Self.literal(path))"]
             if let quota { lines.append("dir.\(Self.name(for: path)).quota = \(quota)") }
             if let maxAge { lines.append("dir.\(Self.name(for: path)).max_age = \(maxAge)") }
@@ -52,7 +57,7 @@ struct SettingsOptions {
                 return try WardenSettings.parse(lines.joined(separator: "\n"), source: "command line", relativeTo: nil)
             } catch {
                 throw CLIUsageError(message: error.message.replacing("allow_any_path = true", with: "allow_any_path")
-                    .replacing("dir.\(Self.name(for: path)).", with: "--")
+                    .replacing("dir.\(Self.name(for: path)).path", with: "--dir").replacing("dir.\(Self.name(for: path)).", with: "--")
                     .replacing("max_age", with: "max-age").replacing("allow_any_path", with: "allow-any-path").replacing("size_basis", with: "--size-basis")
                     .replacing("for backend", with: "for --backend"))
             }

@@ -72,6 +72,30 @@ import Testing
         }
     }
 
+    @Test func aRepeatedOptionAStrayWordAndAnEmptyDirAreOneLineNamingThem() throws {
+        let tree = TemporaryTree()
+        tree.write("c/f", size: 100)
+        let cases: [([String], String)] = [
+            (["run", "--dir", tree.url("c"), "--quota", "1MB", "--quota", "2MB"],
+             "--quota is given twice (`1MB`, then `2MB`); give it once (see `cachewarden run --help`)"),
+            (["check", "-c", "a.conf", "--config=b.conf"], "--config is given twice (`a.conf`, then `b.conf`); give it once (see `cachewarden check --help`)"),
+            (["run", "--dir", tree.url("c"), "stray"], "unexpected argument `stray` (see `cachewarden run --help`)"),
+            (["--version", "stray"], "unexpected argument `stray` (see `cachewarden --help`)"),
+            (["help", "run", "stray"], "unexpected argument `stray` (see `cachewarden --help`)"),
+            (["--generate-completion-script", "bash", "stray"], "unexpected argument `stray` (see `cachewarden --help`)"),
+            (["check", "--dir", ""], "--dir has an empty value; expected --dir <path>"),
+            (["run", "--dir", "", "--quota", "1MB"], "--dir has an empty value; expected --dir <path>"),
+            (["check", "--dir", tree.url("c"), "--quota="], "--quota has an empty value; expected --quota <size>"),
+            (["check", "--dir", tree.url("none")], "--dir: \(tree.url("none")) does not exist; expected an existing directory"),
+        ]
+        for (args, message) in cases {
+            let r = try runProcess(cachewardenBinary(), args)
+            #expect(r.status == 2 && r.out.isEmpty, "\(args): \(r)")
+            #expect(r.err == "cachewarden: \(message)\n", "\(args): \(r.err)")
+        }
+        #expect(tree.exists("c/f"))
+    }
+
     @Test func checkPrintsTheParsedSettings() throws {
         let tree = TemporaryTree()
         let config = tree.url("ok.conf")

@@ -75,6 +75,19 @@ import Testing
         #expect(error(["trim", "a", "--to"]) == "missing value for --to <size> (write --to=VALUE for a value that starts with -) (see `tool trim --help`)")
         #expect(error(["trim", "a", "--to=1", "--x"]) == "unknown option --x (see `tool trim --help`)")
         #expect(error(["--generate-completion-script", "tcsh"]) == "bad value `tcsh` for --generate-completion-script: expected bash, zsh or fish (see `tool --help`)")
+        #expect(error(["clear", "--depth", "1", "--depth=2"]) == "--depth is given twice (`1`, then `2`); give it once (see `tool clear --help`)")
+    }
+
+    @Test func aWordAfterWhatTheRootPrintsIsAnErrorUnlessItAsksForHelp() throws {
+        // These used to print and ignore the word.
+        #expect(error(["--version", "extra"]) == "unexpected argument `extra` (see `tool --help`)")
+        #expect(error(["help", "trim", "extra"]) == "unexpected argument `extra` (see `tool --help`)")
+        #expect(error(["--generate-completion-script", "bash", "extra"]) == "unexpected argument `extra` (see `tool --help`)")
+        #expect(error(["--generate-completion-script=zsh", "--x"]) == "unexpected argument `--x` (see `tool --help`)")
+        let help = try printed(["--help"])
+        #expect(try printed(["--version", "--help"]) == help)
+        #expect(try printed(["help", "trim", "-h"]) == help)
+        #expect(try printed(["--version"]) == "1.2.3\n")
     }
 
     @Test func typedValuesNameTheOptionAndTheirRange() throws {
