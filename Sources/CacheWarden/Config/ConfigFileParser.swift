@@ -291,14 +291,20 @@ struct ConfigFileParser {
     /// The first control or format character of `text` but tab, as `U+0000`: a NUL would cut a path short, and
     /// bidirectional overrides or a byte-order mark would make a line read other than it is.
     static func firstControl(in text: String) -> String? {
-        text.unicodeScalars.first { $0 != "\t" && [.control, .format].contains($0.properties.generalCategory) }.map(codePoint)
+        text.unicodeScalars.first {
+            !isPrintableASCII($0) && $0 != "\t" && [.control, .format].contains($0.properties.generalCategory)
+        }.map(codePoint)
     }
 
     /// What other programs take for a line break, refused anywhere in a line, comments included: U+000B, U+000C,
     /// a `\r` not before the `\n`, U+0085, U+2028 and U+2029, as `U+000B`.
     static func firstLineBreak(in line: Substring) -> String? {
-        line.unicodeScalars.first { $0 != "\n" && Character($0).isNewline }.map(codePoint)
+        line.unicodeScalars.first { !isPrintableASCII($0) && $0 != "\n" && Character($0).isNewline }.map(codePoint)
     }
+
+    /// U+0020 to U+007E: most of a config, and neither a control character nor a line break (a fast path: looking
+    /// up a scalar's properties costs more than the rest of reading its line).
+    private static func isPrintableASCII(_ scalar: Unicode.Scalar) -> Bool { (0x20..<0x7F).contains(scalar.value) }
 
     /// `U+000B`.
     private static func codePoint(_ scalar: Unicode.Scalar) -> String {

@@ -81,11 +81,34 @@ package enum PathResolver {
         return p.count == length || p[p.index(p.startIndex, offsetBy: length)] == slash
     }
 
-    /// The first pair of directories whose paths are equal or nested, if any.
+    /// The first directory whose path equals or nests with an earlier one's, with the earliest such one:
+    /// `(earlier, later)`, or nil. Paths are absolute and normalized (`absolute(_:relativeTo:)`). Linear in the
+    /// directories (times their depth), where comparing every pair took 40 s for the 16,000 a config file holds:
+    /// each path's ancestors are looked up among the earlier paths, and the ancestors of the earlier paths are kept
+    /// to find an earlier one below it.
     package static func firstOverlap(_ dirs: [DirectorySettings]) -> (DirectorySettings, DirectorySettings)? {
-        for (i, a) in dirs.enumerated() {
-            for b in dirs[(i + 1)...] where isWithin(a.path, b.path) || isWithin(b.path, a.path) { return (a, b) }
+        var paths: [Substring: Int] = [:]     // an earlier directory's path → its index
+        var holders: [Substring: Int] = [:]   // an ancestor of an earlier path → the first directory below it
+        for (later, dir) in dirs.enumerated() {
+            let path = dir.path[...]
+            let ancestors = properAncestors(of: dir.path)
+            let earlier = (ancestors + [path]).compactMap { paths[$0] } + [holders[path]].compactMap { $0 }
+            if let first = earlier.min() { return (dirs[first], dir) }
+            paths[path] = later
+            for ancestor in ancestors where holders[ancestor] == nil { holders[ancestor] = later }
         }
         return nil
+    }
+
+    /// `/`, `/a` and `/a/b` for `/a/b/c` (absolute and normalized); none for `/`.
+    private static func properAncestors(of path: String) -> [Substring] {
+        guard path.count > 1 else { return [] }
+        var out: [Substring] = [path.prefix(1)]
+        var rest = path.dropFirst()
+        while let slash = rest.firstIndex(of: "/") {
+            out.append(path[..<slash])
+            rest = path[path.index(after: slash)...]
+        }
+        return out
     }
 }

@@ -41,40 +41,57 @@ struct RootRuntime {
     var watchEvents: WatchEvents { settings.order == .opened || settings.spareOpen ? [.opens] : [] }
 }
 
-/// The registered roots, in registration order. IDs are reused (lowest free first), so they stay small.
+/// The registered roots, in registration order. IDs are reused (lowest free first), so they stay small. Finding a
+/// root by name and the next ID take constant time: registering 16,000 roots searched the names and the IDs in use
+/// once per root (see `add`).
 struct RootRegistry {
     private var runtimes: [RootID: RootRuntime] = [:]
+    private var byName: [String: RootID] = [:]
+    /// IDs below `unused` that `remove` released, highest first: the last is the lowest free one.
+    private var released: [UInt32] = []
+    /// Every ID from here on is free.
+    private var unused: UInt32 = 0
     private(set) var order: [RootID] = []
 
+    /// A registered root's runtime; its name stays the one it was added with.
     subscript(_ id: RootID) -> RootRuntime? {
         get { runtimes[id] }
-        set { runtimes[id] = newValue }
+        set {
+            guard let newValue else { return remove(id) }
+            precondition(runtimes[id]?.name == newValue.name, "a root is renamed only by removing and adding it")
+            runtimes[id] = newValue
+        }
     }
 
     var all: [RootRuntime] { order.compactMap { runtimes[$0] } }
     var isEmpty: Bool { order.isEmpty }
 
-    func id(named name: String) -> RootID? { order.first { runtimes[$0]?.settings.name == name } }
+    func id(named name: String) -> RootID? { byName[name] }
 
     /// The lowest unused ID.
-    var nextID: RootID {
-        var raw: UInt32 = 0
-        while runtimes[RootID(raw)] != nil { raw += 1 }
-        return RootID(raw)
-    }
+    var nextID: RootID { RootID(released.last ?? unused) }
 
+    /// Adds a root under `nextID`.
     mutating func add(_ runtime: RootRuntime) {
+        precondition(runtime.id == nextID && byName[runtime.name] == nil, "a root is added under nextID, with a new name")
+        if released.isEmpty { unused += 1 } else { released.removeLast() }
         runtimes[runtime.id] = runtime
+        byName[runtime.name] = runtime.id
         order.append(runtime.id)
     }
 
     mutating func remove(_ id: RootID) {
-        runtimes[id] = nil
+        guard let runtime = runtimes.removeValue(forKey: id) else { return }
+        byName[runtime.name] = nil
+        released.insert(id.raw, at: released.firstIndex { $0 < id.raw } ?? released.endIndex)
         order.removeAll { $0 == id }
     }
 
     mutating func removeAll() {
         runtimes.removeAll()
+        byName.removeAll()
+        released.removeAll()
+        unused = 0
         order.removeAll()
     }
 }
