@@ -57,8 +57,8 @@ import Testing
         #expect(registry.id(named: "r1") == nil && registry.id(named: "r4") == RootID(4))
         #expect(add("new1") == RootID(1) && add("new3") == RootID(3) && add("new5") == RootID(5))
         #expect(registry.id(named: "new3") == RootID(3) && registry.order == [0, 2, 4, 1, 3, 5].map { RootID(UInt32($0)) })
-        registry[RootID(2)]?.lost = true
-        #expect(registry[RootID(2)]?.lost == true && registry.id(named: "r2") == RootID(2))
+        registry[RootID(2)]?.lost = "is gone"
+        #expect(registry[RootID(2)]?.lost == "is gone" && registry.id(named: "r2") == RootID(2))
         registry.removeAll()
         #expect(registry.isEmpty && registry.nextID == RootID(0) && registry.id(named: "r0") == nil)
     }

@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// What a folder is, whatever path reached it: device and inode, owner, and the mount it is seen through. Taken
 /// from an opened descriptor by the engine (the folder it will read), or from a path (`check`, `discover`).
@@ -82,9 +83,8 @@ extension RootGuard {
     func identityRefusals(_ real: String, _ folder: FolderIdentity) -> [Refusal] {
         var found: [Refusal] = []
         if let known = identities[Identity(device: folder.device, inode: folder.inode)] { found.append(known) }
-        if let home = UserHomes.ofOwner(folder.owner), !CachePlaces.isInSystemCache(home.path),
-           Known(home.owner, home.path).forms.contains(real) {
-            found.append(Refusal(reason: "is the home directory \(home.owner)", overridable: true))
+        if let home = ownerHomes.home(of: folder.owner), !CachePlaces.isInSystemCache(home.path), home.forms.contains(real) {
+            found.append(Refusal(reason: "is the home directory \(home.label)", overridable: true))
         }
         for alias in aliases(of: real, folder)?.dropFirst() ?? [] {
             if let r = protection(of: alias) {
@@ -106,8 +106,8 @@ extension RootGuard {
     /// a target counts when it is a folder of the same owner that is not protected — a `~/.cache` pointing at `/`
     /// or at another home says nothing.
     func placesOfOwner(_ owner: uid_t) -> [CachePlaces.Place] {
-        guard let home = UserHomes.ofOwner(owner) else { return [] }
-        return CachePlaces.places(ofHome: home.path, owner: home.owner).compactMap { place in
+        guard let home = ownerHomes.home(of: owner) else { return [] }
+        return CachePlaces.places(ofHome: home.path, owner: home.label).compactMap { place in
             let target = Self.resolved(place.path)
             guard target != place.path, let st = try? Syscall.lstat(path: target), st.isDirectory, st.st_uid == owner,
                   protection(of: target) == nil, !Self.topLevel.contains(target) else { return nil }
@@ -134,5 +134,18 @@ extension RootGuard {
             dir = PathResolver.parent(of: dir)
         }
         return false
+    }
+}
+
+/// The homes of folders' owners, looked up once per owner for a guard's life (a registration pass): each lookup
+/// reads the password database.
+final class OwnerHomes: Sendable {
+    private let known = Mutex<[uid_t: RootGuard.Known?]>([:])
+
+    func home(of owner: uid_t) -> RootGuard.Known? {
+        if let found = known.withLock({ $0[owner] }) { return found }
+        let home = UserHomes.ofOwner(owner).map { RootGuard.Known($0.owner, PathResolver.absolute($0.path, relativeTo: "/")) }
+        known.withLock { $0[owner] = home }
+        return home
     }
 }

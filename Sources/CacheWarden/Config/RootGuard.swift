@@ -77,6 +77,7 @@ package struct RootGuard: Sendable {
     let identities: [Identity: Refusal]
     /// The cache places of the homes that lie under `/var` (`/var/lib/jenkins/.cache`): open in the `/var` tree.
     let placesUnderVar: [CachePlaces.Place]
+    let ownerHomes = OwnerHomes()
 
     /// A guard protecting `homes`, refusing folders holding `ownFiles` (absolute paths; "config file", …), with
     /// `places` (by default `homes`' own; a variable's place that is itself protected is dropped) and this

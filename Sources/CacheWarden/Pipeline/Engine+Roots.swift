@@ -157,17 +157,18 @@ extension Engine {
         var changed: [RootID] = []
         let guardian = new.rootGuard
         for dir in new.directories {
-            var lost: RootRuntime?
             if let before = oldByName[dir.name], let id = state.roots.id(named: dir.name) {
-                // A lost root that is back where it was not taken back (another mount) is registered anew; one that
-                // cannot be stays lost, as it was.
-                let keep = Self.canKeepLedger(before, dir, old, new)
-                lost = state.roots[id].flatMap { $0.lost == nil || !keep ? nil : $0 }
-                if keep && !(lost.map { !PathResolver.isMissing($0.path) } ?? false) {
+                if Self.canKeepLedger(before, dir, old, new) {
                     state.roots[id]?.settings = dir
                     state.roots[id]?.protect = GlobMatcher(dir.protect)
                     if before.spareOpen != dir.spareOpen { state.ledger.forgetOpens() }
                     if needsOrder(dir) { state.ledger.setOrdered(id, true) }
+                    // A lost root is registered anew: judged again at once, and taken back wherever it now is
+                    // (another mount) if the rule accepts it; else it stays lost.
+                    if state.roots[id]?.lost != nil {
+                        state.roots[id]?.registeredOn = nil
+                        state.roots[id]?.judged = nil
+                    }
                     changed.append(id)
                     continue
                 }
@@ -182,11 +183,6 @@ extension Engine {
                 }
             } catch {
                 state.events.error(error.description, dir: dir.name, kind: "reload")
-                if var lost, state.roots.id(named: dir.name) == nil {
-                    lost.settings = dir
-                    state.roots.add(lost)
-                    startRearmTimer()
-                }
             }
         }
         enforce(.reload, roots: changed)
