@@ -96,12 +96,16 @@ func eventually(timeout: Double = 20, _ condition: () -> Bool) -> Bool {
 }
 
 extension TemporaryTree {
-    /// A folder outside every cache place (`CachePlaces`), where only a `CACHEDIR.TAG` or `allow_any_path` makes a
-    /// folder a cache: the package's own `.build` folder (not in `/tmp`, a home's `~/.cache` or `/var/cache`).
+    /// A folder outside every cache place (`CachePlaces`) and not protected, where only a `CACHEDIR.TAG` or
+    /// `allow_any_path` makes a folder a cache: `/srv/cachewarden-tests` (as root), else the package's own
+    /// `.build` folder when the checkout is not itself in a cache place (a clone under `/tmp` is).
     static let outsideCachePlaces: String = {
-        let base = FileManager.default.currentDirectoryPath + "/.build/not-a-cache-place"
-        try? FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-        return base
+        let candidates = ["/srv/cachewarden-tests", FileManager.default.currentDirectoryPath + "/.build/not-a-cache-place"]
+        for base in candidates where CachePlaces(homes: [], environment: DefaultLocations(environment: [:], euid: 0)).place(of: base) == nil {
+            if (try? FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)) != nil,
+               access(base, W_OK) == 0 { return base }
+        }
+        return candidates[1]
     }()
 }
 
