@@ -10,6 +10,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -45,6 +46,10 @@ int cwsys_mount_id(int dirfd, const char *name, uint64_t *id) {
     if (name_to_handle_at(dirfd, name, &buffer.handle, &mount, flags & (AT_SYMLINK_FOLLOW | AT_EMPTY_PATH)) != 0) return -1;
     *id = (uint64_t)mount;
     return 0;
+}
+
+int cwsys_rename_noreplace(int fromdir, const char *from, int todir, const char *to) {
+    return renameat2(fromdir, from, todir, to, RENAME_NOREPLACE);
 }
 
 int cwsys_open_root(const char *path) {

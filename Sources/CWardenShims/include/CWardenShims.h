@@ -24,7 +24,8 @@
 //  * `openat2(2)` has no glibc wrapper, and `syscall(2)` is variadic, which Swift cannot call
 //    (`cwsys_open_directory_in_mount`, `cwsys_open_root`); `name_to_handle_at(2)`'s `struct file_handle` ends in a
 //    flexible array (`cwsys_mount_id`'s fallback).
-//  * `O_PATH` is defined by <fcntl.h> only under `_GNU_SOURCE` (`cwsys_open_directory_path`).
+//  * `O_PATH` is defined by <fcntl.h> only under `_GNU_SOURCE` (`cwsys_open_directory_path`), and so is
+//    `renameat2(2)` (`cwsys_rename_noreplace`).
 //
 // Every symbol here is prefixed `cwsys_`.
 #ifndef CWARDENSHIMS_H
@@ -43,6 +44,10 @@ int cwsys_birth_time(int dirfd, const char *name, int64_t *nanoseconds, uint64_t
 /// first, or before Linux 5.8 the one `name_to_handle_at(2)` reports. A bind mount of a folder of the same
 /// filesystem is told apart only here. Returns 0, or -1 with `errno` set (where neither can tell).
 int cwsys_mount_id(int dirfd, const char *name, uint64_t *id);
+
+/// `renameat2(2)` of `from` in `fromdir` to `to` in `todir` with `RENAME_NOREPLACE` (never over an existing name:
+/// `EEXIST`). Returns 0, or -1 with `errno` set.
+int cwsys_rename_noreplace(int fromdir, const char *from, int todir, const char *to);
 
 /// An `O_PATH` descriptor of the directory at the absolute `path`, opened without following any symlink on the
 /// way (`openat2(2)` with `RESOLVE_NO_SYMLINKS`): a registered root's path is canonical, so a symlink anywhere in

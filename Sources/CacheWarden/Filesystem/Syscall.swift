@@ -132,6 +132,18 @@ package enum Syscall {
         _ = try Array(path.utf8).withCString { p throws(Errno) in try retrying { Glibc.unlink(p) } }
     }
 
+    /// `renameat2(2)` with `RENAME_NOREPLACE`: `from` in `fromDirectory` becomes `to` in `toDirectory` unless a
+    /// name is there already (`EEXIST`); neither name is followed if it is a symlink.
+    package static func renameNoReplace(at fromDirectory: Int32, _ from: UnsafePointer<CChar>,
+                                        to toDirectory: Int32, _ to: UnsafePointer<CChar>) throws(Errno) {
+        _ = try retrying { cwsys_rename_noreplace(fromDirectory, from, toDirectory, to) }
+    }
+
+    /// `mkdirat(2)` of `name` in `dirfd`.
+    package static func makeDirectory(at dirfd: Int32, _ name: UnsafePointer<CChar>, mode: mode_t) throws(Errno) {
+        _ = try retrying { mkdirat(dirfd, name, mode) }
+    }
+
     /// `mkdir(2)`; an existing entry is not an error.
     package static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(Errno) {
         do throws(Errno) { _ = try retrying { mkdir(path, mode) } } catch {

@@ -1,0 +1,71 @@
+import Glibc
+import SystemPackage
+
+/// What a folder holds, read through descriptors only (each subfolder opened from its parent with `O_NOFOLLOW`
+/// and `RESOLVE_NO_XDEV`, listed with `getdents64`): the inodes of its regular files, whether
+/// it holds anything a unit cannot (a mount point, a socket, a FIFO, a device), and nothing else. A unit is deleted
+/// whole only when it holds exactly the files that were counted: the survey is taken before a unit leaves its
+/// client's view, and again in the trash before it is deleted (`SafeRemover.evictUnit`).
+struct UnitSurvey {
+    /// The regular files' inode numbers (with `statting`, from their `lstat`; else the listing's).
+    private(set) var files: Set<UInt64> = []
+    /// A mount point, a socket, a FIFO or a device inside, or a folder that could not be read.
+    private(set) var unexpected: String?
+
+    /// Surveys the folder open at `folder` (any descriptor of it). `statting`: `lstat` every entry; without, the
+    /// listing's inode numbers and types are taken, and `lstat` only where the filesystem lists no type.
+    init(_ folder: Int32, statting: Bool) {
+        var stack: [OwnedDescriptor] = []
+        do throws(Errno) { stack.append(OwnedDescriptor(try Syscall.reopenForListing(folder))) } catch {
+            unexpected = "cannot read it (\(error))"
+            return
+        }
+        let buffer = DirectoryBuffer()
+        while let dir = stack.popLast(), unexpected == nil {
+            do throws(Errno) {
+                try Syscall.readDirectory(dir.fd, buffer: buffer) { entry in note(entry, in: dir.fd, statting: statting, into: &stack) }
+            } catch {
+                unexpected = "cannot read a folder in it (\(error))"
+            }
+        }
+    }
+
+    private mutating func note(_ entry: DirectoryEntry, in dir: Int32, statting: Bool, into stack: inout [OwnedDescriptor]) {
+        var type = entry.type
+        var st: stat?
+        if statting || entry.typeUnknown {
+            guard let found = try? Syscall.lstat(at: dir, entry.name) else { return }   // gone meanwhile
+            st = found
+            type = Self.direntType(found.st_mode)
+        }
+        switch Int(type) {
+        case DT_REG: files.insert(st.map { UInt64($0.st_ino) } ?? entry.ino)
+        case DT_LNK: break
+        case DT_DIR:
+            do throws(Errno) { stack.append(try Self.openInMount(entry.name, in: dir)) } catch {
+                unexpected = error == .improperLink ? "it holds a mount point" : "cannot open a folder in it (\(error))"
+            }
+        default: unexpected = "it holds a socket, a FIFO or a device"
+        }
+    }
+
+    /// Folder `name` of `dir`, never through a symlink nor into another mount (before Linux 5.6, no `openat2`:
+    /// into another filesystem, which the device tells).
+    private static func openInMount(_ name: UnsafePointer<CChar>, in dir: Int32) throws(Errno) -> OwnedDescriptor {
+        do throws(Errno) { return OwnedDescriptor(try Syscall.openDirectoryInMount(at: dir, name)) } catch {
+            guard error == .noFunction else { throw error }
+            let child = OwnedDescriptor(try Syscall.openDirectory(at: dir, name))
+            guard try Syscall.fstat(child.fd).st_dev == (try Syscall.fstat(dir)).st_dev else { throw Errno.improperLink }
+            return child
+        }
+    }
+
+    private static func direntType(_ mode: mode_t) -> UInt8 {
+        switch mode & S_IFMT {
+        case S_IFREG: UInt8(DT_REG)
+        case S_IFDIR: UInt8(DT_DIR)
+        case S_IFLNK: UInt8(DT_LNK)
+        default: UInt8(DT_UNKNOWN)
+        }
+    }
+}
