@@ -4,7 +4,8 @@ import Glibc
 /// Finds the folders that say they are caches: a `CACHEDIR.TAG` file that begins with the standard signature
 /// (the Cache Directory Tagging convention, https://bford.info/cachedir/; cargo's `target/`, ccache, borg, uv and
 /// others write one). Breadth-first from `root`, so the shallow ones come first when the time runs out; symlinks
-/// are not followed, other filesystems are not entered, and a tagged folder is not searched further.
+/// are not followed, other filesystems are not entered, and a tagged folder is not searched further, nor is
+/// CacheWarden's trash.
 struct CacheDirTagSearch {
     /// How many levels below `root` are searched (the root itself is level 0).
     var depth: Int
@@ -43,6 +44,8 @@ struct CacheDirTagSearch {
     /// The real subdirectories of `dir` on `device` (no symlinks).
     private static func subdirectories(of dir: String, device: dev_t) -> [String] {
         DiscoveryPath.entries(dir).compactMap { name in
+            // CacheWarden's own trash: what it is deleting (a uvx environment there still holds its tag).
+            guard !name.hasPrefix(TrashFolder.name) else { return nil }
             let path = DiscoveryPath.join(dir, name)
             guard let st = try? Syscall.lstat(path: path), st.st_mode & S_IFMT == S_IFDIR, st.st_dev == device else { return nil }
             return path

@@ -32,6 +32,8 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A registered directory that was lost came back on another filesystem or mount than the one it was
     /// registered on (the folder under an unmounted root, a bind mount at its path): it is not taken back.
     case rootElsewhere(String)
+    /// A registered directory holds something named as CacheWarden's trash folder that CacheWarden did not make.
+    case foreignTrash(String)
 
     /// What went wrong and what to do about it, on one line.
     public var description: String {
@@ -51,6 +53,9 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .duplicateDirectory(let n): return "a directory named \(n) is already registered: pick another name"
         case .system(let op, let p, let e): return "\(op) \(p): \(String(cString: strerror(e)))"
         case .readOnly: return "this watcher runs in observe mode and never deletes: use mode .enforce (or `cachewarden run`)"
+        case .foreignTrash(let p):
+            return "\(p)/\(TrashFolder.name) is not CacheWarden's trash folder (it holds what CacheWarden did not put there); "
+                + "CacheWarden moves what it deletes there and will not touch what it did not make: move it away"
         case .rootElsewhere(let p):
             return "\(p) is back on another filesystem or mount than the one it was registered on (`cachewarden reload` registers it anew)"
         }

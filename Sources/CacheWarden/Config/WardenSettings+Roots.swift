@@ -16,6 +16,7 @@ extension WardenSettings {
             var d = d
             d.path = PathResolver.absolute(d.path, relativeTo: cwd)
             if let w = try checkRoot(d, guardian: guardian) { warnings.append(w) }
+            try checkTrash(d)
         }
         return warnings
     }
@@ -30,6 +31,13 @@ extension WardenSettings {
         case .allowedWithWarning(let text): return (d.origin.map { "\($0.file):\($0.line): " } ?? "") + text
         case .refused(let why): throw ConfigError(file: d.origin?.file, line: d.origin?.line, message: "dir.\(d.name).path: \(why)")
         }
+    }
+
+    /// Refuses `d` when its folder holds something of the trash's name that CacheWarden did not make (see
+    /// `TrashFolder`): `check` says so as `run` would.
+    func checkTrash(_ d: DirectorySettings) throws(ConfigError) {
+        guard TrashFolder.isForeign(in: d.path) else { return }
+        throw ConfigError(file: d.origin?.file, line: d.origin?.line, message: "dir.\(d.name).path: \(WardenError.foreignTrash(d.path).description)")
     }
 
     /// The warnings of `checkRoots()` (paths accepted only by `allow_any_path`), for `cachewarden check`.

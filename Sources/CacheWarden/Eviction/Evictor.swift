@@ -25,8 +25,11 @@ struct Evictor {
             var outcome = EvictionOutcome()
             for id in goal.roots {
                 guard var run = makeRun(id, goal, &state, progress) else { continue }
-                if case .depth(let depth) = run.runtime.settings.evictUnit, goal.target != .everything {
+                if case .depth(let depth) = run.runtime.settings.evictUnit {
                     run.evictOldestUnits(depth: depth, &state)
+                    // A clear takes the units whole (each leaves its client's view in one step), then what is left:
+                    // files of units that keep something (a protected file) and files outside any unit.
+                    if goal.target == .everything { run.evictOldestFirst(&state) }
                 } else {
                     run.evictOldestFirst(&state)
                 }

@@ -14,6 +14,20 @@ enum DeletionOutcome: Equatable {
     case failed(Errno)
 }
 
+/// What became of moving a unit out of its client's view (`FileDeleter.evictUnit`).
+enum UnitOutcome: Equatable {
+    /// Renamed into the trash in one step and checked: out of its client's view, deleted there a moment later.
+    case moved
+    /// A dry run: it would have been.
+    case simulated
+    /// The rename cannot be had here (`EXDEV`, `EPERM`, no trash): the unit is deleted file by file instead.
+    case notAtomic(Errno)
+    /// Not the folder counted (gone, renamed, replaced): left alone, and stays in the client's view.
+    case changed
+    /// The system refused.
+    case failed(Errno)
+}
+
 /// Carries out the evictor's decisions for one root. `SafeRemover` deletes; `DryRunDeleter` only says it would.
 /// The watcher's mode picks the kind once, when it is built: observe mode has no evictor and so no deleter at all.
 protocol FileDeleter {
@@ -26,6 +40,15 @@ protocol FileDeleter {
     /// Removes directory `n` if it is empty (never the root) — `withSymlinks`: empty but for symlinks, which go
     /// first (a unit deleted whole) — and returns whether it did.
     mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool
+    /// Moves the unit whose folder is node `n`, holding the counted `files`, out of its client's view in one rename
+    /// into the root's trash, and deletes it there. The caller checked every file of the unit first (`check`).
+    mutating func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome
+    /// The filesystem refused the move into the trash (set once met; units then go file by file).
+    var renameRefused: Errno? { get }
+    /// Something in the trash could not be deleted (it goes at the next start).
+    var trashTrouble: Errno? { get }
+    /// Units were moved into the trash, to be deleted there a moment later.
+    var leftInTrash: Bool { get }
     /// Releases what the deleter holds (directory descriptors).
     mutating func finish()
 }
@@ -36,5 +59,9 @@ struct DryRunDeleter: FileDeleter {
     func delete(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome { .simulated }
     func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? { nil }
     func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool { false }
+    func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome { .simulated }
+    var renameRefused: Errno? { nil }
+    var trashTrouble: Errno? { nil }
+    var leftInTrash: Bool { false }
     func finish() {}
 }

@@ -4,51 +4,89 @@ import SystemPackage
 /// Deletes files inside one registered root without ever following a symlink or leaving the root.
 ///
 /// Paths are never handed to `unlink` as strings: each directory is opened through `VerifiedDirectories` (from
-/// the root down, `O_DIRECTORY | O_NOFOLLOW`, checked against the device and inode the ledger recorded), and every
-/// victim is re-checked with `fstatat(…, AT_SYMLINK_NOFOLLOW)` right before `unlinkat` on that descriptor:
+/// the root down, `O_DIRECTORY | O_NOFOLLOW`, never across a mount, checked against the device and inode the ledger
+/// recorded). A victim is first moved out of its directory into the root's trash (`TrashFolder`) with one
+/// `renameat2(RENAME_NOREPLACE)`, then checked there with `fstatat(…, AT_SYMLINK_NOFOLLOW)` and unlinked:
 ///  - identity: a regular file with the inode the ledger counted;
 ///  - age (trims, not a clear, which takes everything): its timestamp under the root's order is not newer than
 ///    the age the ledger ordered it by. An inode number alone is not an identity (tmpfs and ext4 hand a freed
 ///    number to the next file created), and a file rewritten in place keeps its number; under `mtime` (the
 ///    default), `ctime` and `opened` either shows as a newer timestamp, and the file is no longer the oldest.
+/// What is moved is what is checked and what is unlinked: a client that renames a fresh file over the victim's
+/// name an instant before the move has the fresh file moved, found not to be the one counted, and put back
+/// (`RENAME_NOREPLACE`: if a still newer file took the name meanwhile, that one stays and the moved one, which the
+/// client's own rename would have replaced, goes); a rename over the name after the move only makes a new name.
 /// A directory swapped for a symlink, another mount, or a file replaced or rewritten since it was counted is
 /// refused (`.changed`: the engine stats it again), not deleted. Directory descriptors are cached for one trim
-/// (`finish()` releases them).
+/// (`finish()` releases them). Where the trash cannot be had (a read-only root, a full inode table), the victim is
+/// checked in place and unlinked, as before there was a trash.
 ///
-/// The re-check is never skipped. On tmpfs it adds about a fifth to a bare `unlinkat`; on a disk, where the
-/// `unlinkat` costs ~100 µs, under 1 % (docs/performance.md).
+/// A unit (`evict_unit`) leaves its client's view whole (`SafeRemover+Units`). The trash and the move of one file
+/// are in `SafeRemover+Quarantine`.
 struct SafeRemover: FileDeleter {
-    private var directories: VerifiedDirectories
-    private let fileStat: FileStat
-    /// The victim's name with its NUL, reused for every file of the trim (no allocation per file).
-    private var scratch: [UInt8] = []
+    var directories: VerifiedDirectories
+    let fileStat: FileStat
+    let rootNode: NodeID
+    let device: UInt64
+    /// The root's trash, opened (or made) at the first deletion of the trim; the error when it cannot be.
+    var trash: Result<OwnedDescriptor, TrashFolder.Problem>?
+    /// The root's descriptor the trash was made in (to remove it, emptied, when the trim is done).
+    var trashParent: Int32?
+    /// This filesystem refuses the move into the trash (`EINVAL` from FUSE, `EXDEV`, `EPERM`): victims are checked
+    /// and unlinked in place, units go file by file. Set from the root's memory, and when met.
+    var renameRefused: Errno?
+    /// What went wrong while deleting in the trash (said once per trim by the evictor).
+    var trashTrouble: Errno?
+    /// Units moved into the trash in this trim, deleted there a moment later.
+    var movedUnits = 0
+    var leftInTrash: Bool { movedUnits > 0 }
+    /// The victim's name with its NUL, reused for every file of the trim (no allocation per file); likewise the
+    /// trash names.
+    var scratch: [UInt8] = []
+    var movedName: [UInt8] = []
 
-    init(root: RootID, in ledger: SizeLedger, fileStat: FileStat) {
+    init(root: RootID, in ledger: SizeLedger, fileStat: FileStat, renameRefused: Errno? = nil) {
         directories = VerifiedDirectories(root: root, in: ledger)
+        rootNode = ledger.account(root)!.rootNode
+        device = ledger.account(root)!.dev
         self.fileStat = fileStat
+        self.renameRefused = renameRefused
     }
 
     mutating func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? {
-        let fileStat = fileStat
-        let outcome = withVictim(r, in: ledger, checkingAge: checkingAge) { name, dirfd, counted in
-            Self.recheck(name, in: dirfd, counted, fileStat) ?? .removed
+        let (dirfd, counted, refused) = locate(r, in: ledger, checkingAge: checkingAge)
+        if let refused { return refused }
+        let name = scratch, fileStat = fileStat
+        return name.withUnsafeBufferPointer { b in
+            b.withMemoryRebound(to: CChar.self) { Self.recheck($0.baseAddress!, in: dirfd, counted, fileStat).refused }
         }
-        return outcome == .removed ? nil : outcome
     }
 
     mutating func delete(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome {
-        let fileStat = fileStat
-        return withVictim(r, in: ledger, checkingAge: checkingAge) { name, dirfd, counted in
-            if let refused = Self.recheck(name, in: dirfd, counted, fileStat) { return refused }
-            do throws(Errno) { try Syscall.unlink(at: dirfd, name) } catch {
-                return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
+        let trash = renameRefused == nil ? trashFolder(ledger) : nil
+        let (dirfd, counted, refused) = locate(r, in: ledger, checkingAge: checkingAge)
+        if let refused { return refused }
+        let name = scratch, fileStat = fileStat
+        return name.withUnsafeBufferPointer { b in
+            b.withMemoryRebound(to: CChar.self) { p in
+                guard let trash else { return Self.deleteInPlace(p.baseAddress!, in: dirfd, counted, fileStat) }
+                return quarantine(p.baseAddress!, in: dirfd, trash: trash.fd, counted)
             }
-            return .removed
         }
     }
 
+    /// The victim checked and unlinked where it is (no trash to be had).
+    static func deleteInPlace(_ name: UnsafePointer<CChar>, in dirfd: Int32, _ counted: Counted,
+                              _ fileStat: FileStat) -> DeletionOutcome {
+        if let refused = recheck(name, in: dirfd, counted, fileStat).refused { return refused }
+        do throws(Errno) { try Syscall.unlink(at: dirfd, name) } catch {
+            return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
+        }
+        return .removed
+    }
+
     /// What the ledger counted of a victim: what the re-check compares the disk with.
-    private struct Counted {
+    struct Counted {
         var ino: UInt64
         /// The age it was ordered by; nil: identity only.
         var age: Int64?
@@ -58,9 +96,9 @@ struct SafeRemover: FileDeleter {
         var byMtime = false
     }
 
-    /// Opens the victim's verified directory and calls `body` with its NUL-terminated name there.
-    private mutating func withVictim(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool,
-                                     _ body: (UnsafePointer<CChar>, Int32, Counted) -> DeletionOutcome) -> DeletionOutcome {
+    /// Opens the victim's verified directory and puts its NUL-terminated name in `scratch`; returns the directory,
+    /// what was counted, or why the victim cannot be reached.
+    private mutating func locate(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> (Int32, Counted, DeletionOutcome?) {
         let rec = ledger.record(r)
         let counted = Counted(ino: rec.ino, age: checkingAge ? ledger.victimAge(r) : nil,
                               byMtime: fileStat.order == .ctime && rec.linked)
@@ -69,32 +107,31 @@ struct SafeRemover: FileDeleter {
             scratch.removeAll(keepingCapacity: true)
             ledger.names.withName(rec.name) { scratch.append(contentsOf: $0) }
             scratch.append(0)
-            return scratch.withUnsafeBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { body($0.baseAddress!, dirfd, counted) }
-            }
+            return (dirfd, counted, nil)
         } catch {
             switch error {
             // A directory on the way is gone, renamed, replaced or a symlink: the ledger is behind the disk (its
             // events are still queued). Not "vanished": the file may well exist, elsewhere.
             // `improperLink`: a mount now covers a directory on the way (never crossed; its files are hidden).
-            case .staleNFSFileHandle, .tooManySymbolicLinkLevels, .notDirectory, .noSuchFileOrDirectory, .improperLink: return .changed
-            default: return .failed(error)
+            case .staleNFSFileHandle, .tooManySymbolicLinkLevels, .notDirectory, .noSuchFileOrDirectory, .improperLink:
+                return (-1, counted, .changed)
+            default: return (-1, counted, .failed(error))
             }
         }
     }
 
-    /// Why the name must not be deleted now, or nil when it is still the file the ledger counted.
-    private static func recheck(_ name: UnsafePointer<CChar>, in dirfd: Int32, _ counted: Counted,
-                                _ fileStat: FileStat) -> DeletionOutcome? {
+    /// Why the name must not be deleted now (nil when it is still the file the ledger counted), and its status.
+    static func recheck(_ name: UnsafePointer<CChar>, in dirfd: Int32, _ counted: Counted,
+                        _ fileStat: FileStat) -> (refused: DeletionOutcome?, status: stat?) {
         let st: stat
         do throws(Errno) { st = try Syscall.lstat(at: dirfd, name) } catch {
-            return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
+            return (error == .noSuchFileOrDirectory ? .vanished : .failed(error), nil)
         }
-        guard st.isRegularFile, UInt64(st.st_ino) == counted.ino else { return .changed }
-        guard let age = counted.age else { return nil }
+        guard st.isRegularFile, UInt64(st.st_ino) == counted.ino else { return (.changed, st) }
+        guard let age = counted.age else { return (nil, st) }
         var noBirthTime = false
         let onDisk = counted.byMtime ? st.mtimeNanoseconds : fileStat.ageOnDisk(st, dirfd: dirfd, name: name, noBirthTime: &noBirthTime)
-        return onDisk > age ? .changed : nil
+        return (onDisk > age ? .changed : nil, st)
     }
 
     mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool {
@@ -109,7 +146,12 @@ struct SafeRemover: FileDeleter {
         }
     }
 
-    mutating func finish() { directories.close() }
+    mutating func finish() {
+        if case .success? = trash, let trashParent { TrashFolder.removeIfEmpty(in: trashParent) }
+        trash = nil
+        trashParent = nil
+        directories.close()
+    }
 
     /// Unlinks the symlinks in the verified directory `fd` — the links themselves (`unlinkat` never follows one),
     /// which the ledger does not count (Hugging Face's `snapshots/<rev>/` holds only links into `blobs/`) — so that

@@ -41,7 +41,9 @@ extension TrimRun {
             guard let inode = state.ledger.inode(ofRecord: r) else { continue }
             let chain = state.ledger.chain(of: state.ledger.record(r).dir)
             let age = state.ledger.victimAge(r)
-            let spare = spareReason(r, age: age, state, insideUnit: chain.count >= depth) ?? (isInUse(r, state) ? .inUse : nil)
+            // A clear takes open files too: a unit with one is not skipped, to be cleared file by file after.
+            let inUse = goal.target != .everything && isInUse(r, state)
+            let spare = spareReason(r, age: age, state, insideUnit: chain.count >= depth) ?? (inUse ? .inUse : nil)
             let bytes = inode.names <= 1 ? inode.bytes : 0   // a linked file frees its bytes only with its last name
             if chain.count >= depth {
                 let node = chain[depth - 1]
@@ -58,19 +60,61 @@ extension TrimRun {
         return Array(byNode.values) + loose
     }
 
-    /// Deletes every file of the unit, then its emptied directories bottom-up (the unit's own included), and
-    /// reports it as one `evict` line.
+    /// Takes the unit out of its client's view in one rename into the root's trash and deletes it there
+    /// (`FileDeleter.evictUnit`); where that rename cannot be had, deletes it file by file (one `error` line of
+    /// kind `unit_not_atomic` says so). Reported as one `evict` line once it is gone from the client's view.
     private mutating func evictUnit(_ unit: Unit, _ state: inout PipelineState) {
-        // Every file is looked at before the first goes: one replaced or rewritten since it was counted keeps the
+        // Every file is looked at before the unit goes: one replaced or rewritten since it was counted keeps the
         // whole unit (it is statted again), rather than leaving half of it.
+        let checkingAge = goal.target != .everything   // a clear takes everything: identity only
         for r in unit.files {
-            guard let refused = deleter.check(r, in: state.ledger, checkingAge: true), refused != .vanished else { continue }
+            guard let refused = deleter.check(r, in: state.ledger, checkingAge: checkingAge), refused != .vanished else { continue }
             if refused == .changed { changed.append(r) }
             if case .failed(let errno) = refused {
                 state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(relativePath(r, state.ledger)), kind: "delete")
             }
             return
         }
+        var deleted = unit.files.count
+        if let node = unit.node {
+            switch deleter.evictUnit(node, files: unit.files, in: state.ledger) {
+            case .moved: state.ledger.removeSubtree(node)
+            case .simulated: simulatedUnitFiles.formUnion(unit.files)   // a dry run's clear does not take them again
+            case .changed: changed += unit.files; return
+            case .failed(let errno):
+                state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
+                return
+            case .notAtomic(let errno):
+                // Said once per root: the root remembers it (`RootRuntime.renameRefused`) and its later trims
+                // go file by file at once.
+                if state.roots[root]?.renameRefused == nil {
+                    state.roots[root]?.renameRefused = errno
+                    state.events.error("a unit cannot be moved out of its client's view in one step here (\(errno)); "
+                                       + "deleting units file by file", dir: runtime.name, file: PathBytes.display(unit.path),
+                                       kind: "unit_not_atomic")
+                }
+                deleted = deleteFileByFile(unit, &state)
+            }
+        } else {
+            deleted = deleteFileByFile(unit, &state)
+        }
+        guard deleted > 0 else { return }
+        if dryRun {
+            projected -= unit.bytes
+            projectedFiles -= deleted
+        } else {
+            projected = state.ledger.total(root)
+            projectedFiles = state.ledger.account(root)?.files ?? 0
+        }
+        removed += 1
+        state.events.emit(.evict(Eviction(dir: runtime.name, file: PathBytes.display(unit.path), size: unit.bytes,
+                                          reason: goal.reason, dryRun: dryRun, files: unit.node == nil ? nil : deleted)))
+        progress?(removed, before - projected, &state.events)
+    }
+
+    /// The unit's files one by one, then its emptied folders bottom-up (the unit's own included); returns the
+    /// files deleted.
+    private mutating func deleteFileByFile(_ unit: Unit, _ state: inout PipelineState) -> Int {
         var deleted = 0
         for r in unit.files {
             switch deleter.delete(r, in: state.ledger, checkingAge: true) {
@@ -89,17 +133,6 @@ extension TrimRun {
                 if deleter.deleteEmptyDirectory(n, in: state.ledger, withSymlinks: true) { state.ledger.removeSubtree(n) }
             }
         }
-        guard deleted > 0 else { return }
-        if dryRun {
-            projected -= unit.bytes
-            projectedFiles -= deleted
-        } else {
-            projected = state.ledger.total(root)
-            projectedFiles = state.ledger.account(root)?.files ?? 0
-        }
-        removed += 1
-        state.events.emit(.evict(Eviction(dir: runtime.name, file: PathBytes.display(unit.path), size: unit.bytes,
-                                          reason: goal.reason, dryRun: dryRun, files: unit.node == nil ? nil : deleted)))
-        progress?(removed, before - projected, &state.events)
+        return deleted
     }
 }

@@ -45,6 +45,8 @@ struct TrimRun {
     var changed: [RecordID] = []
     /// A dry run's deletions of hard-linked names, per inode: the bytes would be freed with the last name.
     private var simulatedNames: [UInt64: Int] = [:]
+    /// The files of units a dry run said it would delete whole: not taken again by the file-by-file pass after.
+    var simulatedUnitFiles = Set<RecordID>()
 
     init(root: RootID, runtime: RootRuntime, goal: EvictionGoal, state: PipelineState, dryRun: Bool,
          deleter: any FileDeleter, progress: Evictor.Progress?) {
@@ -107,6 +109,7 @@ struct TrimRun {
     /// is left.
     mutating func evictNext(_ state: inout PipelineState) -> Bool {
         while let (r, age) = nextCandidate(&state) {
+            if simulatedUnitFiles.contains(r) { kept.append(r); continue }
             guard wants(age: age) else { kept.append(r); return false }
             if let limit = goal.limit, removed >= limit { kept.append(r); paced = true; return false }
             if let reason = spareReason(r, age: age, state) {
@@ -260,6 +263,12 @@ struct TrimRun {
         }
         queue.removeAll()
         inUse.removeAll()
+        if let trouble = deleter.trashTrouble {
+            state.events.error("something in \(TrashFolder.name) could not be deleted (\(trouble)); it goes at the next start",
+                               dir: runtime.name, kind: "trash")
+        }
+        if let refused = deleter.renameRefused, state.roots[root]?.renameRefused == nil { state.roots[root]?.renameRefused = refused }
+        if deleter.leftInTrash { state.trashToEmpty.insert(root) }
         deleter.finish()
         let after = dryRun ? projected : state.ledger.total(root)
         let target: Int64

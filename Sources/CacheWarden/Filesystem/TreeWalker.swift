@@ -53,6 +53,8 @@ struct TreeWalker: Sendable {
     var fileStat: FileStat
     /// Subdirectories of the top already read (name → inode): not descended (a re-read of one directory).
     var knownSubdirectories: [[UInt8]: UInt64] = [:]
+    /// The top is a root: its trash folder (`skipped`: CacheWarden's own, never counted) is not read.
+    var skipped: (@Sendable (UnsafeRawBufferPointer) -> Bool)?
 
     /// A directory still to read: opened already (the top) or to be opened from its parent's descriptor.
     struct Pending: Sendable {
@@ -224,6 +226,7 @@ struct TreeWalker: Sendable {
         }
         let length = strlen(name)
         let bytes = UnsafeRawBufferPointer(start: name, count: length)
+        if pending.id == 0, let skipped, skipped(bytes) { return }
         var relative: [UInt8] = []
         if !exclude.isEmpty {
             relative = PathBytes.join(pending.relative, Array(bytes))

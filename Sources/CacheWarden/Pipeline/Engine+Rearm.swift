@@ -88,6 +88,9 @@ extension Engine {
         if let newRoute = try? route(for: rt.settings, id: rt.id, path: rt.path) { state.roots[rt.id]?.route = newRoute }
         if rt.registeredOn == nil { state.roots[rt.id]?.registeredOn = here }
         state.roots[rt.id]?.judged = nil
+        do throws(WardenError) { try recoverTrash(in: folder, at: rt.path) } catch {
+            return stayLost(rt, "holds a \(TrashFolder.name) CacheWarden did not make", kind: "root_refused")
+        }
         let outcome = updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), folder: folder, &state)
         guard let failure = outcome.failure else { return true }
         state.ledger.removeRoot(rt.id)

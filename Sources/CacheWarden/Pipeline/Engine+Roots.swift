@@ -36,6 +36,7 @@ extension Engine {
         // swapped in since the first check, or met by the creation, is caught.
         let (folder, identity) = try openRoot(path)
         try guardRoot(dir, at: path, folder: identity, warn: false, guardian)
+        try recoverTrash(in: folder, at: path)
         let id = state.roots.nextID
         var runtime = RootRuntime(id: id, settings: dir, path: path, basis: state.settings.sizeBasis)
         runtime.route = try route(for: dir, id: id, path: path)
@@ -55,6 +56,19 @@ extension Engine {
         do throws(Errno) { folder = OwnedDescriptor(try Syscall.openRoot(path: path)) } catch { throw WardenError.path(error, path) }
         guard let identity = FolderIdentity(descriptor: folder.fd) else { throw .notADirectory(path) }
         return (folder, identity)
+    }
+
+    /// Empties what an interrupted run left in the root's trash (enforce mode only: a report or a dry run deletes
+    /// nothing); refuses a root where something CacheWarden did not make has the trash's name.
+    func recoverTrash(in folder: OwnedDescriptor, at path: String) throws(WardenError) {
+        guard mode == .enforce else { return }
+        do throws(TrashFolder.Problem) {
+            let removed = try TrashFolder.recover(in: folder.fd)
+            if removed > 0 { logger.notice("\(path): emptied the trash an interrupted run left (\(removed) entries)") }
+        } catch {
+            if error == .foreign { throw .foreignTrash(path) }
+            logger.warning("\(path): cannot empty \(TrashFolder.name): \(error)")
+        }
     }
 
     /// `mkdir -p` of a root to be created, never through a symlink; the folder this call makes itself (not one

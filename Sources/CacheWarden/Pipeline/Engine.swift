@@ -34,6 +34,8 @@ final class Engine: @unchecked Sendable {
     let evictor: Evictor?
     var timers: [ClockTimer] = []
     var rearmTimer: ClockTimer?
+    /// Empties the trashes of roots whose units were moved out a moment ago (`Engine.emptyTrashes`).
+    var trashTimer: ClockTimer?
     var audits = AuditSchedule()
     /// One-shot timers policies asked for (a deferred trim, a paced pass), by policy index.
     var wakeUps: [Int: (at: UInt64, timer: ClockTimer)] = [:]
@@ -52,7 +54,8 @@ final class Engine: @unchecked Sendable {
         policies = PolicySet(mode == .observe ? WardenSettings() : settings)
         switch mode {
         case .enforce:
-            evictor = Evictor(makeDeleter: { SafeRemover(root: $0.id, in: $1, fileStat: $0.fileStat) }, dryRun: false)
+            evictor = Evictor(makeDeleter: { SafeRemover(root: $0.id, in: $1, fileStat: $0.fileStat, renameRefused: $0.renameRefused) },
+                              dryRun: false)
         case .dryRun: evictor = Evictor(makeDeleter: { _, _ in DryRunDeleter() }, dryRun: true)
         case .observe: evictor = nil
         }
@@ -137,6 +140,7 @@ final class Engine: @unchecked Sendable {
         let (nodes, records) = state.ledger.settle()
         for n in nodes { backend?.unwatch(n) }
         updater.forget(nodes: Set(nodes), records: Set(records))
+        if !state.trashToEmpty.isEmpty { scheduleTrashEmptying() }
     }
 
     /// Hands the step's events to every sink.
@@ -215,6 +219,9 @@ final class Engine: @unchecked Sendable {
     }
 
     private func teardown() {
+        trashTimer?.cancel()
+        trashTimer = nil
+        emptyTrashes()
         backend?.stop()
         backend = nil
         updater = LedgerUpdater(scanner: TreeScanner(watching: nil))

@@ -168,6 +168,13 @@ struct LedgerUpdater {
             return
         }
         let root = rt.id
+        // CacheWarden's own trash at the top of a root is never counted (moves into it are moves out of the root).
+        if state.ledger.isRoot(c.node), batch.withName(c, TrashFolder.isTrashName) {
+            if c.kind == .movedTo { finishMove(c.move, &state) }
+            // The root's own size holds the name (tmpfs counts 20 bytes a name).
+            if rt.settings.countDirectories, [.created, .deleted, .movedFrom, .movedTo].contains(c.kind) { dirtyDirectories.insert(c.node) }
+            return
+        }
         if !rt.exclude.isEmpty,
            rt.exclude.matches(PathBytes.join(state.ledger.relativePath(of: c.node), batch.name(c))) {
             if c.kind == .movedTo { finishMove(c.move, &state) }

@@ -10,6 +10,9 @@ struct PipelineState {
     var events = EventOutbox()
     /// When each root last saw activity (uptime nanoseconds): what `trim_after_idle` waits on.
     var lastActivity: [RootID: UInt64] = [:]
+    /// Roots whose trash holds units moved out of their clients' view, to be deleted a moment later
+    /// (`Engine.emptyTrashes`).
+    var trashToEmpty = Set<RootID>()
 
     init(settings: WardenSettings, clock: any WardenClock, disk: any DiskProbe) {
         self.settings = settings

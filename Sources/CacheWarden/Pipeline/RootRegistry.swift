@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// What the pipeline keeps about one registered root besides its ledger account.
 struct RootRuntime {
     var id: RootID
@@ -14,6 +16,9 @@ struct RootRuntime {
     /// Which folder of which filesystem the root's path showed when it was registered: a root that comes back
     /// is taken back only there (`MountIdentity`).
     var registeredOn: MountIdentity?
+    /// The root's filesystem refuses the move into the trash (FUSE's `EINVAL`): deletions happen in place and units
+    /// go file by file (said once by an `unit_not_atomic` error line).
+    var renameRefused: Errno?
     /// What was last judged at the path of a lost root that came back refused, and when (uptime nanoseconds): the
     /// same folder is judged again at most every `Engine.rejudgeInterval`.
     var judged: (folder: FolderIdentity, at: UInt64)?

@@ -78,6 +78,7 @@ struct TreeScanner {
         }
         var walker = self.walker(for: rt, state.ledger)
         walker.knownSubdirectories = known ?? [:]
+        if state.ledger.isRoot(top) { walker.skipped = TrashFolder.isTrashName }
         let start = TreeWalker.top(fd: fd, ino: state.ledger.node(top).ino, relative: state.ledger.relativePath(of: top))
         var nodes = WalkNodes(top: top)
         walker.walk(start, cancelled: { false }) { walked in
@@ -94,7 +95,9 @@ struct TreeScanner {
     /// The initial scan: walkers on threads of their own, this queue filing what they report.
     private func walkInParallel(root: RootID, top: NodeID, fd: Int32, _ state: inout PipelineState) -> Outcome {
         guard let rt = state.roots[root] else { Syscall.close(fd); return Outcome() }
-        let walker = self.walker(for: rt, state.ledger)
+        var configured = self.walker(for: rt, state.ledger)
+        configured.skipped = TrashFolder.isTrashName
+        let walker = configured
         let start = TreeWalker.top(fd: fd, ino: state.ledger.node(top).ino, relative: [])
         let channel = WalkChannel()
         let thread = Thread {

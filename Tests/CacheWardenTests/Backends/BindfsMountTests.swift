@@ -83,6 +83,38 @@ import Testing
         #expect(eventually(timeout: 5) { exact() })
     }
 
+    /// Why a bindfs mount cannot be had here, or nil: one is tried.
+    static let unavailable: String? = {
+        guard FileManager.default.fileExists(atPath: "/dev/fuse") else { return "no /dev/fuse here" }
+        guard ["/usr/bin/bindfs", "/bin/bindfs"].contains(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            return "bindfs is not installed (apt-get install bindfs; see .ci/deps.sh)"
+        }
+        return (try? Mount()) == nil ? "bindfs could not mount here" : nil
+    }()
+
+    /// bindfs refuses `renameat2(RENAME_NOREPLACE)` (`EINVAL`): a unit cannot leave in one rename there, so it is
+    /// deleted file by file, said once by an `error` line of kind `unit_not_atomic`; and every file is still
+    /// deleted (its check in place, without the trash's move).
+    @Test(.enabled(if: unavailable == nil, "needs a bindfs mount"))
+    func unitsOnAMountWithoutAtomicRenamesGoFileByFile() throws {
+        let mount = try #require(try Mount(), "bindfs could not mount")
+        for u in 0..<6 { for i in 0..<4 { mount.under.write("unit\(u)/f\(i)", size: 10_000, mtime: 1_000_000 + Double(u * 10 + i)) } }
+        var dir = DirectorySettings(name: "fuse", path: mount.point.path, quota: 150_000)
+        dir.evictUnit = .entry
+        dir.pollInterval = 1
+        var settings = WardenSettings(directories: [dir], sizeBasis: .apparent)
+        settings.pollInterval = 1
+        let log = EventLog()
+        let watcher = Watcher(settings: settings) { log.append($0) }
+        try watcher.start()
+        defer { watcher.stop() }
+        #expect(eventually(timeout: 10) { log.evictions.count >= 3 }, "\(log.all)")
+        let notAtomic = log.all.filter { if case .error(let e) = $0.kind { return e.kind == "unit_not_atomic" }; return false }
+        #expect(notAtomic.count == 1, "\(notAtomic)")
+        for e in log.evictions { #expect(!FileManager.default.fileExists(atPath: mount.under.url(e.file)), "\(e.file) evicted but there") }
+        #expect(eventually(timeout: 5) { watcher.totals().first?.total == diskTotals(mount.point.path, basis: .apparent).total })
+    }
+
     /// A loopback NFS export needs an NFS server in this kernel (nfsd) and the right to mount; a container
     /// usually has neither. Runs nothing then, and says why.
     @Test func loopbackNFSIsSkippedWithTheReasonWhereTheKernelCannot() throws {
