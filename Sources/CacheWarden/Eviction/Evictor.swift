@@ -39,7 +39,7 @@ struct Evictor {
         }
     }
 
-    private func makeRun(_ root: RootID, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> TrimRun? {
+    func makeRun(_ root: RootID, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> TrimRun? {
         guard let rt = state.roots[root], rt.lost == nil, state.ledger.account(root) != nil else { return nil }
         if state.ledger.account(root)?.ordered != true { state.ledger.setOrdered(root, true) }
         let run = TrimRun(root: root, runtime: rt, goal: goal, state: state, dryRun: dryRun,
@@ -48,46 +48,53 @@ struct Evictor {
         return run
     }
 
-    /// Frees `bytes` across the goal's roots in order, each trimmed toward its total minus what is still needed.
+    /// Frees `bytes` across the goal's roots in order, each trimmed toward its total minus what is still needed,
+    /// each by its own rules (`MemberTurns`): files in use only once no root has anything else. A root waiting for
+    /// `trim_after_idle` gives last, and only what brings free space back to the low watermark: below it the disk
+    /// is about to fill, which fails every writer, the busy client included; above it the purge is for comfort,
+    /// and a deletion under a running build would fail that build.
     private func free(_ bytes: Int64, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> EvictionOutcome {
-        var remaining = bytes
-        var outcome = EvictionOutcome()
-        for id in goal.roots where remaining > 0 {
+        let urgent = goal.watermarks.map { max(0, bytes - ($0.high - $0.low)) } ?? bytes
+        /// A root's run, trimming it toward its total minus what is still wanted.
+        func run(_ id: RootID, wanting remaining: Int64, _ state: inout PipelineState) -> TrimRun? {
             let total = state.ledger.total(id)
-            guard total > 0 else { continue }
+            guard total > 0 else { return nil }
             var perRoot = goal
             perRoot.target = .total(max(0, total - remaining))
             perRoot.limit = goal.limit ?? state.roots[id]?.settings.deleteRate
-            guard var run = makeRun(id, perRoot, &state, progress) else { continue }
-            run.evictOldestFirst(&state)
-            remaining -= outcome.add(&run, &state).freed
+            return makeRun(id, perRoot, &state, progress)
         }
-        return outcome
+        var members = MemberTurns(goal)
+        for (inUse, waiters) in [(false, false), (true, false), (false, true), (true, true)] {
+            members.nextRound(inUse: inUse, overriding: waiters ? [.trimAfterIdle] : [])
+            let wanted = waiters ? urgent : bytes
+            var i = goal.roots.startIndex
+            while members.freed < wanted && i < goal.roots.endIndex {
+                let id = goal.roots[i], remaining = wanted - members.freed
+                if !members.take(from: id, &state, making: { run(id, wanting: remaining, &$0) }) { i += 1 }
+            }
+        }
+        let missing = max(0, bytes - members.freed)   // what a skipped root's line says it was asked for
+        return members.finish(&state) { run($0, wanting: missing, &$1) }
     }
 
-    /// A group over its shared quota: one victim at a time from the member furthest above its fair share (or
-    /// least under it, once all are under), until the members' sum is at the target or nothing is left.
+    /// A group over its shared quota: one victim at a time (a file, or a whole unit) from the member furthest above
+    /// its fair share (or least under it, once all are under), until the members' sum is at the target or nothing
+    /// is left; a member that cannot give now is skipped and the others give its share (`MemberTurns`).
     private func trimGroup(to target: Int64, _ goal: EvictionGoal, _ state: inout PipelineState) -> EvictionOutcome {
-        var runs: [RootID: TrimRun] = [:]
-        var exhausted = Set<RootID>()
-        while true {
-            var usage: [RootID: Int64] = [:]
-            for id in goal.roots { usage[id] = runs[id]?.projected ?? state.ledger.total(id) }
-            guard usage.values.reduce(0, +) > target else { break }
-            let open = goal.roots.filter { !exhausted.contains($0) }
-            func over(_ id: RootID) -> Int64 { (usage[id] ?? 0) - (goal.shares[id] ?? 0) }
-            guard let member = open.max(by: { over($0) < over($1) }) else { break }
-            // Taken out of the dictionary while it changes, so its arrays are not copied at every step.
-            guard var run = runs.removeValue(forKey: member) ?? makeRun(member, goal, &state, nil) else {
-                exhausted.insert(member)
-                continue
+        var members = MemberTurns(goal)
+        for inUse in [false, true] {
+            members.nextRound(inUse: inUse)
+            while true {
+                var usage: [RootID: Int64] = [:]
+                for id in goal.roots { usage[id] = members.usage(id, state) }
+                guard usage.values.reduce(0, +) > target else { break }
+                func over(_ id: RootID) -> Int64 { (usage[id] ?? 0) - (goal.shares[id] ?? 0) }
+                guard let member = goal.roots.filter({ members.isOpen($0) }).max(by: { over($0) < over($1) }) else { break }
+                _ = members.take(from: member, &state) { makeRun(member, goal, &$0, nil) }
             }
-            if !run.evictNext(&state) { exhausted.insert(member) }
-            runs[member] = run
         }
-        var outcome = EvictionOutcome()
-        for id in goal.roots { if var run = runs.removeValue(forKey: id) { outcome.add(&run, &state) } }
-        return outcome
+        return members.finish(&state) { makeRun($0, goal, &$1, nil) }
     }
 }
 

@@ -14,20 +14,42 @@ extension TrimRun {
     }
 
     mutating func evictOldestUnits(depth: Int, _ state: inout PipelineState) {
-        let units = collectUnits(depth: depth, &state).sorted {
-            $0.age != $1.age ? $0.age < $1.age : $0.path.lexicographicallyPrecedes($1.path)
+        while evictNextUnit(depth: depth, &state) {}
+    }
+
+    /// The next victim of a trim taking turns between members (a group's, a low-disk purge's): a whole unit with
+    /// `evict_unit`, else a file.
+    mutating func evictNextVictim(_ state: inout PipelineState) -> Bool {
+        if case .depth(let depth) = runtime.settings.evictUnit, goal.target != .everything {
+            return evictNextUnit(depth: depth, &state)
         }
-        for unit in units {
-            guard wants(age: unit.age) else { break }
-            if let limit = goal.limit, removed >= limit { paced = true; break }
+        return evictNext(&state)
+    }
+
+    /// Deletes the next unit, oldest first, whole or not at all; the units are collected and sorted at the first
+    /// call. Returns false when the target is met, the pass's limit is reached, or no unit is left.
+    mutating func evictNextUnit(depth: Int, _ state: inout PipelineState) -> Bool {
+        if unitQueue == nil {
+            unitQueue = collectUnits(depth: depth, &state).sorted {
+                $0.age != $1.age ? $0.age < $1.age : $0.path.lexicographicallyPrecedes($1.path)
+            }
+        }
+        while let units = unitQueue, unitIndex < units.count {
+            let unit = units[unitIndex]
+            guard wants(age: unit.age) else { return false }
+            if let limit = goal.limit, removed >= limit { paced = true; return false }
+            unitIndex += 1
             if let reason = unit.spared { spared.count(reason); continue }
             if let veto = runtime.settings.shouldEvict,
                !veto(EvictionCandidate(directory: runtime.name, file: PathBytes.display(unit.path), size: unit.bytes, reason: goal.reason)) {
                 spared.vetoed += 1
                 continue
             }
+            let before = removed
             evictUnit(unit, &state)
+            if removed > before { return true }
         }
+        return false
     }
 
     /// One pass over the root's files, grouping them into units.

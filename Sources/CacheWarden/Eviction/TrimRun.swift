@@ -1,8 +1,9 @@
 import Dispatch
 
 /// One trim of one root: takes candidates oldest first from the root's heap and decides, for each, whether it may
-/// go. `evictNext` deletes one victim at a time, so the group loop can take turns between members; a trim of a
-/// single root simply calls it until the target is met.
+/// go. `evictNext` deletes one victim at a time (`evictNextVictim`: a whole unit with `evict_unit`), so a shared
+/// trim can take turns between members (`MemberTurns`); a trim of a single root simply calls it until the target
+/// is met.
 ///
 /// Who is spared: protected files (the `protect` globs, and every `CACHEDIR.TAG`: the tag marks the folder, not
 /// its contents) and vetoed ones, always; files younger than `min_age`, for size-driven trims (quota, `max_files`,
@@ -47,6 +48,14 @@ struct TrimRun {
     private var simulatedNames: [UInt64: Int] = [:]
     /// The files of units a dry run said it would delete whole: not taken again by the file-by-file pass after.
     var simulatedUnitFiles = Set<RecordID>()
+    /// In a shared trim (group, low disk): files in use wait until no member has anything else (`MemberTurns`).
+    var sparesInUse = false
+    /// In a shared trim: why this member gave nothing, for its `trim` line.
+    var skipped: MemberSkip?
+    /// With `evict_unit`, in a trim taking turns: the root's units, oldest first, collected at the first turn
+    /// (`evictNextUnit`), and the next one to look at.
+    var unitQueue: [Unit]?
+    var unitIndex = 0
 
     init(root: RootID, runtime: RootRuntime, goal: EvictionGoal, state: PipelineState, dryRun: Bool,
          deleter: any FileDeleter, progress: Evictor.Progress?) {
@@ -99,7 +108,7 @@ struct TrimRun {
             if !queue.isEmpty { return nextCandidate(&state) }
             heapDone = true
         }
-        let takesInUse = goal.target != .everything && !isAgeDriven
+        let takesInUse = goal.target != .everything && !isAgeDriven && !sparesInUse
         return takesInUse && !inUse.isEmpty ? inUse.removeFirst() : nil
     }
 
@@ -256,6 +265,14 @@ struct TrimRun {
         ledger.names.append(rec.name, to: &pathBuffer)
     }
 
+    /// Why this run, asked for a victim in a shared trim, gave nothing: everything left was younger than `min_age`,
+    /// or spared otherwise (files in use it still held back count in `spared.inUse`), or nothing was left.
+    mutating func reasonForNothing() -> MemberSkip {
+        spared.inUse += inUse.count
+        if spared.isEmpty { return .nothingLeft }
+        return spared.young == spared.protected + spared.inUse + spared.young + spared.vetoed ? .minAge : .spared
+    }
+
     /// Puts the kept candidates back, releases the deleter and emits the `trim` report.
     mutating func finish(_ state: inout PipelineState) -> TrimReport {
         for r in kept + queue[min(queueIndex, queue.count)...].map(\.record) + inUse.map(\.record) where state.ledger.isLive(r) {
@@ -290,7 +307,9 @@ struct TrimRun {
         report.highWatermark = goal.watermarks?.high
         report.paced = paced
         report.held = held
-        if report.shortBy > 0 || (report.filesShortBy ?? 0) > 0 || held { report.spared = spared }
+        report.skipped = skipped
+        if skipped?.isWait == true { report.shortBy = 0 }
+        if report.shortBy > 0 || (report.filesShortBy ?? 0) > 0 || held || skipped != nil { report.spared = spared }
         state.events.emit(.trim(report))
         return report
     }

@@ -43,6 +43,10 @@ struct EvictionGoal: Equatable {
     var tag: UInt64 = 0
     /// For low-disk goals: the filesystem's watermarks (for the trim line).
     var watermarks: FreeSpaceWatermarks? = nil
+    /// For shared goals (a group's, a low-disk purge's): the members that cannot give now, and why. Each is
+    /// skipped when its turn comes (the others give its share) and its `trim` line says why. The policies set
+    /// `.trimAfterIdle`; whoever takes the clients' locks sets `.clientLock` for a member whose lock is held.
+    var cannotGive: [RootID: MemberSkip] = [:]
 }
 
 /// A policy's decision: goals for the evictor, facts it observed on the way (a `low_disk` report), and when it

@@ -76,6 +76,7 @@ extension EventFieldWriter {
         add("duration_ms", t.durationMilliseconds)
         if let group = t.group { add("group", group) }
         if let deferred = t.deferredSeconds { add("deferred_s", deferred) }
+        if let skipped = t.skipped { add("skipped", skipped.rawValue) }
         if t.shortBy > 0 { add("short_by", t.shortBy) }
         if let n = t.filesShortBy, n > 0 { add("files_short_by", n) }
         if let s = t.spared, !s.isEmpty { add(s) }

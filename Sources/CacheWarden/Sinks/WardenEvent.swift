@@ -147,6 +147,8 @@ public struct TrimReport: Sendable, Equatable {
     /// it goes on to (`low_disk_target`, at least a tenth above the first).
     public var lowWatermark: Int64? = nil
     public var highWatermark: Int64? = nil
+    /// For a member of a group or low-disk trim that was asked to give and gave nothing: why.
+    public var skipped: MemberSkip? = nil
 }
 
 /// The watcher re-read a tree because the running total could not be trusted (after a queue overflow).

@@ -52,6 +52,7 @@ enum JournalMessage {
         if t.quota > 0 { s += " of \(iec(t.quota)) quota" }
         if t.shortBy > 0 { s += "; short of the target by \(iec(t.shortBy))" }
         if t.held { s += "; held: a large file is still being written" }
+        if let why = t.skipped { s += "; gave nothing to the shared trim: \(why.rawValue)" }
         return s
     }
 
