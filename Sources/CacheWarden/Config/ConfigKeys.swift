@@ -65,7 +65,7 @@ public struct ConfigKey: Sendable, Equatable {
         d("quota", "size", "`0`", "size limit; a total above `trim_at` of it trims oldest-first to `trim_to`. `0` = no quota"),
         d("trim_to", "share or size", "`50%`", "what a quota trim brings the total down to: a share of the quota (above 0, at most 100 %) or a size"),
         d("trim_at", "share or size", "`100%`", "the high watermark: a trim starts when the total goes above this share of the quota (or size); `90%` keeps a steady writer from ever crossing the quota itself"),
-        d("trim_after_idle", "interval", "off", "a quota trim waits until the directory has had no activity (writes; opens too, where watched) for this long (`30s`, `5m`)"),
+        d("trim_after_idle", "interval", "off", "a quota trim waits until the directory has had no activity (writes; opens too, where watched) for this long (`30s`, `5m`); so does the directory's turn in a group trim or a low-disk purge"),
         d("hard_quota", "share or size", "`200%` with `trim_after_idle`", "above this (a share of the quota from 100 % to 10,000 %, or a size) a deferred trim happens at once"),
         d("max_files", "number", "off", "an inode quota (a positive number): more files than this trims oldest-first to `trim_to` of it (half when `trim_to` is a size); `\"reason\":\"max_files\"`"),
         d("max_age", "`manual` or age", "`manual`", "purgeable type: files older than this are expired (see Purgeable types)"),

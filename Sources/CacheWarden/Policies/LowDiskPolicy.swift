@@ -4,7 +4,9 @@
 /// not spam. With `low_disk_action = trim` the directories on that filesystem are trimmed, the one furthest over
 /// its own target first, until free space is back at the high watermark (`low_disk_target`, at least the margin)
 /// or nothing purgeable is left. Directories with `delete_rate` purge at most that many files a pass, a pass a
-/// second, until free space is back. A failing `statvfs` is an `error` line, never "plenty free".
+/// second, until free space is back. A failing `statvfs` is an `error` line, never "plenty free". Each directory's
+/// rules hold in a purge as in its own trims (`evict_unit`, `protect`, `min_age`, open files); one waiting for
+/// `trim_after_idle` gives only when the others cannot bring free space back to the low watermark (`Evictor.free`).
 struct LowDiskPolicy: CleaningPolicy {
     private struct FilesystemState {
         var armed = true
@@ -82,16 +84,22 @@ struct LowDiskPolicy: CleaningPolicy {
         let ordered = ids.sorted { Self.over($0, state) > Self.over($1, state) }
         var goal = EvictionGoal(reason: .lowDisk, roots: ordered, target: .free(marks.high - space.free), tag: dev)
         goal.watermarks = marks
+        IdleWait.markWaiting(ordered, in: &goal, &decision, state)
         decision.goals.append(goal)
     }
 
     /// A pass that found nothing purgeable left (a root short of its target, or nothing removed) ends the purge
     /// until the next crossing. Otherwise the purge goes on: the next check measures free space again and asks
     /// for the rest if it is still below the high watermark (a paced pass, deletions that freed less on disk than
-    /// counted, files written meanwhile or not yet seen).
+    /// counted, files written meanwhile or not yet seen). A pass that freed less than it asked for while roots
+    /// waited for idle found nothing more it may take now either: the purge ends (the wait holds until the next
+    /// crossing, when the part below the low watermark is taken from them if need be).
     mutating func outcome(_ goal: EvictionGoal, _ reports: [TrimReport]) {
         if reports.contains(where: \.paced) { return }
         if reports.allSatisfy({ $0.removed == 0 }) || reports.contains(where: { $0.shortBy > 0 }) { purging.remove(goal.tag) }
+        if !goal.cannotGive.isEmpty, case .free(let bytes) = goal.target, reports.reduce(0, { $0 + $1.freed }) < bytes {
+            purging.remove(goal.tag)
+        }
     }
 
     /// How far a root is above its own trim target (its total when it has no quota).

@@ -20,14 +20,10 @@ struct QuotaPolicy: CleaningPolicy {
             guard let rt = state.roots[id], rt.lost == nil, rt.settings.quota > 0 else { deferredSince[id] = nil; continue }
             let total = state.ledger.total(id)
             guard total > rt.settings.trimAtBytes else { deferredSince[id] = nil; continue }
-            if let idle = rt.settings.trimAfterIdle, total <= (rt.settings.hardQuota ?? .percent(200)).bytes(of: rt.settings.quota) {
-                let quietSince = state.lastActivity[id] ?? 0
-                let ready = Nanoseconds.after(quietSince, seconds: idle)
-                if now < ready {
-                    if deferredSince[id] == nil { deferredSince[id] = now }
-                    decision.wake(at: ready)
-                    continue
-                }
+            if let ready = IdleWait.until(rt, state) {
+                if deferredSince[id] == nil { deferredSince[id] = now }
+                decision.wake(at: ready)
+                continue
             }
             let waited = deferredSince.removeValue(forKey: id).map { Double(now - $0) / 1e9 }
             decision.goals.append(EvictionGoal(reason: .quota, roots: [id], target: .total(rt.settings.trimToBytes),

@@ -60,6 +60,64 @@ import Testing
         #expect(log.trims.allSatisfy { $0.group == "g" && $0.skipped == nil })
     }
 
+    @Test func aMemberWaitingForIdleGivesNothingWhileActiveAndTheOthersGiveMore() throws {
+        let go = TemporaryTree(), pip = TemporaryTree()
+        for i in 0..<15 { go.write("old\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) }   // the oldest files
+        for i in 0..<6 { pip.write("p\(i)", size: 10_000, mtime: 1_500_000 + Double(i)) }
+        var busy = DirectorySettings(name: "go", path: go.path, quota: 10_000_000)
+        busy.trimAfterIdle = 60
+        let clock = ManualClock(), log = EventLog()
+        let watcher = try Self.group([busy, DirectorySettings(name: "pip", path: pip.path)], quota: 220_000, clock: clock, log: log)
+        defer { watcher.stop() }
+        // 230 kB > 220 kB while go is being written: go, furthest above its share, waits; pip gives all it has.
+        Self.moveIn("build1", size: 20_000, to: go, log)
+        #expect(eventually { log.trims.count == 2 })
+        #expect(log.evictions.allSatisfy { $0.dir == "pip" } && log.evictions.count == 6)
+        var lines = try Self.lines(log)
+        let waiting = try #require(lines["go"]), gave = try #require(lines["pip"])
+        #expect(waiting["skipped"] as? String == "trim_after_idle" && waiting["freed"] as? Int == 0 && waiting["removed"] as? Int == 0)
+        #expect(waiting["short_by"] == nil, "a wait is no shortfall: \(waiting)")
+        #expect(gave["freed"] as? Int == 60_000 && gave["removed"] as? Int == 6 && gave["skipped"] == nil)
+        #expect(gave["target"] as? Int == 110_000, "pip went below its fair share")
+        // go keeps writing, still under the group's hard cap (440 kB): with nothing new in pip there is no trim
+        // (it could take nothing); a new file in pip is taken, go still waiting.
+        Self.moveIn("build2", size: 60_000, to: go, log)
+        #expect(log.trims.count == 2, "a trim with nothing to take: \(log.trims.map { ($0.dir, $0.skipped) })")
+        Self.moveIn("p-new", size: 10_000, to: pip, log)
+        #expect(eventually { log.trims.count == 4 })
+        lines = try Self.lines(log)
+        #expect(lines["go"]?["skipped"] as? String == "trim_after_idle" && lines["pip"]?["freed"] as? Int == 10_000)
+        Self.moveIn("build3", size: 10_000, to: go, log)
+        #expect(log.trims.count == 4)
+        #expect(go.exists("old0") && !pip.exists("p-new"))
+        // Idle for its minute: go gives at once, alone, and its line says how long the group waited.
+        clock.advance(by: 59)
+        #expect(log.trims.count == 4)
+        clock.advance(by: 1)
+        let last = try #require(log.trims.last)
+        #expect(last.dir == "go" && last.skipped == nil && last.removed > 0 && last.deferredSeconds == 60, "\(last)")
+        #expect(!go.exists("old0") && diskTotals(go.path, basis: .apparent).total <= 110_000)
+    }
+
+    @Test func aGroupAboveTwiceItsQuotaTakesFromAWaitingMemberAtOnce() throws {
+        let go = TemporaryTree(), pip = TemporaryTree()
+        for i in 0..<9 { go.write("old\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) }
+        pip.write("p0", size: 5_000, mtime: 1_500_000)
+        var busy = DirectorySettings(name: "go", path: go.path, quota: 10_000_000)
+        busy.trimAfterIdle = 600
+        let clock = ManualClock(), log = EventLog()
+        let watcher = try Self.group([busy, DirectorySettings(name: "pip", path: pip.path)], quota: 100_000, clock: clock, log: log)
+        defer { watcher.stop() }
+        Self.moveIn("a", size: 20_000, to: go, log)   // 115 kB: over the quota, under the cap: go waits
+        #expect(eventually { log.trims.count == 2 })
+        #expect(log.trims.first { $0.dir == "go" }?.skipped == .trimAfterIdle && log.evictions.map(\.file) == ["p0"])
+        Self.moveIn("b", size: 100_000, to: go, log)   // 210 kB > 200 % of 100 kB: no waiting, with the clock still
+        #expect(eventually { log.trims.count == 3 })
+        let trim = try #require(log.trims.last)
+        #expect(trim.dir == "go" && trim.skipped == nil && trim.total <= 50_000, "\(trim)")
+        #expect(!go.exists("old0") && log.evictions.contains { $0.dir == "go" && $0.file == "old8" })
+    }
+
     @Test func eachMemberThatGaveNothingSaysWhyOnItsLine() throws {
         let young = TemporaryTree(), kept = TemporaryTree(), giver = TemporaryTree(), empty = TemporaryTree()
         for i in 0..<4 { young.write("y\(i)", size: 10_000) }   // now: younger than min_age

@@ -78,4 +78,54 @@ import Testing
         #expect(a.exists("open-old") && a.exists("keep.lock") && a.exists("young"), "\(evicted)")
         #expect(fs.free >= Self.high, "\(fs.free)")
     }
+
+    /// A directory waiting for `trim_after_idle` (busy) and one that is not (other), the busy one furthest over.
+    static func busyAndOther(_ clock: ManualClock, _ log: EventLog) throws -> (Watcher, Filesystem, TemporaryTree, TemporaryTree) {
+        let busy = TemporaryTree(), other = TemporaryTree()
+        for i in 0..<25 { busy.write("old\(i)", size: 100_000, mtime: 1_000_000 + Double(i)) }   // the oldest files
+        for i in 0..<4 { other.write("o\(i)", size: 100_000, mtime: 1_500_000 + Double(i)) }
+        var b = DirectorySettings(name: "busy", path: busy.path, quota: 10_000_000_000)
+        b.trimAfterIdle = 600
+        let fs = Filesystem([busy, other])
+        let watcher = try watcher([b, DirectorySettings(name: "other", path: other.path)], fs, clock, log)
+        // A write: busy is active from now on (the startup check, a second ago, found the disk fine).
+        clock.advance(by: 1)
+        busy.write("marker", size: 10)
+        #expect(eventually { log.writes.contains { $0.file == "marker" } })
+        return (watcher, fs, busy, other)
+    }
+
+    @Test func belowTheLowWatermarkAWaitingDirectoryGivesOnlyWhatTheOthersCannot() throws {
+        let clock = ManualClock(), log = EventLog()
+        let (watcher, fs, busy, other) = try Self.busyAndOther(clock, log)   // (each tree lives as long as it is held)
+        defer { watcher.stop() }
+        fs.leave(free: Self.low - 750_000)   // 750 kB below the low watermark; other holds 400 kB
+        clock.advance(by: 1)
+        // other gives all it has first; busy gives the 350 kB left to the low watermark (four files), not up to
+        // the high one.
+        #expect(log.evictions.filter { $0.dir == "other" }.count == 4)
+        #expect(log.evictions.filter { $0.dir == "busy" }.map(\.file) == (0..<4).map { "old\($0)" }, "\(log.evictions.map(\.file))")
+        #expect(fs.free >= Self.low && fs.free < Self.high, "\(fs.free)")
+        let line = try #require(log.trims.first { $0.dir == "busy" })
+        #expect(line.skipped == nil && line.shortBy == 0 && line.removed == 4, "\(line)")
+        #expect(busy.exists("old4") && !other.exists("o3"))
+    }
+
+    @Test func betweenTheWatermarksAWaitingDirectoryGivesNothingAndSaysWhy() throws {
+        let clock = ManualClock(), log = EventLog()
+        let (watcher, fs, busy, other) = try Self.busyAndOther(clock, log)   // (each tree lives as long as it is held)
+        defer { watcher.stop() }
+        fs.leave(free: Self.low - 300_000)   // other's 400 kB are enough to be back above the low watermark
+        clock.advance(by: 1)
+        #expect(log.evictions.map(\.dir) == Array(repeating: "other", count: 4))
+        let object = try JSONSerialization.jsonObject(with: Data(WardenEvent(.trim(try #require(log.trims.first { $0.dir == "busy" }))).jsonLine().utf8))
+        let line = try #require(object as? [String: Any])
+        #expect(line["skipped"] as? String == "trim_after_idle" && line["freed"] as? Int == 0 && line["short_by"] == nil, "\(line)")
+        #expect(line["reason"] as? String == "low_disk" && line["low_watermark"] as? Int == Int(Self.low))
+        #expect(busy.exists("old0") && !other.exists("o3") && fs.free >= Self.low)
+        // Nothing else may go now: the purge ends, and later checks leave busy alone while it stays below the
+        // target (a disk between the watermarks is left alone).
+        clock.advance(by: 5)
+        #expect(busy.exists("old0") && log.trims.filter { $0.reason == .lowDisk }.count == 2)
+    }
 }
