@@ -35,13 +35,10 @@ public struct DiscoveredCache: Sendable, Equatable {
     /// Why it could not be measured (it is then left out of the written config).
     public var problem: String?
 
-    /// Whether it joins the shared group. A group trim (like a low-disk one) takes single files at once; a profile
-    /// that deletes whole folders (`evict_unit`: uv, cargo, Hugging Face) or waits for its tool to be idle (Go,
-    /// sccache, Bazel) would be broken by one, so those caches keep their own quota only.
-    public var joinsGroup: Bool {
-        let d = settings.resolved()
-        return d.evictUnit == .file && d.trimAfterIdle == nil
-    }
+    /// Whether it joins the shared group: every cache that is proposed (measured) does. A group trim honours each
+    /// member's rules as its own quota trim does — whole folders for a profile with `evict_unit` (uv, cargo,
+    /// Hugging Face), nothing while its tool is busy for one with `trim_after_idle` (Go, sccache, Bazel, …).
+    public var joinsGroup: Bool { problem == nil }
 
     /// The directory settings this cache is registered with (before quota and group).
     public var settings: DirectorySettings {

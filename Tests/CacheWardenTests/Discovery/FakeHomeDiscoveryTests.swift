@@ -50,9 +50,10 @@ import Testing
         #expect(tagged.path == real + "/src/proj/target" && tagged.source == .tagged && tagged.protect == ["/CACHEDIR.TAG"] && tagged.files == 2)
         #expect(result.caches.count == Self.defaults.count + 1, "the bad signature is no tag: \(result.caches.map(\.path))")
         #expect(result.tagSearchComplete)
-        // Caches whose profile deletes whole folders or waits for idle keep out of the group (a group trim would not).
+        // Every cache joins the group, those whose profile deletes whole folders or waits for idle too: a group
+        // trim keeps their rules.
         let members = result.caches.filter(\.joinsGroup).map(\.name)
-        #expect(Set(members).isDisjoint(with: ["uv", "go", "sccache", "huggingface", "cargo", "bazel"]) && members.contains("pip"))
+        #expect(Set(members).isSuperset(of: ["uv", "go", "sccache", "huggingface", "cargo", "bazel"]) && members.contains("pip"))
         #expect(result.groupBudget == result.caches.filter(\.joinsGroup).map(\.proposedQuota).reduce(0, +))
     }
 
@@ -115,6 +116,26 @@ import Testing
             #expect(settings.directories.map { $0.group != nil } == result.caches.map(\.joinsGroup))
             #expect(settings.groups.map(\.quota) == [result.groupBudget!])
         }
+    }
+
+    /// The caches with the most to lose from a careless trim — whole folders (uv, cargo, Hugging Face), an idle wait
+    /// (Go) — share the one budget with pip and ccache: the proposed config puts every one in the group.
+    @Test func everyProposedCacheIsAMemberOfTheGroup() throws {
+        let home = TemporaryTree("cw-home"), real = try Syscall.canonicalPath(home.path)
+        let folders = ["uv": ".cache/uv", "cargo": ".cargo/registry", "huggingface": ".cache/huggingface/hub",
+                       "go": ".cache/go-build", "pip": ".cache/pip", "ccache": ".cache/ccache"]
+        for (i, folder) in folders.values.sorted().enumerated() { home.write(folder + "/entry", size: 1000 * (i + 1)) }
+        let result = Self.discover(home)
+        #expect(Set(result.caches.map(\.name)) == Set(folders.keys) && result.caches.allSatisfy { $0.problem == nil })
+        let text = ProposedConfig(result: result, rule: QuotaRule(), searched: real, tildeHome: real).text
+        var parser = ConfigFileParser(file: "proposed.conf")
+        parser.locations = DefaultLocations(environment: ["HOME": real], euid: 1000)
+        let settings = try parser.parse(text, baseDirectory: "/")
+        #expect(settings.groups.map(\.name) == [ProposedConfig.group] && settings.groups.first?.quota == result.groupBudget)
+        #expect(Set(settings.directories.filter { $0.group == ProposedConfig.group }.map(\.name)) == Set(folders.keys), "\(text)")
+        let resolved = Dictionary(uniqueKeysWithValues: settings.directories.map { ($0.name, $0.resolved()) })
+        #expect(["uv", "cargo", "huggingface"].allSatisfy { resolved[$0]?.evictUnit != .file } && resolved["go"]?.trimAfterIdle != nil)
+        #expect(!text.contains("except caches"), "the old exclusion is gone from the file's header")
     }
 
     @Test func discoveryChangesNothingOnDisk() throws {
