@@ -147,11 +147,13 @@ import Testing
     }
 
     /// A directory `a` for the sparing tests: its oldest file (`open-old`, `open` bytes, to be held open), a
-    /// protected `keep.lock`, a closed `a1` and a `young` file (`each` bytes; `min_age` is an hour).
+    /// protected `keep.lock`, a `CACHEDIR.TAG`, a closed `a1` and a `young` file (`each` bytes; `min_age` is an
+    /// hour).
     static func spareable(open: Int, each: Int) -> (TemporaryTree, DirectorySettings) {
         let a = TemporaryTree()
         a.write("open-old", size: open, mtime: 900_000)
         a.write("keep.lock", size: each, mtime: 900_001)
+        a.write("CACHEDIR.TAG", size: each, mtime: 900_002)
         a.write("a1", size: each, mtime: 1_000_000)
         a.write("young", size: each)   // now: younger than min_age
         var dir = DirectorySettings(name: "a", path: a.path)
@@ -179,14 +181,14 @@ import Testing
         defer { watcher.stop() }
         let reader = Self.holdOpen(a, log)
         defer { close(reader) }
-        // 43 + 70 + 10 = 123 kB > 120 kB: down to 60 kB. a is furthest above its share, but once a1 (and the empty
-        // marker) are gone all it has is open, protected or young: b gives the rest, although its files are newer
-        // than the open one.
+        // 44 + 70 + 10 = 124 kB > 120 kB: down to 60 kB. a is furthest above its share, but once a1 (and the empty
+        // marker) are gone all it has is open, protected (the lock, the tag) or young: b gives the rest, although
+        // its files are newer than the open one.
         Self.moveIn("crossing", size: 10_000, mtime: 1_200_000, to: b, log)
         #expect(eventually { log.trims.count == 2 })
         let evicted = log.evictions.map { "\($0.dir)/\($0.file)" }
         #expect(evicted.first == "a/a1" && !evicted.contains("a/open-old") && !evicted.contains("a/keep.lock") && !evicted.contains("a/young"), "\(evicted)")
-        #expect(a.exists("open-old") && a.exists("keep.lock") && a.exists("young") && !a.exists("a1"))
+        #expect(a.exists("open-old") && a.exists("keep.lock") && a.exists("CACHEDIR.TAG") && a.exists("young") && !a.exists("a1"))
         #expect(evicted.filter { $0.hasPrefix("b/") }.count == 7, "\(evicted)")
         let sum = diskTotals(a.path, basis: .apparent).total + diskTotals(b.path, basis: .apparent).total
         #expect(sum <= 60_000, "\(sum)")

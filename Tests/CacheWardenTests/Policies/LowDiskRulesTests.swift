@@ -69,13 +69,13 @@ import Testing
         defer { watcher.stop() }
         let reader = GroupRulesTests.holdOpen(a, log)
         defer { close(reader) }
-        // 2.2 MB to free: a, first, has a1 (and the empty marker) to give, the rest is open, protected or young; b
-        // gives the rest (21 files) although its files are newer than the open one.
+        // 2.2 MB to free: a, first, has a1 (and the empty marker) to give, the rest is open, protected (the lock,
+        // the tag) or young; b gives the rest (21 files) although its files are newer than the open one.
         fs.leave(free: Self.low - 100_000)
         clock.advance(by: 1)
         let evicted = log.evictions.map { "\($0.dir)/\($0.file)" }
         #expect(evicted.prefix(2) == ["a/a1", "a/marker"] && evicted.filter { $0.hasPrefix("b/") }.count == 21, "\(evicted)")
-        #expect(a.exists("open-old") && a.exists("keep.lock") && a.exists("young"), "\(evicted)")
+        #expect(a.exists("open-old") && a.exists("keep.lock") && a.exists("CACHEDIR.TAG") && a.exists("young"), "\(evicted)")
         #expect(fs.free >= Self.high, "\(fs.free)")
     }
 
