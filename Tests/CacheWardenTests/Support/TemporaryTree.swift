@@ -59,15 +59,16 @@ final class TemporaryTree: Sendable {
     func exists(_ relative: String) -> Bool { var st = stat(); return lstat(url(relative), &st) == 0 }
 }
 
-/// A fresh, independent scan of a folder: regular files only, hard links once, symlinks not followed —
-/// the truth the watcher's running totals are compared with.
+/// A fresh, independent scan of a folder: regular files only, hard links once, symlinks not followed, and
+/// CacheWarden's trash at the top not counted (what is there has left the cache already) — the truth the
+/// watcher's running totals are compared with.
 func diskTotals(_ path: String, basis: SizeBasis = .allocated) -> (total: Int64, files: Int) {
     var seen = Set<UInt64>()
     var total: Int64 = 0
     var stack = [path]
     while let dir = stack.popLast() {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { continue }
-        for name in names {
+        for name in names where !(dir == path && name == TrashFolder.name) {
             let full = dir + "/" + name
             var st = stat()
             guard lstat(full, &st) == 0 else { continue }
