@@ -34,6 +34,7 @@ struct CheckCommand: CLICommand {
         print("backend = \(s.backend.rawValue)")
         print("poll_interval = \(s.pollInterval)s")
         print("events_to = \(s.eventsTo.rawValue)")
+        print("client_lock_wait = \(s.clientLockWait)s")
         for g in s.groups {
             print("group.\(g.name).quota = \(g.quota)B")
             print("group.\(g.name).trim_to = \(g.trimTo.configText)")
@@ -53,7 +54,7 @@ struct CheckCommand: CLICommand {
             ("min_age", d.minAge.map { "\($0)s" }), ("order", d.order.rawValue),
             ("protect", d.protect.isEmpty ? nil : d.protect.joined(separator: ", ")),
             ("exclude", d.exclude.isEmpty ? nil : d.exclude.joined(separator: ", ")),
-            ("spare_open", "\(d.spareOpen)"), ("evict_unit", d.evictUnit.configText),
+            ("spare_open", "\(d.spareOpen)"), ("evict_unit", d.evictUnit.configText), ("client_lock", d.clientLock?.configText),
             ("group", d.group), ("weight", d.group == nil ? nil : "\(d.weight)"),
             ("delete_rate", d.deleteRate.map { "\($0)/s" }), ("count_directories", "\(d.countDirectories)"),
             ("one_file_system", "\(d.oneFileSystem)"), ("allow_any_path", d.allowAnyPath ? "true" : nil), ("prune_dirs", "\(d.pruneDirs)"),

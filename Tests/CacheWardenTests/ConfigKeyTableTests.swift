@@ -22,6 +22,7 @@ import Testing
         "dir.<name>.group": "g", "dir.<name>.weight": "2", "dir.<name>.delete_rate": "100/s",
         "dir.<name>.count_directories": "true", "dir.<name>.one_file_system": "false", "dir.<name>.prune_dirs": "true",
         "dir.<name>.low_disk_free": "5GB", "dir.<name>.low_disk_target": "10GB", "dir.<name>.allow_any_path": "true", "group.<g>.quota": "10GB", "group.<g>.trim_to": "30%",
+        "client_lock_wait": "2h", "dir.<name>.client_lock": ".lock, ../.package-cache ofd",
     ]
 
     static var repoRoot: URL {

@@ -26,6 +26,8 @@
 //    flexible array (`cwsys_mount_id`'s fallback).
 //  * `O_PATH` is defined by <fcntl.h> only under `_GNU_SOURCE` (`cwsys_open_directory_path`), and so is
 //    `renameat2(2)` (`cwsys_rename_noreplace`).
+//  * `F_OFD_SETLK` (open file description locks, Linux 3.15) is defined only under `_GNU_SOURCE`, and `fcntl(2)`
+//    is variadic: a client's POSIX-style lock (Gradle's) is taken here (`cwsys_ofd_try_read_lock`).
 //
 // Every symbol here is prefixed `cwsys_`.
 #ifndef CWARDENSHIMS_H
@@ -114,5 +116,12 @@ int cwsys_open_directory_in_mount(int dirfd, const char *name, int path_only);
 /// stats, opens and unlinks relative to it but cannot list it, and whose open fsnotify does not report. Returns
 /// the descriptor, or -1 with `errno` set (`ENOTDIR` for a symlink).
 int cwsys_open_directory_path(int dirfd, const char *name);
+
+/// Tries to take a read lock over the whole of the open file `fd` (`F_OFD_SETLK`, `F_RDLCK`, from byte 0 to the
+/// end, never blocking): an open file description lock, owned by the descriptor rather than by the process, so
+/// closing `fd` releases it and no other descriptor of this process can. It conflicts with any POSIX (`fcntl`,
+/// `lockf`, Java's `FileChannel.tryLock`) or OFD write lock on the file, either way round, and needs `fd` open
+/// for reading only. Returns 0, or -1 with `errno` set (`EAGAIN` or `EACCES`: another holds a write lock).
+int cwsys_ofd_try_read_lock(int fd);
 
 #endif

@@ -39,6 +39,7 @@ struct ConfigFileParser {
             s.backend = b; return nil
         },
         "poll_interval": { s, v in duration(v, .interval, like: "30s, 5m") { s.pollInterval = $0 } },
+        "client_lock_wait": { s, v in duration(v, .interval, like: "30m, 1h, 1d") { s.clientLockWait = $0 } },
         "events_to": { s, v in
             guard let e = EventsDestination(rawValue: v) else { return "expected stdout, journal or both" }
             s.eventsTo = e; return nil
@@ -113,6 +114,7 @@ struct ConfigFileParser {
             guard let p = CacheProfile(rawValue: v) else { return "expected \(CacheProfile.allCases.map(\.rawValue).joined(separator: ", "))" }
             d.profile = p; return nil
         },
+        "client_lock": { d, v in clientLock(v) { d.clientLock = $0 } },
         "group": { d, v in
             guard isValidName(v) else { return "expected a group name (letters, digits, `_` or `-`) set with group.<name>.quota" }
             d.group = v; return nil
@@ -272,6 +274,7 @@ struct ConfigFileParser {
         }
         settings.configFile = configPath
         _ = try settings.checkRoots()
+        try checkClientLocks(settings.directories, d.seen)
         for name in d.groupOrder {
             guard let (group, line) = d.groups[name] else { continue }
             guard group.quota > 0 else { throw error(line, "group.\(name) has no quota; add `group.\(name).quota = 10GB`") }

@@ -70,13 +70,16 @@ public struct DirectorySettings: Sendable {
     public var backend: BackendChoice?
     /// Seconds between polling passes when this directory is polled (`poll_interval`; nil: the global one).
     public var pollInterval: Int64?
+    /// The locks the cache's own client takes on it (`client_lock`), taken before a trim deletes anything here: a
+    /// trim waits while the client holds one. Nil: the profile's (none for `generic`); empty (`none`): no lock.
+    public var clientLock: ClientLocks? { didSet { explicit.insert(.clientLock) } }
     /// Called on the watcher's queue before a file is evicted; return `false` to keep it (the trim goes on with
     /// the next oldest file). Keep it fast: it runs on the event path.
     public var shouldEvict: (@Sendable (EvictionCandidate) -> Bool)?
 
     /// The settings a profile may fill in, and which of them were given explicitly.
     enum ProfileKey: String, CaseIterable, Sendable {
-        case order, protect, trimAfterIdle, hardQuota, spareOpen, minAge, evictUnit
+        case order, protect, trimAfterIdle, hardQuota, spareOpen, minAge, evictUnit, clientLock
     }
     var explicit = Set<ProfileKey>()
 
@@ -110,6 +113,7 @@ public struct DirectorySettings: Sendable {
         if !explicit.contains(.trimAfterIdle), let v = defaults.trimAfterIdle { out.trimAfterIdle = v }
         if !explicit.contains(.minAge), let v = defaults.minAge { out.minAge = v }
         if !explicit.contains(.evictUnit), let v = defaults.evictUnit { out.evictUnit = v }
+        if !explicit.contains(.clientLock), let v = profile.clientLock { out.clientLock = v }
         if out.trimAfterIdle != nil && !explicit.contains(.hardQuota) && out.hardQuota == nil { out.hardQuota = .percent(200) }
         out.explicit = explicit
         return out
@@ -124,6 +128,7 @@ public struct DirectorySettings: Sendable {
         if !explicit.contains(.trimAfterIdle) && d.trimAfterIdle != nil { keys.append("trim_after_idle") }
         if !explicit.contains(.minAge) && d.minAge != nil { keys.append("min_age") }
         if !explicit.contains(.evictUnit) && d.evictUnit != nil { keys.append("evict_unit") }
+        if !explicit.contains(.clientLock) && profile.clientLock != nil { keys.append("client_lock") }
         return keys
     }
 

@@ -62,7 +62,7 @@ package enum FileContents {
         try? load(path, limit: limit)
     }
 
-    private static func kind(of mode: mode_t) -> String {
+    static func kind(of mode: mode_t) -> String {
         switch mode & S_IFMT {
         case S_IFDIR: "a directory"
         case S_IFIFO: "a FIFO"

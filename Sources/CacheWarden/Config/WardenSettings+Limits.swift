@@ -6,6 +6,7 @@ extension WardenSettings {
         var durations: [(key: String, seconds: Int64?, kind: DurationKind)] = [
             ("expire_interval", expireInterval, .interval), ("low_disk_interval", lowDiskInterval, .interval),
             ("metrics_interval", metricsInterval, .interval), ("poll_interval", pollInterval, .interval),
+            ("client_lock_wait", clientLockWait, .interval),
         ]
         for d in directories {
             let p = "dir.\(d.name)."

@@ -44,6 +44,7 @@ extension WardenSettings {
         try validateOwnFiles()
         _ = try checkRoots()
         try validateRelations()
+        if checkingPaths { try validateClientLocks(checkingFiles: true) }
     }
 
     /// The rules that tie keys together: watermarks in order, idle deferral with a quota, groups with members.
@@ -67,6 +68,7 @@ extension WardenSettings {
             throw ConfigError(key: "group.\(g.name).quota", message: "group.\(g.name) has no member; add `dir.<name>.group = \(g.name)`")
         }
         try validateWatermarks()
+        try validateClientLocks(checkingFiles: false)
     }
 
     /// `low_disk_target` needs a `low_disk_free` and is at least it, wherever both are shares or both sizes (a

@@ -55,6 +55,9 @@ public struct WardenSettings: Sendable {
     public var pollInterval: Int64 = 30
     /// Where `cachewarden run` sends events (`events_to`; default `stdout`: see docs/service.md, Journal).
     public var eventsTo: EventsDestination = .stdout
+    /// Seconds a trim may wait for a client's lock before an `error` line says so (`client_lock_wait`, 1 h); it
+    /// goes on waiting: a client's lock is never broken.
+    public var clientLockWait: Int64 = 3600
 
     /// Settings for `directories`; other settings take their defaults.
     public init(directories: [DirectorySettings] = [], sizeBasis: SizeBasis = .allocated, expireInterval: Int64? = nil,
