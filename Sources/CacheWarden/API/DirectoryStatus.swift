@@ -40,6 +40,10 @@ public struct DirectoryStatus: Sendable, Equatable {
     /// Why the directory is not followed now — it is gone, or came back in a form that is not taken back (another
     /// mount, a symlink, a refused folder) — or nil while it is. Its totals are then 0.
     public var lost: String? = nil
+    /// The client locks a trim takes here (`client_lock`; nil: none).
+    public var clientLock: ClientLocks? = nil
+    /// The oldest trim waiting for the client's lock (nil: none waits).
+    public var deferred: DeferredTrim? = nil
 
     public init(totals: DirectoryTotals, oldest: Date?, protectedBytes: Int64, filesystemFree: Int64?,
                 group: String? = nil, trimTarget: Int64? = nil, watches: Int? = nil, backend: String? = nil,
@@ -91,6 +95,8 @@ extension JSONLineBuilder {
         if let fanotify = s.fanotifyDirectories { add("fanotify_dirs", fanotify) }
         add("backend", s.backend)
         if let lost = s.lost { add("lost", lost) }
+        if let locks = s.clientLock, !locks.isEmpty { add("client_lock", locks.configText) }
+        if let deferred = s.deferred { addObject("deferred") { $0.add(deferred, status: true) } }
         if let pass = s.pollPass {
             add("poll_pass_ms", (pass.seconds * 1e6).rounded() / 1e3)
             add("poll_dirs_read", pass.directoriesRead)

@@ -34,6 +34,8 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
     case rootElsewhere(String)
     /// A registered directory holds something named as CacheWarden's trash folder that CacheWarden did not make.
     case foreignTrash(String)
+    /// The cache's own client holds its lock (`client_lock`): nothing was deleted; try again once it is released.
+    case clientLockBusy(ClientLockBusy)
 
     /// What went wrong and what to do about it, on one line.
     public var description: String {
@@ -58,6 +60,7 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "CacheWarden moves what it deletes there and will not touch what it did not make: move it away"
         case .rootElsewhere(let p):
             return "\(p) is back on another filesystem or mount than the one it was registered on (`cachewarden reload` registers it anew)"
+        case .clientLockBusy(let busy): return "\(busy); nothing was deleted: try again once it is released"
         }
     }
 

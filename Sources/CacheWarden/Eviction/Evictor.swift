@@ -41,9 +41,10 @@ struct Evictor {
 
     func makeRun(_ root: RootID, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> TrimRun? {
         guard let rt = state.roots[root], rt.lost == nil, state.ledger.account(root) != nil else { return nil }
+        guard dryRun || state.admitClientLocks(root, rt, goal) else { return nil }   // the client holds its lock: wait
         if state.ledger.account(root)?.ordered != true { state.ledger.setOrdered(root, true) }
         let run = TrimRun(root: root, runtime: rt, goal: goal, state: state, dryRun: dryRun,
-                          deleter: makeDeleter(rt, state.ledger), progress: progress)
+                          deleter: state.guardedDeleter(makeDeleter(rt, state.ledger), root), progress: progress)
         state.events.reserve(run.expectedVictims)
         return run
     }

@@ -86,6 +86,7 @@ extension TrimRun {
     /// (`FileDeleter.evictUnit`); where that rename cannot be had, deletes it file by file (one `error` line of
     /// kind `unit_not_atomic` says so). Reported as one `evict` line once it is gone from the client's view.
     private mutating func evictUnit(_ unit: Unit, _ state: inout PipelineState) {
+        guard takeUnitLocks(unit, &state) else { return }   // the client's per-unit lock (`{unit}`) is held: it stays
         // Every file is looked at before the unit goes: one replaced or rewritten since it was counted keeps the
         // whole unit (it is statted again), rather than leaving half of it.
         let checkingAge = goal.target != .everything   // a clear takes everything: identity only

@@ -37,6 +37,8 @@ extension Engine {
         if quota > 0, rt.settings.trimAfterIdle != nil { report.hardQuota = (rt.settings.hardQuota ?? .percent(200)).bytes(of: quota) }
         report.maxFiles = rt.settings.maxFiles
         report.lost = rt.lost
+        report.clientLock = rt.settings.clientLock.flatMap { $0.isEmpty ? nil : $0 }
+        report.deferred = state.clientLockWait(of: id)
         if let space, let dev = state.ledger.account(id)?.dev {
             let sharing = state.roots.all.filter { $0.lost == nil && state.ledger.account($0.id)?.dev == dev }.map(\.id)
             let marks = FreeSpaceWatermarks.of(sharing.isEmpty ? [id] : sharing, size: space.size, state)
@@ -66,13 +68,16 @@ extension Engine {
         guard let bytes = requested ?? (rt.settings.quota > 0 ? rt.settings.trimToBytes : nil) else {
             throw .invalidSettings(ConfigError(message: "dir.\(name) has no quota, so no trim_to target: give the size to trim to"))
         }
+        do throws(WardenError) { try takeRequestClientLocks([id], .manual) } catch { deliver(); throw error }
         backend?.suspend()
         defer { backend?.resume() }
         let outcome = evictor.run(EvictionGoal(reason: .manual, roots: [id], target: .total(max(0, bytes))), &state)
+        let lost = releaseRequestClientLocks(.manual)
         let reports = outcome.reports
         carried.merge(updater.restat(outcome.changed, &state))
         settle()
         deliver()
+        if let lost { throw .clientLockBusy(lost) }
         guard let report = reports.first else { throw .pathMissing(rt.path) }
         return report
     }
@@ -87,12 +92,16 @@ extension Engine {
             guard let id = state.roots.id(named: name) else { throw .unknownDirectory(name) }
             ids.append(id)
         }
+        let targets = names.isEmpty ? state.roots.order : ids
+        do throws(WardenError) { try takeRequestClientLocks(targets, .clear, dryRun: dryRun) } catch { deliver(); throw error }
         backend?.suspend()
         defer { backend?.resume() }
-        let (report, changed) = ClearRunner(evictor: evictor).run(names.isEmpty ? state.roots.order : ids, &state, progress: progress)
+        let (report, changed) = ClearRunner(evictor: evictor).run(targets, &state, progress: progress)
+        let lost = releaseRequestClientLocks(.clear)
         carried.merge(updater.restat(changed, &state))
         settle()
         deliver()
+        if let lost { throw .clientLockBusy(lost) }
         return report
     }
 

@@ -174,7 +174,7 @@ extension Engine {
             if let before = oldByName[dir.name], let id = state.roots.id(named: dir.name) {
                 if Self.canKeepLedger(before, dir, old, new) {
                     state.roots[id]?.settings = dir
-                    state.roots[id]?.protect = GlobMatcher(dir.protect)
+                    state.roots[id]?.protect = RootRuntime.protectMatcher(dir)
                     if before.spareOpen != dir.spareOpen { state.ledger.forgetOpens() }
                     if needsOrder(dir) { state.ledger.setOrdered(id, true) }
                     // A lost root is registered anew: judged again at once, and taken back wherever it now is

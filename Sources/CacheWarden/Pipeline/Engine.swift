@@ -91,6 +91,7 @@ final class Engine: @unchecked Sendable {
         var wakeUps: [Int: UInt64] = [:]
         let decision = policies.decide(trigger, roots: roots, state: state, only: onlyPolicy, wakeUps: &wakeUps)
         for (policy, at) in wakeUps { scheduleWakeUp(policy, at: at) }
+        state.forgetClientLockWaits(trigger, roots: roots, only: onlyPolicy, goals: decision.goals)
         for e in decision.events { state.events.emit(e) }
         guard let evictor, !decision.goals.isEmpty else { return }
         // Each unlink queues our own deletion record; hold the backend while deleting, so they are read in one
@@ -100,8 +101,11 @@ final class Engine: @unchecked Sendable {
         for goal in decision.goals {
             let outcome = evictor.run(goal, &state)
             let reports = outcome.reports
+            let lockWaits = state.settleClientLocks(goal)   // roots whose client holds its lock wait, retried later
             carried.merge(updater.restat(outcome.changed, &state))   // files a trim found changed on disk
-            policies.outcome(goal, reports)
+            if lockWaits.isEmpty || !reports.isEmpty { policies.outcome(goal, reports) }
+            if !lockWaits.isEmpty { policies.deferred(goal) }
+            for (policy, at) in lockWaits { scheduleWakeUp(policy, at: at) }
             // A pass that stopped at its `delete_rate` budget is followed by the next, a second later; a held trim
             // is tried again once its hold window has passed (if no change about the file came first).
             let now = state.clock.uptimeNanoseconds
@@ -198,7 +202,9 @@ final class Engine: @unchecked Sendable {
         for name in names where !dirs.contains(where: { $0.name == name }) { throw .unknownDirectory(name) }
         let guardian = state.settings.rootGuard
         for dir in dirs { try addRoot(dir, guardian: guardian) }
+        try takeRequestClientLocks(state.roots.order, .clear, announce: false)   // the command waits, and says so
         let report = ClearRunner(evictor: evictor).run(state.roots.order.filter { state.roots[$0].map { $0.lost == nil } ?? false }, &state, progress: progress).report
+        if let lost = releaseRequestClientLocks(.clear) { throw .clientLockBusy(lost) }
         settle()
         return report
     }
@@ -237,6 +243,8 @@ final class Engine: @unchecked Sendable {
         heartbeats.removeAll()
         state.ledger = SizeLedger()
         state.roots.removeAll()
+        state.clientLocks.releaseAll()
+        state.clientLocks = ClientLockTable()
     }
 
     func emitReady(_ id: RootID) {

@@ -13,6 +13,8 @@ struct PipelineState {
     /// Roots whose trash holds units moved out of their clients' view, to be deleted a moment later
     /// (`Engine.emptyTrashes`).
     var trashToEmpty = Set<RootID>()
+    /// The client locks of the trim running now, and the trims waiting for one (`ClientLockTable`).
+    var clientLocks = ClientLockTable()
 
     init(settings: WardenSettings, clock: any WardenClock, disk: any DiskProbe) {
         self.settings = settings

@@ -36,10 +36,15 @@ struct RootRuntime {
         self.id = id
         self.settings = settings
         self.path = path
-        protect = GlobMatcher(settings.protect)
+        protect = Self.protectMatcher(settings)
         exclude = GlobMatcher(settings.exclude)
         fileStat = FileStat(basis: basis, order: settings.order)
         route = WatchRoute(root: id, backend: .inotify, pollInterval: settings.pollInterval ?? 30)
+    }
+
+    /// What no trim deletes: the `protect` globs, and the client's lock files in the root (`client_lock`).
+    static func protectMatcher(_ settings: DirectorySettings) -> GlobMatcher {
+        GlobMatcher(settings.protect + (settings.clientLock?.protectGlobs ?? []))
     }
 
     /// The optional events this root's watches report: opens and closes for `order = opened` and `spare_open`.

@@ -78,10 +78,15 @@ protocol CleaningPolicy {
 
     /// What became of one of its goals (one report per root trimmed).
     mutating func outcome(_ goal: EvictionGoal, _ reports: [TrimReport])
+
+    /// Some roots of one of its goals waited for their client's lock: nothing was deleted there (they are tried
+    /// again on the policy's wake-up).
+    mutating func deferred(_ goal: EvictionGoal)
 }
 
 extension CleaningPolicy {
     mutating func outcome(_ goal: EvictionGoal, _ reports: [TrimReport]) {}
+    mutating func deferred(_ goal: EvictionGoal) {}
 }
 
 /// The policies a watcher enforces, in the order they are consulted (expiry before quota: expired files should
@@ -101,6 +106,12 @@ struct PolicySet {
     mutating func outcome(_ goal: EvictionGoal, _ reports: [TrimReport]) {
         guard policies.indices.contains(goal.policy) else { return }
         policies[goal.policy].outcome(goal, reports)
+    }
+
+    /// Tells the policy that asked for `goal` that some of its roots wait for their client's lock.
+    mutating func deferred(_ goal: EvictionGoal) {
+        guard policies.indices.contains(goal.policy) else { return }
+        policies[goal.policy].deferred(goal)
     }
 
     /// Whether any policy needs `dir` kept in oldest-first order.

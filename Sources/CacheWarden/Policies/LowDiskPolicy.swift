@@ -110,6 +110,12 @@ struct LowDiskPolicy: CleaningPolicy {
     }
 }
 
+extension LowDiskPolicy {
+    /// A pass whose roots waited for their client's lock deleted nothing there: the next pass is not judged by
+    /// this one's gain (which would end the purge), it is simply tried again.
+    mutating func deferred(_ goal: EvictionGoal) { filesystems[goal.tag]?.passFree = nil }
+}
+
 /// The free-space watermarks of one filesystem: a low-disk purge starts below `low` and goes on until `high` is
 /// free (or nothing purgeable is left).
 struct FreeSpaceWatermarks: Equatable, Sendable {

@@ -29,6 +29,7 @@ extension WardenEvent {
         case .clear(let c): j.add(c)
         case .dropped(let count): j.add("count", count)
         case .error(let e): j.add(e)
+        case .deferred(let d): j.add(d, status: false)
         }
     }
 }

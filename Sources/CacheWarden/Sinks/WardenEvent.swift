@@ -260,6 +260,8 @@ public struct WardenEvent: Sendable, Equatable {
         case dropped(count: Int)
         /// `error`: something failed; the watcher goes on.
         indirect case error(WardenIssue)
+        /// `deferred`: a trim waits for its cache's client to release its lock (one line per trim).
+        indirect case deferred(DeferredTrim)
     }
 
     /// An event of `kind` at `time` (now by default).
@@ -270,7 +272,7 @@ public struct WardenEvent: Sendable, Equatable {
 
     /// Every `"event"` name there is.
     public static let names: Set<String> = ["ready", "write", "evict", "trim", "status", "stop", "overflow", "rescan",
-                                            "low_disk", "clear", "dropped", "error"]
+                                            "low_disk", "clear", "dropped", "error", "deferred"]
 
     /// The event's `"event"` name in JSON.
     public var name: String {
@@ -287,6 +289,7 @@ public struct WardenEvent: Sendable, Equatable {
         case .clear: "clear"
         case .dropped: "dropped"
         case .error: "error"
+        case .deferred: "deferred"
         }
     }
 }

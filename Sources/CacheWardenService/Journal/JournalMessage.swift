@@ -7,7 +7,8 @@ enum JournalMessage {
     /// - 3 (err): `error` — something failed (a deletion, a watch, a reload).
     /// - 4 (warning): `low_disk`; `dropped` (events were lost); `overflow` (totals unsure until the rescan);
     ///   a `trim` that fell short of its target (`short_by`): the quota cannot be met.
-    /// - 5 (notice): `trim` (files were deleted: the record an operator looks for), `clear`, `rescan`.
+    /// - 5 (notice): `trim` (files were deleted: the record an operator looks for), `clear`, `rescan`, `deferred`
+    ///   (a trim waits for its client's lock: normal while the client runs).
     /// - 6 (info): `evict` (one per file, the detail under a trim), `ready`, `stop`, `status`.
     /// - 7 (debug): `write` — the most frequent event by far, normal operation; `journalctl -p info` hides it.
     static func priority(_ event: WardenEvent) -> Int {
@@ -15,7 +16,7 @@ enum JournalMessage {
         case .error: 3
         case .lowDisk, .dropped, .overflow: 4
         case .trim(let t): t.shortBy > 0 || (t.filesShortBy ?? 0) > 0 ? 4 : 5
-        case .clear, .rescan: 5
+        case .clear, .rescan, .deferred: 5
         case .evict, .ready, .stop, .status: 6
         case .write: 7
         }
@@ -37,6 +38,7 @@ enum JournalMessage {
             + (c.phase == .done ? ", removed \(c.removed) files, freed \(iec(c.freed))" : "") + (c.dryRun ? " (dry run)" : "")
         case .dropped(let n): "\(n) events dropped: their reader was too slow"
         case .error(let e): (e.dir.map { "\($0): " } ?? "") + e.message + (e.file.map { " (\($0))" } ?? "")
+        case .deferred(let d): "\(d.dir): \(d.reason.rawValue) trim deferred: \(d.busy)" + (d.retrySeconds.map { "; next try in \(Int($0)) s" } ?? "")
         }
     }
 
