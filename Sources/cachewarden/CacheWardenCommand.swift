@@ -54,6 +54,8 @@ enum Main {
             fail(error.message, status: 2)
         } catch let error as DaemonUnavailable {
             fail(error.message, status: 1)
+        } catch let error as LockWaitEnded {
+            fail(error.message, status: 1)
         } catch let error as ControlClientError {
             fail(error.description, status: error.refused ? 2 : 1)
         } catch {

@@ -11,7 +11,7 @@ struct ClearCommand: CLICommand {
         discussion: "When a daemon answers on its control socket, it clears (its totals stay exact) and one reply line is printed: {\"ok\":true,\"command\":\"clear\",\"dirs\":[…],\"removed\":N,\"freed\":BYTES}. Otherwise a one-shot clear of --config's or --dir's directories prints the phases: pre_calculating, cleaning, post_calculating, done (with freed and removed). The roots and their subdirectories stay (dir.<name>.prune_dirs = true removes emptied subdirectories); protected files stay.",
         options: SettingsOptions.options + DaemonOptions.options + [
             .flag("dry-run", help: "Report what would be removed, and delete nothing."),
-        ],
+        ] + LockWait.options,
         arguments: [ArgumentSpec("name", help: "Names of the directories to clear (default: all).", repeated: true)]
     )
 
@@ -19,18 +19,21 @@ struct ClearCommand: CLICommand {
     var daemon: DaemonOptions
     var dryRun: Bool
     var names: [String]
+    var wait: LockWait
 
-    init(_ arguments: ParsedArguments) {
+    init(_ arguments: ParsedArguments) throws {
         source = SettingsOptions(arguments)
         daemon = DaemonOptions(arguments)
         dryRun = arguments.flag("dry-run")
         names = arguments.arguments("name")
+        wait = try LockWait(arguments)
     }
 
     func run() throws {
         let source = daemon.controlSocket == nil ? self.source.withDefaultConfig() : self.source
+        let what = "clear" + (names.isEmpty ? "" : " " + names.joined(separator: " "))
         if source.dir == nil, let client = try daemon.connect(config: source.config) {
-            let reply = try client.clear(names, dryRun: dryRun)
+            let reply = try wait.run(what, { try client.clear(names, dryRun: dryRun) }, busy: LockWait.daemonBusy)
             print(JSONValue.object(reply).jsonText)
             return
         }
@@ -44,6 +47,19 @@ struct ClearCommand: CLICommand {
             throw CLIUsageError(message: "no directory named \(name); known: \(settings.directories.map(\.name).joined(separator: ", "))")
         }
         signal(SIGPIPE, SIG_IGN)
+        // Without a daemon the trees are read only once no client holds its lock (a take and a release each);
+        // the clear then takes the locks itself, and a client that took one in between makes it wait again.
+        try wait.run(what, {
+            if !dryRun, let busy = Watcher.clientLockBusy(settings, names: names) { throw WardenError.clientLockBusy(busy) }
+            try clearOnce(settings)
+        }, busy: { error in
+            guard case .clientLockBusy(let busy)? = error as? WardenError else { return nil }
+            return (busy, settings.clientLockWait)
+        })
+    }
+
+    /// A one-shot clear without a daemon, printing its phases.
+    private func clearOnce(_ settings: WardenSettings) throws {
         let sink = JSONLinesSink()
         let tty = isatty(2) == 1
         // A one-shot clear: only the named directories are read, nothing is watched, no quota or age policy runs

@@ -113,6 +113,13 @@ struct StatusCommand: CLICommand {
             print(row.enumerated().map { StandardStreams.padded($1, to: widths[$0]) }.joined(separator: "  "))
         }
         for r in dirs { if let why = r.lost { print("\(r.totals.dir) is lost: \(r.totals.path) \(why)") } }
+        for r in dirs { if let d = r.deferred { print(Self.deferredLine(d)) } }
+    }
+
+    /// `uv: quota trim deferred for 42s: the client's lock .lock of uv is held by pid 4242 (uv run python)`.
+    static func deferredLine(_ d: DeferredTrim) -> String {
+        "\(d.dir): \(d.reason.rawValue) trim deferred for \(age(d.waitedSeconds)): \(d.busy)"
+            + (d.overdue ? " (past client_lock_wait)" : "") + (d.retrySeconds.map { "; next try in \(Int($0.rounded(.up)))s" } ?? "")
     }
 
     static func percent(_ r: DirectoryStatus) -> Double { r.usePercent ?? 0 }

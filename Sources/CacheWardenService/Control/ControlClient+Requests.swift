@@ -65,7 +65,14 @@ extension ControlClient {
 
     private func checked(_ reply: [String: JSONValue]) throws -> [String: JSONValue] {
         guard reply["ok"]?.bool == true else {
-            throw ControlClientError("the daemon on \(path) refused: \(reply["error"]?.string ?? "no reason given")", refused: true)
+            var error = ControlClientError("the daemon on \(path) refused: \(reply["error"]?.string ?? "no reason given")", refused: true)
+            if let busy = reply["busy"], let dir = busy["dir"]?.string {
+                // Not a bad request: the client's lock is held now, and may be free later.
+                error.refused = false
+                error.busy = Self.clientLockBusy(busy, dir: dir)
+                error.waitLimit = busy["wait_limit_s"]?.integer
+            }
+            throw error
         }
         return reply
     }
@@ -88,6 +95,8 @@ extension ControlClient {
         status.polledDirectories = o["polled_dirs"]?.integer.map { Int($0) }
         status.fanotifyDirectories = o["fanotify_dirs"]?.integer.map { Int($0) }
         status.lost = o["lost"]?.string
+        status.clientLock = o["client_lock"]?.string.flatMap { try? ClientLocks.parse($0).get() }
+        status.deferred = o["deferred"].flatMap { deferredTrim($0, dir: dir) }
         return status
     }
 

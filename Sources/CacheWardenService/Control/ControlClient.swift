@@ -90,6 +90,11 @@ public struct ControlClientError: Error, CustomStringConvertible {
     public var description: String
     /// The daemon answered `"ok": false`: the request (or the file it re-read) was wrong, not the connection.
     public var refused: Bool
+    /// The daemon refused a `trim` or `clear` because a cache's client holds its lock (nothing was deleted): who
+    /// holds it, and how long the daemon lets its own trims wait (`client_lock_wait`, seconds).
+    public var busy: ClientLockBusy?
+    public var waitLimit: Int64?
+
     public init(_ description: String, refused: Bool = false) {
         self.description = description
         self.refused = refused

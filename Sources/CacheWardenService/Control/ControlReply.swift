@@ -12,6 +12,22 @@ enum ControlReply {
         return j.finish()
     }
 
+    /// A request refused because a client holds its lock: the error, and `"busy"` with the lock, why, who holds
+    /// it and how long the daemon lets its own trims wait (`wait_limit_s`, `client_lock_wait`): what the commands
+    /// wait on.
+    static func busy(_ command: String, _ busy: ClientLockBusy, message: String, waitLimit: Int64) -> [UInt8] {
+        var j = JSONLineBuilder()
+        j.add("ok", false)
+        j.add("command", command)
+        j.add("error", message)
+        j.addObject("busy") { inner in
+            inner.add("dir", busy.dir)
+            inner.add(busy)
+            inner.add("wait_limit_s", waitLimit)
+        }
+        return j.finish()
+    }
+
     static func ok(_ command: String, _ fill: (inout JSONLineBuilder) -> Void = { _ in }) -> [UInt8] {
         var j = JSONLineBuilder()
         j.add("ok", true)

@@ -211,17 +211,23 @@ public final class ControlServer: EventSink, @unchecked Sendable {
         case .version: return ControlReply.version()
         case .trim(let dir, let to):
             do throws(WardenError) { return ControlReply.trim(try watcher.trim(dir, to: to)) } catch {
-                return ControlReply.error("trim", error.description)
+                return refusal("trim", error, watcher)
             }
         case .clear(let dirs, let dryRun):
             do throws(WardenError) { return ControlReply.clear(try watcher.clear(dirs, dryRun: dryRun), dryRun: dryRun) } catch {
-                return ControlReply.error("clear", error.description)
+                return refusal("clear", error, watcher)
             }
         case .reload:
             if let problem = queue.sync(execute: { reload })() { return ControlReply.error("reload", problem) }
             return ControlReply.ok("reload")
         case .subscribe: return ControlReply.error(nil, "subscribe is answered with its subscription")
         }
+    }
+
+    /// The error reply of a refused `trim` or `clear`; with `"busy"` when a client holds its lock.
+    private func refusal(_ command: String, _ error: WardenError, _ watcher: Watcher) -> [UInt8] {
+        guard case .clientLockBusy(let busy) = error else { return ControlReply.error(command, error.description) }
+        return ControlReply.busy(command, busy, message: error.description, waitLimit: watcher.clientLockWait)
     }
 
     // MARK: Subscriptions (the sink)

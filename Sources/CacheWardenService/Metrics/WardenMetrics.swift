@@ -8,7 +8,7 @@ final class WardenMetrics {
     static let trimBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
     /// Error kinds that exist (as 0) from the start, so an alert's `increase()` sees their first error too.
-    static let alertedErrorKinds = ["delete", "permission", "watch_limit"]
+    static let alertedErrorKinds = ["delete", "permission", "watch_limit", "client_lock_wait"]
 
     private var text = PrometheusText()
     /// Gauge names per directory (or group), so a directory that goes away on reload takes its gauges with it:
@@ -56,6 +56,9 @@ final class WardenMetrics {
             counter("errors", Help.errors, [("kind", issue.kind ?? "other")])
         case .dropped(let n):
             counter("dropped_lines", Help.dropped, [], by: Int64(n))
+        case .deferred(let d):
+            counter("trims_deferred", "Trims that found their client's lock held and wait for it (one per trim).",
+                    [("dir", d.dir), ("reason", d.reason.rawValue)])
         default:
             break
         }
@@ -124,7 +127,17 @@ final class WardenMetrics {
             s.lowWatermark.map(Double.init))
         add("free_high_watermark", "bytes", "Free space a low-disk purge of the directory's filesystem goes on to (low_disk_target).",
             s.highWatermark.map(Double.init))
+        if s.clientLock != nil { values += Self.clientLockGauges(s) }
         return values
+    }
+
+    /// A directory with a client lock: how long its oldest waiting trim has waited, and whether past
+    /// `client_lock_wait` (what the `CacheWardenClientLockHeld` alert reads); 0 when none waits.
+    private static func clientLockGauges(_ s: DirectoryStatus) -> [(String, String, String, Double)] {
+        [("trim_deferred", "seconds", "How long the directory's oldest trim waiting for its client's lock has waited (0: none waits).",
+          s.deferred?.waitedSeconds ?? 0),
+         ("client_lock_overdue", "", "1 while a trim has waited for its client's lock longer than client_lock_wait.",
+          s.deferred?.overdue == true ? 1 : 0)]
     }
 
     /// `cachewarden_backend_info{dir,backend} 1`, replaced when the backend changes, removed with nil.

@@ -43,7 +43,8 @@ import Testing
         }
         #expect(try complete("cachewarden ev") == ["events"])
         #expect(try complete("cachewarden run --size-basis ").sorted() == ["allocated", "apparent"])
-        #expect(try complete("cachewarden trim --t") == ["--to"])
+        #expect(try complete("cachewarden trim --t").sorted() == ["--timeout", "--to"])
+        #expect(try complete("cachewarden trim --to") == ["--to"])
         #expect(try complete("cachewarden discover --inc") == ["--include"])
     }
 

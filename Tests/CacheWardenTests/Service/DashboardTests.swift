@@ -80,7 +80,8 @@ import Testing
         let tree = TemporaryTree()
         tree.mkdir("cache")
         tree.mkdir("textfile")
-        try "control_socket = cw.sock\nmetrics_file = textfile/cachewarden.prom\nmetrics_interval = 1s\ndir.cache.path = cache\ndir.cache.quota = 200KB\n"
+        // With a client lock, so that its gauges (what CacheWardenClientLockHeld reads) are in the file too.
+        try "control_socket = cw.sock\nmetrics_file = textfile/cachewarden.prom\nmetrics_interval = 1s\ndir.cache.path = cache\ndir.cache.quota = 200KB\ndir.cache.client_lock = .lock\n"
             .write(toFile: tree.url("cw.conf"), atomically: true, encoding: .utf8)
         let daemon = try RunningCLI(["run", "-c", tree.url("cw.conf")])
         #expect(waitUntilWatching(daemon.process.processIdentifier), "\(daemon.stderr)")
