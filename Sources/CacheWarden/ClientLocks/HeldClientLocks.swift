@@ -63,8 +63,11 @@ final class HeldClientLocks {
 
     /// The identity of what the target's name shows now (nil: nothing there).
     static func identity(of target: LockTarget) -> FileIdentity? {
-        let st = try? Array(target.name.utf8).withCString { p throws(Errno) in try Syscall.lstat(at: target.folder.fd, p) }
-        return st.map(FileIdentity.init)
+        var st = stat()
+        let found = target.cName.withUnsafeBufferPointer { name in
+            (try? Syscall.retrying { fstatat(target.folder.fd, name.baseAddress!, &st, AT_SYMLINK_NOFOLLOW) }) != nil
+        }
+        return found ? FileIdentity(st) : nil
     }
 
     /// Releases every lock (closing the descriptors). Idempotent.

@@ -7,9 +7,19 @@ import SystemPackage
 /// against the folder's listing (`fnmatch(3)`, names in byte order). Nothing is created: a folder or file that is
 /// not there is no target (no client has made it, so none can hold it).
 struct LockTarget {
+    init(folder: OwnedDescriptor, name: String, display: String, literal: Bool) {
+        self.folder = folder
+        self.name = name
+        self.display = display
+        self.literal = literal
+        cName = name.utf8CString.map { $0 }
+    }
+
     /// The folder the file is in (shared by the targets in it).
     let folder: OwnedDescriptor
     let name: String
+    /// `name` NUL-terminated, made once: a held lock's path is looked at before every deletion.
+    let cName: [CChar]
     /// The path relative to the root, as reports show it (`../.package-cache`, `.locks/models--a--b/x.lock`).
     let display: String
     /// Named outright rather than matched by a pattern: what is there must be a lock file.
