@@ -44,6 +44,7 @@ import CacheWardenService
         #expect(eventually { waiting.stderr.contains("waiting: ") }, "\(waiting.stderr)")
         holder.release()
         waiting.process.waitUntilExit()
+        _ = eventually { json(waiting.stdout) != nil }   // the pipe is read by a handler of its own
         #expect(waiting.process.terminationStatus == 0 && json(waiting.stdout)?["removed"] as? Int == 5, "\(waiting.stdout)\(waiting.stderr)")
         #expect(waiting.stderr.split(separator: "\n").count == 1)
         // So does a clear.
@@ -55,6 +56,7 @@ import CacheWardenService
         #expect(tree.exists("cache/g"))
         holder.release()
         clearing.process.waitUntilExit()
+        _ = eventually { json(clearing.stdout) != nil }
         #expect(clearing.process.terminationStatus == 0 && json(clearing.stdout)?["removed"] as? Int == 1, "\(clearing.stdout)")
         #expect(tree.exists("cache/.lock") && !tree.exists("cache/g"))
         // One `deferred` line per request that waited, however often it asked.
@@ -106,6 +108,7 @@ import CacheWardenService
         #expect(diskTotals(tree.url("cache")).files == 4)
         holder.release()
         clearing.process.waitUntilExit()
+        _ = eventually { clearing.stdout.contains("\"phase\":\"done\"") }
         #expect(clearing.process.terminationStatus == 0 && clearing.stdout.contains("\"phase\":\"done\""), "\(clearing.stdout)\(clearing.stderr)")
         #expect(diskTotals(tree.url("cache")).files == 1 && tree.exists("cache/.lock"))
     }

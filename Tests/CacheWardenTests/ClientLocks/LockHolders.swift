@@ -7,16 +7,22 @@ import Glibc
 /// their caches while they run).
 final class HeldByTest: @unchecked Sendable {
     private var fd: Int32
+    private let path: String
 
     init(_ path: String, exclusive: Bool = false) {
+        self.path = path
         fd = open(path, O_RDONLY | O_CLOEXEC)
         precondition(fd >= 0, "open \(path): \(errno)")
         precondition(flock(fd, exclusive ? LOCK_EX : LOCK_SH) == 0, "flock \(path): \(errno)")
     }
 
+    /// Closes the descriptor, and waits until the lock is free: a child another test is starting holds a copy of
+    /// every descriptor between its fork and its exec (close-on-exec), and the lock with it.
     func release() {
-        if fd >= 0 { close(fd) }
+        guard fd >= 0 else { return }
+        close(fd)
         fd = -1
+        _ = eventually(timeout: 5) { !isFlocked(path) }
     }
 
     deinit { release() }
