@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// A deleter that deletes only while the root's client locks still stand (`HeldClientLocks.stillHeld()`): a lock
 /// file removed or replaced during the trim (or one that was missing and appeared) means a client may now hold
 /// the new one, so every deletion after that is refused (`.vanished`: left in place, not an `evict`) and the
@@ -41,6 +43,17 @@ struct ClientLockGuardedDeleter: FileDeleter {
         }
         return inner.delete(r, in: ledger, checkingAge: checkingAge)
     }
+
+    /// A unit checked whole (`check`) goes in one rename, unless a lock file changed since: then it stays.
+    mutating func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome {
+        unitDeleting = true
+        if held.lost != nil { return .changed }
+        return inner.evictUnit(n, files: files, in: ledger)
+    }
+
+    var renameRefused: Errno? { inner.renameRefused }
+    var trashTrouble: Errno? { inner.trashTrouble }
+    var leftInTrash: Bool { inner.leftInTrash }
 
     mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool {
         held.lost == nil && inner.deleteEmptyDirectory(n, in: ledger, withSymlinks: withSymlinks)
