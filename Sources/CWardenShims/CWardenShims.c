@@ -164,7 +164,7 @@ int cwsys_open_directory_path(int dirfd, const char *name) {
     return openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-int cwsys_ofd_try_read_lock(int fd) {
-    struct flock lock = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0, .l_pid = 0 };
+int cwsys_ofd_try_lock(int fd, int write) {
+    struct flock lock = { .l_type = write ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0, .l_pid = 0 };
     return fcntl(fd, F_OFD_SETLK, &lock);
 }

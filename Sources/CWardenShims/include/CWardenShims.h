@@ -27,7 +27,7 @@
 //  * `O_PATH` is defined by <fcntl.h> only under `_GNU_SOURCE` (`cwsys_open_directory_path`), and so is
 //    `renameat2(2)` (`cwsys_rename_noreplace`).
 //  * `F_OFD_SETLK` (open file description locks, Linux 3.15) is defined only under `_GNU_SOURCE`, and `fcntl(2)`
-//    is variadic: a client's POSIX-style lock (Gradle's) is taken here (`cwsys_ofd_try_read_lock`).
+//    is variadic: a client's POSIX-style lock (Gradle's) is taken here (`cwsys_ofd_try_lock`).
 //
 // Every symbol here is prefixed `cwsys_`.
 #ifndef CWARDENSHIMS_H
@@ -117,11 +117,12 @@ int cwsys_open_directory_in_mount(int dirfd, const char *name, int path_only);
 /// the descriptor, or -1 with `errno` set (`ENOTDIR` for a symlink).
 int cwsys_open_directory_path(int dirfd, const char *name);
 
-/// Tries to take a read lock over the whole of the open file `fd` (`F_OFD_SETLK`, `F_RDLCK`, from byte 0 to the
-/// end, never blocking): an open file description lock, owned by the descriptor rather than by the process, so
-/// closing `fd` releases it and no other descriptor of this process can. It conflicts with any POSIX (`fcntl`,
-/// `lockf`, Java's `FileChannel.tryLock`) or OFD write lock on the file, either way round, and needs `fd` open
-/// for reading only. Returns 0, or -1 with `errno` set (`EAGAIN` or `EACCES`: another holds a write lock).
-int cwsys_ofd_try_read_lock(int fd);
+/// Tries to take a write lock (`write`: `F_WRLCK`, which needs `fd` open for writing) or a read lock (`F_RDLCK`,
+/// which needs it open for reading) over the whole of the open file `fd` (`F_OFD_SETLK`, from byte 0 to the end,
+/// never blocking): an open file description lock, owned by the descriptor rather than by the process, so closing
+/// `fd` releases it and no other descriptor of this process can. A write lock conflicts with any POSIX (`fcntl`,
+/// `lockf`, Java's `FileChannel.tryLock`) or OFD lock on the file, read or write; a read lock only with write
+/// locks. Returns 0, or -1 with `errno` set (`EAGAIN` or `EACCES`: another holds a conflicting lock).
+int cwsys_ofd_try_lock(int fd, int write);
 
 #endif

@@ -35,6 +35,7 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A registered directory holds something named as CacheWarden's trash folder that CacheWarden did not make.
     case foreignTrash(String)
     /// The cache's own client holds its lock (`client_lock`): nothing was deleted; try again once it is released.
+    /// Or (`why` `.vanished`) a lock changed while the trim held it: it stopped there, after what it had deleted.
     case clientLockBusy(ClientLockBusy)
 
     /// What went wrong and what to do about it, on one line.
@@ -60,7 +61,10 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "CacheWarden moves what it deletes there and will not touch what it did not make: move it away"
         case .rootElsewhere(let p):
             return "\(p) is back on another filesystem or mount than the one it was registered on (`cachewarden reload` registers it anew)"
-        case .clientLockBusy(let busy): return "\(busy); nothing was deleted: try again once it is released"
+        case .clientLockBusy(let busy):
+            // A lock lost during the trim stopped it after what it had deleted; one held kept it from starting.
+            return busy.why == .vanished ? "\(busy); the trim stopped there: try again"
+                : "\(busy); nothing was deleted: try again once it is released"
         }
     }
 

@@ -6,8 +6,9 @@ public struct ClientLock: Sendable, Equatable {
     public enum Kind: String, Sendable, CaseIterable {
         /// `flock(2)`, exclusive (`LOCK_EX | LOCK_NB`): uv, cargo, huggingface_hub (filelock), Go.
         case flock
-        /// An open-file-description lock over the whole file (`F_OFD_SETLK`), a read lock: it conflicts with the
-        /// POSIX write locks of `fcntl`, `lockf` and Java's `FileChannel.tryLock` (Gradle), and needs no write access.
+        /// An open-file-description lock over the whole file (`F_OFD_SETLK`): a write lock where the file can be
+        /// opened read-write, which conflicts with every POSIX lock of `fcntl`, `lockf` and Java's
+        /// `FileChannel.tryLock` (Gradle), read or write; else a read lock, which conflicts with write locks only.
         case ofd
     }
 
@@ -55,6 +56,9 @@ public struct ClientLock: Sendable, Equatable {
             }
         }
         if parts.filter({ $0 == unitPlaceholder }).count > 1 { return "\(path) has {unit} twice; expected it once, as a whole component" }
+        if parts.first.map({ $0 == unitPlaceholder }) == true {
+            return "\(path) is inside its own unit, which could then never be deleted whole (a lock file is never a victim); expected a lock beside the units, like .locks/{unit}/*.lock"
+        }
         if parts.contains(where: { $0 != unitPlaceholder && $0.contains("{") }) {
             return "\(path): {unit} must be a whole component, like .locks/{unit}/*.lock"
         }

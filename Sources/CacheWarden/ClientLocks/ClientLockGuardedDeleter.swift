@@ -1,20 +1,21 @@
 import SystemPackage
 
-/// A deleter that deletes only while the root's client locks still stand (`HeldClientLocks.stillHeld()`): a lock
-/// file removed or replaced during the trim (or one that was missing and appeared) means a client may now hold
-/// the new one, so every deletion after that is refused (`.vanished`: left in place, not an `evict`) and the
-/// engine files the trim as waiting. Deleting file by file in a root of units, it also takes each file's unit's
-/// locks first (`UnitClientLocks`) and leaves the files of a unit whose lock is held.
+/// A deleter that deletes only while the client locks stand. The root's (`HeldClientLocks.stillHeld()`): a lock file
+/// removed or replaced during the trim, or one that was missing and appeared, or a new file matching a pattern,
+/// means a client may now hold a lock that was not taken, so that deletion and every later one is refused
+/// (`.lockLost`: left in place, and the trim stops there). And each unit's (`UnitClientLocks`): a file of a unit
+/// whose lock is held, or was found held at any time during this trim, is never deleted (`.lockHeld`).
 ///
-/// Files deleted one by one are checked one by one (one `fstatat` per lock file and deletion). A unit is checked
-/// once, at its first look (`check`; its own locks were taken by the trim), and then goes whole: never half a unit.
+/// The trim brackets each unit it deletes whole (`beginUnit` … `endUnit`): the unit's locks are taken at its
+/// start, and every lock, the root's and the unit's, is looked at again right before the rename that takes the unit
+/// away and before each file of a unit deleted file by file. Outside a bracket, every deletion looks at the root's
+/// locks again and takes its file's unit's locks first.
 struct ClientLockGuardedDeleter: FileDeleter {
     var inner: any FileDeleter
     let held: HeldClientLocks
     let units: UnitClientLocks?
-    /// Where the trim is: deleting files one by one, or a unit looked at (`check`) and being deleted.
-    private var inUnit = false
-    private var unitDeleting = false
+    /// The unit being deleted whole (between `beginUnit` and `endUnit`).
+    private var unit: [UInt8]?
 
     init(inner: any FileDeleter, held: HeldClientLocks, units: UnitClientLocks?) {
         self.inner = inner
@@ -22,32 +23,39 @@ struct ClientLockGuardedDeleter: FileDeleter {
         self.units = units
     }
 
+    mutating func beginUnit(_ path: [UInt8]) -> DeletionOutcome? {
+        unit = path
+        guard held.stillHeld() else { return .lockLost }
+        if let units, !units.take(path) { return .lockHeld }
+        return nil
+    }
+
+    mutating func endUnit() { unit = nil }
+
+    /// Whether every lock that covers `r` stands now, looked at afresh: nil, or why `r` must stay.
+    private func refusal(_ r: RecordID, _ ledger: SizeLedger) -> DeletionOutcome? {
+        guard held.stillHeld() else { return .lockLost }
+        guard let units else { return nil }
+        if let unit { return units.stillHeld(unit) ? nil : .lockHeld }
+        return units.admit(r, in: ledger) ? nil : .lockHeld
+    }
+
     mutating func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? {
-        if !inUnit || unitDeleting {
-            // The first look at a unit (the one before it, if any, is done).
-            inUnit = true
-            unitDeleting = false
-            guard held.stillHeld() else { return .vanished }
-        } else if held.lost != nil {
-            return .vanished
-        }
+        // Within a unit its locks were looked at by `beginUnit`, and are again before it goes.
+        if unit != nil, held.lost != nil { return .lockLost }
+        if unit == nil, let refused = refusal(r, ledger) { return refused }
         return inner.check(r, in: ledger, checkingAge: checkingAge)
     }
 
     mutating func delete(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome {
-        if inUnit {
-            unitDeleting = true
-            if held.lost != nil { return .vanished }
-        } else if !held.stillHeld() || units?.admit(r, in: ledger) == false {
-            return .vanished
-        }
+        if let refused = refusal(r, ledger) { return refused }
         return inner.delete(r, in: ledger, checkingAge: checkingAge)
     }
 
-    /// A unit checked whole (`check`) goes in one rename, unless a lock file changed since: then it stays.
+    /// A unit checked whole (`check`) goes in one rename, unless a lock changed since: then it stays.
     mutating func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome {
-        unitDeleting = true
-        if held.lost != nil { return .changed }
+        guard held.stillHeld() else { return .lockLost }
+        if let unit, let units, !units.stillHeld(unit) { return .lockHeld }
         return inner.evictUnit(n, files: files, in: ledger)
     }
 
@@ -56,7 +64,10 @@ struct ClientLockGuardedDeleter: FileDeleter {
     var leftInTrash: Bool { inner.leftInTrash }
 
     mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool {
-        held.lost == nil && inner.deleteEmptyDirectory(n, in: ledger, withSymlinks: withSymlinks)
+        guard held.stillHeld() else { return false }
+        // Inside the unit being deleted, its locks; elsewhere, those of the unit the folder is in (if any).
+        if let units, !(unit.map(units.stillHeld) ?? units.admit(folder: n, in: ledger)) { return false }
+        return inner.deleteEmptyDirectory(n, in: ledger, withSymlinks: withSymlinks)
     }
 
     mutating func finish() {

@@ -29,10 +29,10 @@ struct ClientLockTable {
     /// ask at least every 5 s while they wait); its next ask is a new wait, with a new `deferred` line.
     static let requestWindow: UInt64 = 30_000_000_000
 
+    /// Every lock file this engine holds, shared by the roots' takes and the units' (`LockFileRegistry`).
+    let files = LockFileRegistry()
     /// Root-level locks taken for the goal running now.
     var held: [RootID: HeldClientLocks] = [:]
-    /// The locks of the unit being deleted.
-    var unitHeld: HeldClientLocks?
     /// What the goal running now found busy, by root: `tried` when a lock was tried (not skipped by back-off).
     var busy: [RootID: (busy: ClientLockBusy, tried: Bool)] = [:]
     var waiting: [Key: Waiting] = [:]
@@ -44,8 +44,6 @@ struct ClientLockTable {
     mutating func releaseAll() {
         for held in held.values { held.release() }
         held.removeAll()
-        unitHeld?.release()
-        unitHeld = nil
     }
 
     /// Whether `w` is current: a policy's wait until it is resolved, a request's while it is asked for.

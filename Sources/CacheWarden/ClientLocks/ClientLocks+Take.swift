@@ -2,47 +2,53 @@ import CWardenShims
 import Glibc
 import SystemPackage
 
-/// Taking a directory's client locks: each lock file opened as it is (`O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-/// O_CLOEXEC`: never created, never through a symlink, a FIFO never waited on), locked without blocking, then
-/// checked to be still the file at its path — one replaced between the open and the lock is released and counts
-/// as busy: the client that replaced it holds the new one.
+/// Taking a directory's client locks: each lock file looked at first (`fstatat` without following: only a regular
+/// file is ever opened, never a device or a FIFO), opened as it is (`O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC`, read-write
+/// when this process may write it, else read-only; never created, never truncated, never written), locked without
+/// blocking, then checked to be still the file at its path — one replaced between the open and the lock is
+/// released and counts as busy: the client that replaced it holds the new one.
 extension ClientLocks {
     /// Which of the locks a take concerns.
     enum Scope: Equatable {
         /// The root-level locks (those without `{unit}`): before a trim of the root.
         case root
-        /// The per-unit locks of one unit, by its path relative to the root: just before it is deleted.
-        case unit(String)
+        /// The per-unit locks of one unit, by its path relative to the root (bytes): just before it is deleted.
+        case unit([UInt8])
     }
 
-    /// The path of `lock` to take for `scope`, `{unit}` filled in; nil when the scope does not concern it.
-    func components(of lock: ClientLock, _ scope: Scope) -> [Substring]? {
+    /// The path of `lock` to take for `scope`, `{unit}` filled in with literal components; nil when the scope does
+    /// not concern it.
+    func components(of lock: ClientLock, _ scope: Scope) -> [LockComponent]? {
         let parts = lock.components
         switch scope {
-        case .root: return lock.isPerUnit ? nil : parts
+        case .root: return lock.isPerUnit ? nil : parts.map { LockComponent(text: $0) }
         case .unit(let unit):
             guard lock.isPerUnit else { return nil }
-            return parts.flatMap { $0 == ClientLock.unitPlaceholder ? unit.split(separator: "/") : [$0] }
+            return parts.flatMap { part -> [LockComponent] in
+                part == ClientLock.unitPlaceholder
+                    ? unit.split(separator: PathBytes.separator).map { LockComponent(literal: $0) } : [LockComponent(text: part)]
+            }
         }
     }
 
     /// Takes the locks of `scope`, in order, under the root at the canonical `rootPath`, never blocking: all of
-    /// them, or none (the first one busy releases those taken before it). `skipping`: files this trim holds
-    /// already. `findHolders`: look in `/proc` for who holds a busy lock (what a `deferred` line names).
-    /// `onLocked`: a test's seam, called between the lock and the check that the path still names the file.
-    func tryTake(rootPath: String, dir: String, scope: Scope, skipping: Set<HeldClientLocks.FileIdentity> = [],
+    /// them, or none (the first one busy releases those taken before it). `registry`: the locks this process holds
+    /// already (a file held there is shared, never taken twice). `findHolders`: look in `/proc` for who holds a busy
+    /// lock (what a `deferred` line names). `onLocked`: a test's seam, called between the lock and the check that
+    /// the path still names the file.
+    func tryTake(rootPath: String, dir: String, scope: Scope, registry: LockFileRegistry = LockFileRegistry(),
                  findHolders: Bool = true, onLocked: ((LockTarget) -> Void)? = nil) -> Result<HeldClientLocks, ClientLockBusy> {
-        let held = HeldClientLocks()
+        let held = HeldClientLocks(registry: registry)
         for lock in locks {
             guard let parts = components(of: lock, scope) else { continue }
-            let targets: [LockTarget]
-            do throws(LockPathUnusable) { targets = try LockTargets.resolve(parts, rootPath: rootPath) } catch {
+            let resolution: LockResolution
+            do throws(LockPathUnusable) { resolution = try LockTargets.resolve(parts, rootPath: rootPath) } catch {
                 held.release()
                 return .failure(ClientLockBusy(dir: dir, lock: error.display, why: .unusable, detail: error.detail))
             }
-            for target in targets {
-                if let busy = take(target, lock.kind, into: held, skipping: skipping, dir: dir, findHolders: findHolders,
-                                   onLocked: onLocked) {
+            held.watch(resolution)
+            for target in resolution.targets {
+                if let busy = take(target, lock.kind, into: held, dir: dir, findHolders: findHolders, onLocked: onLocked) {
                     held.release()
                     return .failure(busy)
                 }
@@ -51,80 +57,107 @@ extension ClientLocks {
         return .success(held)
     }
 
-    /// The per-unit locks of `unit` (nil: the root-level ones) under the root at `rootPath`: the API the evictor
-    /// calls just before it deletes a unit.
-    func tryTake(rootPath: String, dir: String, unit: String?) -> Result<HeldClientLocks, ClientLockBusy> {
-        tryTake(rootPath: rootPath, dir: dir, scope: unit.map(Scope.unit) ?? .root)
-    }
-
     /// Takes one lock file into `held`; the reason when it cannot be taken (nil: taken, or nothing to take).
-    private func take(_ target: LockTarget, _ kind: ClientLock.Kind, into held: HeldClientLocks,
-                      skipping: Set<HeldClientLocks.FileIdentity>, dir: String, findHolders: Bool,
-                      onLocked: ((LockTarget) -> Void)?) -> ClientLockBusy? {
-        let fd: Int32, identity: HeldClientLocks.FileIdentity
+    private func take(_ target: LockTarget, _ kind: ClientLock.Kind, into held: HeldClientLocks, dir: String,
+                      findHolders: Bool, onLocked: ((LockTarget) -> Void)?) -> ClientLockBusy? {
+        let file: Opened.File
         switch Self.open(target) {
         case .absent:
             if target.literal { held.addAbsent(target) }
             return nil
         case .skip: return nil
         case .unusable(let detail): return ClientLockBusy(dir: dir, lock: target.display, why: .unusable, detail: detail)
-        case .file(let opened, let st): (fd, identity) = (opened, HeldClientLocks.FileIdentity(st))
+        case .replaced: return ClientLockBusy(dir: dir, lock: target.display, why: .replaced)
+        case .file(let opened): file = opened
         }
-        if skipping.contains(identity) || held.identities.contains(identity) { Syscall.close(fd); return nil }
-        do throws(Errno) { try Self.lock(fd, kind) } catch {
-            defer { Syscall.close(fd) }
+        let key = LockFileRegistry.Key(file: file.identity, kind: kind)
+        if held.registry.retain(key) {
+            // Held by this process already (another root's take, or this root's): shared, not taken again.
+            Syscall.close(file.fd)
+            held.add(key, target)
+            return nil
+        }
+        do throws(Errno) { try Self.lock(file.fd, kind, writable: file.writable) } catch {
+            defer { Syscall.close(file.fd) }
             guard [.wouldBlock, .resourceTemporarilyUnavailable, .permissionDenied].contains(error) else {
-                return ClientLockBusy(dir: dir, lock: target.display, why: .unusable,
-                                      detail: "locking it failed: \(String(cString: strerror(error.rawValue)))")
+                return ClientLockBusy(dir: dir, lock: target.display, why: .unusable, detail: Self.lockFailure(error, writable: file.writable))
             }
-            return ClientLockBusy(dir: dir, lock: target.display, why: .held, holders: findHolders ? LockHolders.of(fd) : [])
+            return ClientLockBusy(dir: dir, lock: target.display, why: .held, holders: findHolders ? LockHolders.of(file.fd) : [])
         }
         onLocked?(target)
         // Still the file at its path? One removed or replaced meanwhile is not the one the next client locks.
-        guard HeldClientLocks.identity(of: target) == identity else {
-            Syscall.close(fd)
+        guard let now = try? target.lstat(), LockFileRegistry.FileIdentity(now) == file.identity else {
+            Syscall.close(file.fd)
             return ClientLockBusy(dir: dir, lock: target.display, why: .replaced)
         }
-        held.add(fd, target, identity)
+        held.registry.add(key, fd: file.fd)
+        held.add(key, target)
         return nil
     }
 
     /// What opening a target found.
     enum Opened {
-        case file(Int32, stat)
+        struct File {
+            let fd: Int32
+            let identity: LockFileRegistry.FileIdentity
+            /// Open read-write (an OFD lock is then a write lock).
+            let writable: Bool
+        }
+        case file(File)
         /// Not there: no client made it.
         case absent
         /// Matched by a pattern but not a regular file: not a lock.
         case skip
+        /// Another file than the one looked at was opened (replaced in between).
+        case replaced
         case unusable(String)
     }
 
-    /// Opens a lock file as it is: read-only, never through a symlink, never waiting (a FIFO), never creating.
+    /// Opens a lock file as it is: looked at first, and opened only when it is a regular file (never a symlink,
+    /// a device or a FIFO), read-write when this process may (else read-only), never creating, never waiting.
     static func open(_ target: LockTarget) -> Opened {
-        let fd: Int32
-        do throws(Errno) {
-            fd = try Array(target.name.utf8).withCString { p throws(Errno) in
-                try Syscall.retrying { openat(target.folder.fd, p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
-            }
-        } catch {
-            if error == .noSuchFileOrDirectory { return .absent }
-            if !target.literal && error == .tooManySymbolicLinkLevels { return .skip }
-            return .unusable(error == .tooManySymbolicLinkLevels ? "it is a symlink; a lock file is never followed through one"
-                             : "it cannot be opened read-only (\(String(cString: strerror(error.rawValue))))")
+        let st: stat
+        do throws(Errno) { st = try target.lstat() } catch {
+            return error == .noSuchFileOrDirectory ? .absent : .unusable("it cannot be opened (\(String(cString: strerror(error.rawValue))))")
         }
-        guard let st = try? Syscall.fstat(fd), st.isRegularFile else {
-            let kind = (try? Syscall.fstat(fd)).map { FileContents.kind(of: $0.st_mode) } ?? "unreadable"
+        guard st.isRegularFile else {
+            return target.literal ? .unusable((st.st_mode & S_IFMT) == S_IFLNK ? "it is a symlink; a lock file is never followed through one"
+                                              : "it is \(FileContents.kind(of: st.st_mode)), not a regular file") : .skip
+        }
+        var writable = true
+        var fd = openat(target.folder.fd, target.cName, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if fd < 0, [EACCES, EPERM, EROFS, ETXTBSY].contains(errno) {
+            writable = false
+            fd = openat(target.folder.fd, target.cName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        }
+        guard fd >= 0 else {
+            let error = errno
+            if error == ENOENT || error == ELOOP { return target.literal ? .replaced : .skip }
+            return .unusable("it cannot be opened (\(String(cString: strerror(error))))")
+        }
+        guard let opened = try? Syscall.fstat(fd), opened.isRegularFile,
+              LockFileRegistry.FileIdentity(opened) == LockFileRegistry.FileIdentity(st) else {
             Syscall.close(fd)
-            return target.literal ? .unusable("it is \(kind), not a regular file") : .skip
+            return target.literal ? .replaced : .skip
         }
-        return .file(fd, st)
+        return .file(Opened.File(fd: fd, identity: LockFileRegistry.FileIdentity(st), writable: writable))
     }
 
-    /// `flock(LOCK_EX | LOCK_NB)`, or an OFD read lock over the whole file.
-    private static func lock(_ fd: Int32, _ kind: ClientLock.Kind) throws(Errno) {
+    /// Why a lock could not be had at all. NFS makes `flock` a lock on the server, which an exclusive one needs
+    /// the file open for writing for (`EBADF` on a read-only open): this process may only read the lock file there.
+    private static func lockFailure(_ error: Errno, writable: Bool) -> String {
+        if error == .badFileDescriptor && !writable {
+            return "locking it needs it open for writing here (NFS), and this process may only read it"
+        }
+        return "locking it failed: \(String(cString: strerror(error.rawValue)))"
+    }
+
+    /// `flock(LOCK_EX | LOCK_NB)`, or an OFD lock over the whole file: a write lock when the file is open
+    /// read-write (it excludes a client's read locks too), else a read lock.
+    private static func lock(_ fd: Int32, _ kind: ClientLock.Kind, writable: Bool) throws(Errno) {
         switch kind {
         case .flock: _ = try Syscall.retrying { flock(fd, LOCK_EX | LOCK_NB) }
-        case .ofd: _ = try Syscall.retrying { cwsys_ofd_try_read_lock(fd) }
+        case .ofd: _ = try Syscall.retrying { cwsys_ofd_try_lock(fd, writable ? 1 : 0) }
         }
     }
 
@@ -132,14 +165,14 @@ extension ClientLocks {
     /// process can open, or is not there). Patterns are not looked at: they name whatever is there.
     func problem(rootPath: String) -> String? {
         for lock in locks where !lock.isPattern {
-            let targets: [LockTarget]
-            do throws(LockPathUnusable) { targets = try LockTargets.resolve(lock.components, rootPath: rootPath) } catch {
+            let resolution: LockResolution
+            do throws(LockPathUnusable) { resolution = try LockTargets.resolve(lock.components.map { LockComponent(text: $0) }, rootPath: rootPath) } catch {
                 return "\(lock.path): \(error.detail)"
             }
-            for target in targets {
+            for target in resolution.targets {
                 switch Self.open(target) {
-                case .file(let fd, _): Syscall.close(fd)
-                case .absent, .skip: break
+                case .file(let file): Syscall.close(file.fd)
+                case .absent, .skip, .replaced: break
                 case .unusable(let detail): return "\(target.display): \(detail)"
                 }
             }

@@ -16,23 +16,6 @@ extension Engine {
             guard announce, let w = state.noteWaiting(id, reason, policy: nil, busy, tried: true, now: state.clock.uptimeNanoseconds)
             else { throw .clientLockBusy(busy) }
             throw .clientLockBusy(w.busy)   // with the holders found when the wait began
-
         }
-    }
-
-    /// Ends a request's hold on client locks: released, and its waits are over — unless a lock was removed or
-    /// replaced during it: that is returned (the deletions stopped there; the command tries again).
-    func releaseRequestClientLocks(_ reason: TrimReason) -> ClientLockBusy? {
-        var lost: ClientLockBusy?
-        for (id, held) in state.clientLocks.held.sorted(by: { $0.key < $1.key }) {
-            if let report = held.lostReport(dir: state.roots[id]?.name ?? "") {
-                lost = lost ?? report
-                state.noteWaiting(id, reason, policy: nil, report, tried: true, now: state.clock.uptimeNanoseconds)
-            } else {
-                state.clientLocks.waiting[ClientLockTable.Key(root: id, reason: reason)] = nil
-            }
-        }
-        state.clientLocks.releaseAll()
-        return lost
     }
 }

@@ -1,58 +1,73 @@
 import Glibc
 import SystemPackage
 
-/// The client locks taken for one trim of a root, or for one unit: each lock file's descriptor (the lock lasts as
-/// long as it is open), the folder it is in and its identity, and the lock files that were not there. Closing the
-/// descriptors releases the locks (`release()`, at the latest when this is dropped).
+/// The client locks taken for one trim of a root, or for one unit: each lock file (its lock held in the engine's
+/// `LockFileRegistry`, shared with every other taker of the same file), the lock files that were not there, and the
+/// folders where a pattern was matched. Releasing (`release()`, at the latest when this is dropped) lets go of each.
 ///
 /// `stillHeld()` tells whether what was taken still stands: each file taken still at its path (not removed, not
-/// replaced by another), and each one that was missing still missing. A lock file removed while held means the
-/// next client creates a new one and locks that: the exclusion is gone, so the trim must stop.
+/// replaced by another), each one that was missing still missing, and no new file matching a pattern (a download
+/// that began meanwhile locks a lock file of its own). A lock file removed while held means the next client creates
+/// a new one and locks that: the exclusion is gone, so the trim must stop.
 final class HeldClientLocks {
+    typealias FileIdentity = LockFileRegistry.FileIdentity
+
     struct Taken {
-        let fd: Int32
+        let key: LockFileRegistry.Key
         let target: LockTarget
-        let identity: FileIdentity
+        var identity: FileIdentity { key.file }
     }
 
-    /// A file's device and inode.
-    struct FileIdentity: Hashable {
-        let dev: UInt64
-        let ino: UInt64
-        init(_ st: stat) {
-            dev = UInt64(st.st_dev)
-            ino = UInt64(st.st_ino)
-        }
-    }
-
+    let registry: LockFileRegistry
     private(set) var taken: [Taken] = []
-    /// Lock files named outright that were not there: a client that starts now creates one and takes it.
+    /// Lock files (or folders on their way) named outright that were not there: a client that starts now creates
+    /// one and takes it.
     private(set) var absent: [LockTarget] = []
+    /// Where patterns were matched: listed again by `stillHeld()`.
+    private(set) var patterns: [LockPatternSite] = []
     /// Set once `stillHeld()` found a change: from then on every deletion of the trim is refused.
     private(set) var lost: ClientLockBusy.Why?
     private(set) var lostLock: String?
 
+    init(registry: LockFileRegistry) { self.registry = registry }
+
     var identities: Set<FileIdentity> { Set(taken.map(\.identity)) }
-    var isEmpty: Bool { taken.isEmpty && absent.isEmpty }
+    var isEmpty: Bool { taken.isEmpty && absent.isEmpty && patterns.isEmpty }
 
-    func add(_ fd: Int32, _ target: LockTarget, _ identity: FileIdentity) { taken.append(Taken(fd: fd, target: target, identity: identity)) }
+    /// Records a lock of `registry` (already retained for this taker).
+    func add(_ key: LockFileRegistry.Key, _ target: LockTarget) { taken.append(Taken(key: key, target: target)) }
     func addAbsent(_ target: LockTarget) { absent.append(target) }
+    func watch(_ resolution: LockResolution) {
+        absent += resolution.absent
+        patterns += resolution.patterns
+    }
 
-    /// Whether every lock still stands as taken; the first change found is kept (`lost`, `lostLock`) and
-    /// reported by every later call without looking again. One `fstatat` per lock file.
+    /// Whether every lock still stands as taken; the first change found is kept (`lost`, `lostLock`) and reported
+    /// by every later call without looking again. One `fstatat` per lock file, and one listing per pattern folder.
     func stillHeld() -> Bool {
         if lost != nil { return false }
-        for t in taken where Self.identity(of: t.target) != t.identity {
-            lost = .vanished
-            lostLock = t.target.display
-            return false
+        for t in taken {
+            guard let st = try? t.target.lstat(), FileIdentity(st) == t.identity else { return lose(t.target.display) }
         }
-        for a in absent where Self.identity(of: a) != nil {
-            lost = .vanished
-            lostLock = a.display
-            return false
+        for a in absent {
+            do throws(Errno) { _ = try a.lstat() } catch { if error == .noSuchFileOrDirectory { continue } }
+            return lose(a.display)   // there now (or no longer known not to be)
+        }
+        guard !patterns.isEmpty else { return true }
+        let mine = identities
+        for site in patterns {
+            for target in LockTargets.targets(of: site) {
+                guard let st = try? target.lstat(), st.isRegularFile, !mine.contains(FileIdentity(st)) else { continue }
+                return lose(target.display)
+            }
         }
         return true
+    }
+
+    private func lose(_ lock: String) -> Bool {
+        lost = .vanished
+        lostLock = lock
+        return false
     }
 
     /// What `stillHeld()` found, as a busy report of `dir`.
@@ -61,20 +76,12 @@ final class HeldClientLocks {
         return ClientLockBusy(dir: dir, lock: lostLock, why: lost)
     }
 
-    /// The identity of what the target's name shows now (nil: nothing there).
-    static func identity(of target: LockTarget) -> FileIdentity? {
-        var st = stat()
-        let found = target.cName.withUnsafeBufferPointer { name in
-            (try? Syscall.retrying { fstatat(target.folder.fd, name.baseAddress!, &st, AT_SYMLINK_NOFOLLOW) }) != nil
-        }
-        return found ? FileIdentity(st) : nil
-    }
-
-    /// Releases every lock (closing the descriptors). Idempotent.
+    /// Releases every lock (each let go in the registry). Idempotent.
     func release() {
-        for t in taken { Syscall.close(t.fd) }
+        for t in taken { registry.release(t.key) }
         taken.removeAll()
         absent.removeAll()
+        patterns.removeAll()
     }
 
     deinit { release() }

@@ -1,29 +1,69 @@
 import Glibc
 import SystemPackage
 
+/// One component of a lock path, as bytes: a pattern (`*`, `?` or `[…]` in the config's text) or a literal name.
+/// The components filled in for `{unit}` are the unit's own path bytes, always literal: a unit named `build[1]`
+/// or one whose name is not UTF-8 is that very name, never a pattern and never re-encoded.
+struct LockComponent: Equatable {
+    var bytes: [UInt8]
+    var isPattern: Bool
+
+    /// A component of the config's text (a pattern when it holds `*`, `?` or `[`).
+    init(text: Substring) {
+        bytes = Array(text.utf8)
+        isPattern = ClientLock.isGlob(text)
+    }
+
+    /// A literal name.
+    init(literal: some Collection<UInt8>) {
+        bytes = Array(literal)
+        isPattern = false
+    }
+}
+
 /// The files a client lock's path names now: the path walked from the root (or, for `../NAME`, from the root's
 /// folder) one component at a time, each folder opened `O_PATH | O_DIRECTORY | O_NOFOLLOW` from the one before, so
-/// that no symlink is ever followed and nothing outside is reached; a component with `*`, `?` or `[…]` is matched
-/// against the folder's listing (`fnmatch(3)`, names in byte order). Nothing is created: a folder or file that is
-/// not there is no target (no client has made it, so none can hold it).
+/// that no symlink is ever followed and nothing outside is reached; a pattern component is matched against the
+/// folder's listing (`fnmatch(3)`, names in byte order). Nothing is created: a folder or file that is not there is
+/// no target (no client has made it, so none can hold it), but it is remembered (`absent`), and so is every folder a
+/// pattern was matched in (`patterns`): a name that appears there later is a lock that was not taken.
 struct LockTarget {
-    init(folder: OwnedDescriptor, name: String, display: String, literal: Bool) {
+    init(folder: OwnedDescriptor, name: [UInt8], prefix: [UInt8], literal: Bool) {
         self.folder = folder
         self.name = name
-        self.display = display
+        self.display = PathBytes.display(prefix + name)
         self.literal = literal
-        cName = name.utf8CString.map { $0 }
+        cName = name.map { CChar(bitPattern: $0) } + [0]
     }
 
     /// The folder the file is in (shared by the targets in it).
     let folder: OwnedDescriptor
-    let name: String
+    let name: [UInt8]
     /// `name` NUL-terminated, made once: a held lock's path is looked at before every deletion.
     let cName: [CChar]
     /// The path relative to the root, as reports show it (`../.package-cache`, `.locks/models--a--b/x.lock`).
     let display: String
     /// Named outright rather than matched by a pattern: what is there must be a lock file.
     let literal: Bool
+
+    /// What the name shows now, not following a symlink (`ENOENT`: nothing there).
+    func lstat() throws(Errno) -> stat {
+        try cName.withUnsafeBufferPointer { p throws(Errno) in try Syscall.lstat(at: folder.fd, p.baseAddress!) }
+    }
+}
+
+/// A folder where a pattern component was matched, and the path from there: walked again before each deletion.
+struct LockPatternSite {
+    let folder: OwnedDescriptor
+    let rest: [LockComponent]
+    let prefix: [UInt8]
+}
+
+/// What a lock path names now: its targets, the literal names not there, and the folders its patterns listed.
+struct LockResolution {
+    var targets: [LockTarget] = []
+    var absent: [LockTarget] = []
+    var patterns: [LockPatternSite] = []
 }
 
 /// A lock path that cannot name a lock file (a component on the way is not a folder, or cannot be opened).
@@ -33,51 +73,69 @@ struct LockPathUnusable: Error {
 }
 
 enum LockTargets {
-    /// The targets of `components` (`{unit}` already filled in) under the root at the canonical `rootPath`.
-    static func resolve(_ components: [Substring], rootPath: String) throws(LockPathUnusable) -> [LockTarget] {
-        let beside = components.first == ".."
+    /// What `components` (`{unit}` already filled in) name under the root at the canonical `rootPath`.
+    static func resolve(_ components: [LockComponent], rootPath: String) throws(LockPathUnusable) -> LockResolution {
+        let beside = components.first == LockComponent(literal: "..".utf8)
         let base = beside ? PathResolver.parent(of: rootPath) : rootPath
         let fd: Int32
         do throws(Errno) { fd = try Syscall.openRoot(path: base) } catch {
             throw LockPathUnusable(display: beside ? "../" : ".", detail: "its folder \(base) cannot be opened (\(String(cString: strerror(error.rawValue))))")
         }
-        return try walk(beside ? Array(components.dropFirst()) : components, in: OwnedDescriptor(fd),
-                        prefix: beside ? "../" : "", literal: true)
+        var out = LockResolution()
+        try walk(beside ? Array(components.dropFirst()) : components, in: OwnedDescriptor(fd),
+                 prefix: beside ? Array("../".utf8) : [], literal: true, into: &out)
+        return out
     }
 
-    private static func walk(_ rest: [Substring], in folder: OwnedDescriptor, prefix: String,
-                             literal: Bool) throws(LockPathUnusable) -> [LockTarget] {
-        guard let first = rest.first else { return [] }
-        let names = ClientLock.isGlob(first) ? matching(first, in: folder) : [String(first)]
-        let isLiteral = literal && !ClientLock.isGlob(first)
+    /// The targets `site` names now (a look again at a pattern's folder).
+    static func targets(of site: LockPatternSite) -> [LockTarget] {
+        var out = LockResolution()
+        try? walk(site.rest, in: site.folder, prefix: site.prefix, literal: false, into: &out)
+        return out.targets
+    }
+
+    private static func walk(_ rest: [LockComponent], in folder: OwnedDescriptor, prefix: [UInt8], literal: Bool,
+                             into out: inout LockResolution) throws(LockPathUnusable) {
+        guard let first = rest.first else { return }
+        // A pattern not inside another one: its folder is listed again later (the outer one's covers the inner).
+        if first.isPattern && literal { out.patterns.append(LockPatternSite(folder: folder, rest: rest, prefix: prefix)) }
+        let names = first.isPattern ? matching(first.bytes, in: folder) : [first.bytes]
+        let isLiteral = literal && !first.isPattern
         if rest.count == 1 {
-            return names.map { LockTarget(folder: folder, name: $0, display: prefix + $0, literal: isLiteral) }
+            out.targets += names.map { LockTarget(folder: folder, name: $0, prefix: prefix, literal: isLiteral) }
+            return
         }
-        var out: [LockTarget] = []
         for name in names {
             let fd: Int32
-            do throws(Errno) { fd = try Array(name.utf8).withCString { p throws(Errno) in try Syscall.openDirectoryPath(at: folder.fd, p) } } catch {
-                // Not there: nothing to take. Something else than a folder (a file, a symlink): an error where the
-                // path names it outright; a pattern simply does not match it.
-                if error == .noSuchFileOrDirectory || !isLiteral { continue }
+            do throws(Errno) { fd = try (name.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { p throws(Errno) in try Syscall.openDirectoryPath(at: folder.fd, p.baseAddress!) } } catch {
+                // Not there: nothing to take now, but one made later is a lock. Something else than a folder (a
+                // file, a symlink): an error where the path names it outright; a pattern simply does not match it.
+                if error == .noSuchFileOrDirectory {
+                    if isLiteral { out.absent.append(LockTarget(folder: folder, name: name, prefix: prefix, literal: true)) }
+                    continue
+                }
+                if !isLiteral { continue }
+                let shown = PathBytes.display(prefix + name)
                 let what = error == .notDirectory || error == .tooManySymbolicLinkLevels ? "not a folder (or a symlink)" : "not reachable (\(String(cString: strerror(error.rawValue))))"
-                throw LockPathUnusable(display: prefix + name, detail: "\(prefix + name) is \(what)")
+                throw LockPathUnusable(display: shown, detail: "\(shown) is \(what)")
             }
-            out += try walk(Array(rest.dropFirst()), in: OwnedDescriptor(fd), prefix: prefix + name + "/", literal: isLiteral)
+            try walk(Array(rest.dropFirst()), in: OwnedDescriptor(fd), prefix: prefix + name + [PathBytes.separator],
+                     literal: isLiteral, into: &out)
         }
-        return out
     }
 
     /// The names in `folder` that `pattern` matches (`fnmatch` without flags: `*` matches a leading dot too), in
     /// byte order.
-    private static func matching(_ pattern: Substring, in folder: OwnedDescriptor) -> [String] {
+    private static func matching(_ pattern: [UInt8], in folder: OwnedDescriptor) -> [[UInt8]] {
         guard let listing = try? Syscall.reopenForListing(folder.fd) else { return [] }
         defer { Syscall.close(listing) }
-        var names: [String] = []
-        let text = String(pattern)
+        var names: [[UInt8]] = []
+        let cPattern = pattern.map { CChar(bitPattern: $0) } + [0]
         try? Syscall.readDirectory(listing) { entry in
-            if fnmatch(text, entry.name, 0) == 0 { names.append(String(cString: entry.name)) }
+            if fnmatch(cPattern, entry.name, 0) == 0 {
+                names.append(Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name))))
+            }
         }
-        return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return names.sorted { $0.lexicographicallyPrecedes($1) }
     }
 }

@@ -2,28 +2,6 @@
 /// past `client_lock_wait` (an `error` line of kind `client_lock_wait`), and forgotten once the trim runs, or its
 /// policy no longer asks for it.
 extension PipelineState {
-    /// Ends `goal`'s hold on client locks: releases them; files each root that found a lock busy, or lost one
-    /// during the trim, as waiting; forgets the waits of the roots it trimmed. Returns the wake-ups the waits want
-    /// (policy → uptime nanoseconds).
-    mutating func settleClientLocks(_ goal: EvictionGoal) -> [Int: UInt64] {
-        let now = clock.uptimeNanoseconds
-        for (id, held) in clientLocks.held {
-            if let lost = held.lostReport(dir: roots[id]?.name ?? "") {
-                clientLocks.busy[id] = (lost, true)
-            } else if clientLocks.busy[id] == nil {
-                clientLocks.waiting[ClientLockTable.Key(root: id, reason: goal.reason)] = nil
-            }
-        }
-        clientLocks.releaseAll()
-        var wakeUps: [Int: UInt64] = [:]
-        for (id, found) in clientLocks.busy.sorted(by: { $0.key < $1.key }) {
-            guard let w = noteWaiting(id, goal.reason, policy: goal.policy, found.busy, tried: found.tried, now: now) else { continue }
-            wakeUps[goal.policy] = min(wakeUps[goal.policy] ?? .max, w.next)
-        }
-        clientLocks.busy.removeAll()
-        return wakeUps
-    }
-
     /// Files root `id`'s trim for `reason` as waiting for `busy`: a new wait with its `deferred` line, or one more
     /// try of a known one (its back-off grows); past `client_lock_wait`, the `error` line, once.
     @discardableResult
@@ -59,12 +37,12 @@ extension PipelineState {
 
     /// After policy `only` (or every policy) was consulted on its timer about `roots`: the waits of the roots
     /// it no longer wants trimmed are over (the client freed the space itself, the idle wait began again), and
-    /// the waits of roots no longer registered go.
+    /// the waits of roots no longer registered, or that no longer take a client's lock (a reload), go.
     mutating func forgetClientLockWaits(_ trigger: PolicyTrigger, roots consulted: [RootID], only: Int?, goals: [EvictionGoal]) {
         guard !clientLocks.waiting.isEmpty else { return }
         let asked = Set(consulted)
         for (key, w) in clientLocks.waiting {
-            if roots[key.root]?.name != w.dir {
+            if roots[key.root]?.name != w.dir || roots[key.root]?.settings.clientLock?.isEmpty != false {
                 clientLocks.waiting[key] = nil
                 continue
             }

@@ -4,9 +4,12 @@
 /// goes on waiting. A lock is never broken, never skipped.
 extension PipelineState {
     /// Takes root `id`'s client locks before `goal` deletes there (the evictor, just before it trims the root);
-    /// false: busy, and nothing is deleted there now (`clientLocks.busy` says why). Within a goal, once is enough.
+    /// false: busy, and nothing is deleted there now (`clientLocks.busy` says why). Within a goal, once is enough:
+    /// locks taken stay taken, and a root found busy stays busy until the goal ends (no second take, no second look
+    /// in `/proc`).
     mutating func admitClientLocks(_ id: RootID, _ rt: RootRuntime, _ goal: EvictionGoal) -> Bool {
         guard let locks = rt.settings.clientLock, !locks.isEmpty, clientLocks.held[id] == nil else { return true }
+        if clientLocks.busy[id] != nil { return false }
         let now = clock.uptimeNanoseconds
         let waiting = clientLocks.waiting[ClientLockTable.Key(root: id, reason: goal.reason)].flatMap {
             $0.dir == rt.name && ClientLockTable.isCurrent($0, now: now) ? $0 : nil
@@ -18,7 +21,7 @@ extension PipelineState {
         }
         // Who holds it is looked up in /proc when a wait begins and when it goes past client_lock_wait.
         let findHolders = waiting.map { !$0.overdue && ClientLockTable.elapsed($0.since, now) >= Nanoseconds.span(seconds: settings.clientLockWait) } ?? true
-        switch locks.tryTake(rootPath: rt.path, dir: rt.name, scope: .root, findHolders: findHolders) {
+        switch locks.tryTake(rootPath: rt.path, dir: rt.name, scope: .root, registry: clientLocks.files, findHolders: findHolders) {
         case .success(let held):
             clientLocks.held[id] = held
             return true
@@ -28,30 +31,40 @@ extension PipelineState {
         }
     }
 
-    /// `inner`, refusing every deletion once root `id`'s locks no longer stand, and, deleting file by file in a root
-    /// of units, each file whose unit's lock is held (see `ClientLockGuardedDeleter`).
+    /// `inner`, refusing every deletion once root `id`'s locks no longer stand, and, in a root of units with
+    /// per-unit locks, each file whose unit's lock is held (see `ClientLockGuardedDeleter`).
     func guardedDeleter(_ inner: any FileDeleter, _ id: RootID) -> any FileDeleter {
         guard let held = clientLocks.held[id], let rt = roots[id], let locks = rt.settings.clientLock else { return inner }
         var units: UnitClientLocks?
         if case .depth(let depth) = rt.settings.evictUnit, !locks.perUnit.isEmpty {
-            units = UnitClientLocks(locks: locks, rootPath: rt.path, dir: rt.name, depth: depth, skipping: held.identities)
+            units = UnitClientLocks(locks: locks, rootPath: rt.path, dir: rt.name, depth: depth, registry: clientLocks.files)
         }
         guard !held.isEmpty || units != nil else { return inner }
         return ClientLockGuardedDeleter(inner: inner, held: held, units: units)
     }
 
-    /// The per-unit locks of `unit` (relative to root `id`), taken just before it is deleted (those of the unit
-    /// before are released); false: busy, the unit stays.
-    mutating func takeUnitClientLocks(_ id: RootID, _ rt: RootRuntime, unit: String) -> Bool {
-        guard let locks = rt.settings.clientLock, !locks.perUnit.isEmpty else { return true }
-        clientLocks.unitHeld?.release()
-        clientLocks.unitHeld = nil
-        let skipping = clientLocks.held[id]?.identities ?? []
-        switch locks.tryTake(rootPath: rt.path, dir: rt.name, scope: .unit(unit), skipping: skipping, findHolders: false) {
-        case .success(let held):
-            clientLocks.unitHeld = held
-            return true
-        case .failure: return false
+    /// Ends a hold on client locks, a goal's or a request's (`policy` nil): releases them; files each root that
+    /// found a lock busy, or lost one during the trim, as waiting for `reason`; forgets the waits of the roots it
+    /// trimmed. Returns the first lock lost (the trim stopped there) and, for a policy's goal, when its waits want
+    /// it to try again (uptime nanoseconds; nil: no root waits).
+    mutating func settleClientLocks(_ reason: TrimReason, policy: Int?) -> (lost: ClientLockBusy?, wakeUp: UInt64?) {
+        let now = clock.uptimeNanoseconds
+        var lost: ClientLockBusy?
+        for (id, held) in clientLocks.held.sorted(by: { $0.key < $1.key }) {
+            if let report = held.lostReport(dir: roots[id]?.name ?? "") {
+                clientLocks.busy[id] = (report, true)
+                lost = lost ?? report
+            } else if clientLocks.busy[id] == nil {
+                clientLocks.waiting[ClientLockTable.Key(root: id, reason: reason)] = nil
+            }
         }
+        clientLocks.releaseAll()
+        var wakeUp: UInt64?
+        for (id, found) in clientLocks.busy.sorted(by: { $0.key < $1.key }) {
+            guard let w = noteWaiting(id, reason, policy: policy, found.busy, tried: found.tried, now: now), policy != nil else { continue }
+            wakeUp = min(wakeUp ?? .max, w.next)
+        }
+        clientLocks.busy.removeAll()
+        return (lost, wakeUp)
     }
 }

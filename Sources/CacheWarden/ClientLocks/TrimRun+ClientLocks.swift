@@ -1,13 +1,12 @@
 extension TrimRun {
-    /// Takes the unit's own client locks (`client_lock` paths with `{unit}`: huggingface_hub's per-blob locks of a
-    /// repository) just before it is deleted; false when the client holds one: the unit stays, counted as in use,
-    /// and the trim goes on with the next unit. A dry run takes none.
-    mutating func takeUnitLocks(_ unit: Unit, _ state: inout PipelineState) -> Bool {
-        guard !dryRun else { return true }
-        guard state.takeUnitClientLocks(root, runtime, unit: PathBytes.display(unit.path)) else {
-            spared.inUse += 1
-            return false
+    /// A deletion a client's lock refused: the root's lock lost stops the trim (`lockLost`: nothing more goes, the
+    /// engine files the trim as waiting); a unit's lock held keeps that unit (counted as in use), and the trim goes
+    /// on with the next.
+    mutating func noteLockRefusal(_ outcome: DeletionOutcome) {
+        switch outcome {
+        case .lockLost: lockLost = true
+        case .lockHeld: spared.inUse += 1
+        default: break
         }
-        return true
     }
 }

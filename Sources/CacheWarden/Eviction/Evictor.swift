@@ -39,12 +39,16 @@ struct Evictor {
         }
     }
 
-    func makeRun(_ root: RootID, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> TrimRun? {
+    /// The run of `goal` on `root`, its client's locks taken first (nil: its client holds one, or it is gone). A
+    /// `reportOnly` run only says why a member gave nothing (`MemberTurns.finish`): it takes no lock and has a
+    /// deleter that cannot delete.
+    func makeRun(_ root: RootID, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?,
+                 reportOnly: Bool = false) -> TrimRun? {
         guard let rt = state.roots[root], rt.lost == nil, state.ledger.account(root) != nil else { return nil }
-        guard dryRun || state.admitClientLocks(root, rt, goal) else { return nil }   // the client holds its lock: wait
+        guard dryRun || reportOnly || state.admitClientLocks(root, rt, goal) else { return nil }   // the client holds its lock: wait
         if state.ledger.account(root)?.ordered != true { state.ledger.setOrdered(root, true) }
-        let run = TrimRun(root: root, runtime: rt, goal: goal, state: state, dryRun: dryRun,
-                          deleter: state.guardedDeleter(makeDeleter(rt, state.ledger), root), progress: progress)
+        let deleter = reportOnly ? ReportOnlyDeleter() : state.guardedDeleter(makeDeleter(rt, state.ledger), root)
+        let run = TrimRun(root: root, runtime: rt, goal: goal, state: state, dryRun: dryRun, deleter: deleter, progress: progress)
         state.events.reserve(run.expectedVictims)
         return run
     }
@@ -57,13 +61,13 @@ struct Evictor {
     private func free(_ bytes: Int64, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> EvictionOutcome {
         let urgent = goal.watermarks.map { max(0, bytes - ($0.high - $0.low)) } ?? bytes
         /// A root's run, trimming it toward its total minus what is still wanted.
-        func run(_ id: RootID, wanting remaining: Int64, _ state: inout PipelineState) -> TrimRun? {
+        func run(_ id: RootID, wanting remaining: Int64, _ state: inout PipelineState, reportOnly: Bool = false) -> TrimRun? {
             let total = state.ledger.total(id)
             guard total > 0 else { return nil }
             var perRoot = goal
             perRoot.target = .total(max(0, total - remaining))
             perRoot.limit = goal.limit ?? state.roots[id]?.settings.deleteRate
-            return makeRun(id, perRoot, &state, progress)
+            return makeRun(id, perRoot, &state, progress, reportOnly: reportOnly)
         }
         var members = MemberTurns(goal)
         for (inUse, waiters) in [(false, false), (true, false), (false, true), (true, true)] {
@@ -76,7 +80,7 @@ struct Evictor {
             }
         }
         let missing = max(0, bytes - members.freed)   // what a skipped root's line says it was asked for
-        return members.finish(&state) { run($0, wanting: missing, &$1) }
+        return members.finish(&state) { run($0, wanting: missing, &$1, reportOnly: true) }
     }
 
     /// A group over its shared quota: one victim at a time (a file, or a whole unit) from the member furthest above
@@ -95,7 +99,7 @@ struct Evictor {
                 _ = members.take(from: member, &state) { makeRun(member, goal, &$0, nil) }
             }
         }
-        return members.finish(&state) { makeRun($0, goal, &$1, nil) }
+        return members.finish(&state) { makeRun($0, goal, &$1, nil, reportOnly: true) }
     }
 }
 

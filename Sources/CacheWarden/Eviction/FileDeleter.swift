@@ -12,6 +12,11 @@ enum DeletionOutcome: Equatable {
     case changed
     /// The system refused (permission, read-only filesystem, …).
     case failed(Errno)
+    /// A client's lock of the root no longer stands as taken (removed, replaced, or a new one appeared): left in
+    /// place, and the trim stops.
+    case lockLost
+    /// Its unit's client holds the unit's lock (or it was lost while held): left in place, counted as in use.
+    case lockHeld
 }
 
 /// What became of moving a unit out of its client's view (`FileDeleter.evictUnit`).
@@ -26,6 +31,10 @@ enum UnitOutcome: Equatable {
     case changed
     /// The system refused.
     case failed(Errno)
+    /// A client's lock of the root no longer stands (see `DeletionOutcome.lockLost`): it stays, the trim stops.
+    case lockLost
+    /// The unit's client holds its lock: it stays.
+    case lockHeld
 }
 
 /// Carries out the evictor's decisions for one root. `SafeRemover` deletes; `DryRunDeleter` only says it would.
@@ -51,6 +60,16 @@ protocol FileDeleter {
     var leftInTrash: Bool { get }
     /// Releases what the deleter holds (directory descriptors).
     mutating func finish()
+    /// The trim is about to delete the unit at `path` (relative to the root) whole, until `endUnit`: nil, or why
+    /// it must stay (`.lockHeld`, `.lockLost`). Between the two, deletions are of that unit's files.
+    mutating func beginUnit(_ path: [UInt8]) -> DeletionOutcome?
+    mutating func endUnit()
+}
+
+extension FileDeleter {
+    /// Nothing to take before a unit (no client lock, or a dry run).
+    mutating func beginUnit(_ path: [UInt8]) -> DeletionOutcome? { nil }
+    mutating func endUnit() {}
 }
 
 /// The deleter of a dry run: every decision is reported as what would happen, and nothing is touched. It has no
@@ -60,6 +79,19 @@ struct DryRunDeleter: FileDeleter {
     func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? { nil }
     func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool { false }
     func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome { .simulated }
+    var renameRefused: Errno? { nil }
+    var trashTrouble: Errno? { nil }
+    var leftInTrash: Bool { false }
+    func finish() {}
+}
+
+/// The deleter of a run that only reports why a member of a shared trim gave nothing (`MemberTurns.finish`): it is
+/// never asked to delete, and refuses all the same. It has no code path that could delete.
+struct ReportOnlyDeleter: FileDeleter {
+    func delete(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome { .changed }
+    func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? { .changed }
+    func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool { false }
+    func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome { .changed }
     var renameRefused: Errno? { nil }
     var trashTrouble: Errno? { nil }
     var leftInTrash: Bool { false }

@@ -4,10 +4,11 @@
 ///
 /// The trim goes in rounds. Files in use (being written, or open with `spare_open`) wait for a round of their own,
 /// once no member has anything else: a budget spares open files while other candidates remain, as one directory's
-/// trim does. A member that cannot give now (`EvictionGoal.cannotGive`: it waits for `trim_after_idle`, its client
-/// holds the lock) is skipped at its turn, so the others give its share, unless the round overrides that reason
-/// (a low-disk emergency overrides the idle wait). Every member that was asked and gave nothing says why on its
-/// `trim` line (`skipped`).
+/// trim does. A member that cannot give now (`EvictionGoal.cannotGive`: it waits for `trim_after_idle`) is skipped
+/// at its turn, so the others give its share, unless the round overrides that reason (a low-disk emergency overrides
+/// the idle wait). Every member that was asked and gave nothing says why on its `trim` line (`skipped`) — but for a
+/// member whose client holds its lock: it has no run and no `trim` line, its `deferred` line says why, and the
+/// others give its share all the same. A member that lost its client's lock during the trim gives no more.
 struct MemberTurns {
     private let goal: EvictionGoal
     private var runs: [RootID: TrimRun] = [:]
@@ -57,7 +58,7 @@ struct MemberTurns {
         let projected = run.projected
         guard run.evictNextVictim(&state) else {
             out.insert(id)
-            if takesInUse { drained.insert(id) }
+            if takesInUse || run.lockLost { drained.insert(id) }
             return false
         }
         freed += projected - run.projected
@@ -65,7 +66,7 @@ struct MemberTurns {
     }
 
     /// Finishes every member's run, in the goal's order: its `trim` line says what it gave, or why it gave nothing
-    /// (a skipped member gets a run of its own, made by `make`, for its line).
+    /// (a skipped member gets a run of its own for its line, made by `make`, which deletes nothing and takes no lock).
     mutating func finish(_ state: inout PipelineState, making make: (RootID, inout PipelineState) -> TrimRun?) -> EvictionOutcome {
         var outcome = EvictionOutcome()
         for id in goal.roots {

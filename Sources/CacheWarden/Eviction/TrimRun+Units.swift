@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// Eviction units (`evict_unit = entry | depth:N`): the children of the root at depth N — a package-version
 /// folder, a per-job build folder, a model snapshot — are deleted whole, oldest unit first. A unit's age is the
 /// newest age inside it and its size the sum; a file shallower than N is a unit of its own. A unit with anything
@@ -34,7 +36,7 @@ extension TrimRun {
                 $0.age != $1.age ? $0.age < $1.age : $0.path.lexicographicallyPrecedes($1.path)
             }
         }
-        while let units = unitQueue, unitIndex < units.count {
+        while !lockLost, let units = unitQueue, unitIndex < units.count {
             let unit = units[unitIndex]
             guard wants(age: unit.age) else { return false }
             if let limit = goal.limit, removed >= limit { paced = true; return false }
@@ -84,67 +86,80 @@ extension TrimRun {
 
     /// Takes the unit out of its client's view in one rename into the root's trash and deletes it there
     /// (`FileDeleter.evictUnit`); where that rename cannot be had, deletes it file by file (one `error` line of
-    /// kind `unit_not_atomic` says so). Reported as one `evict` line once it is gone from the client's view.
+    /// kind `unit_not_atomic` says so). Reported as one `evict` line once it is gone from the client's view, with
+    /// what was deleted of it. The deleter brackets it (`beginUnit`, `endUnit`): the client's locks of the root and
+    /// of the unit are taken or looked at again before anything of it goes.
     private mutating func evictUnit(_ unit: Unit, _ state: inout PipelineState) {
-        guard takeUnitLocks(unit, &state) else { return }   // the client's per-unit lock (`{unit}`) is held: it stays
+        defer { deleter.endUnit() }
+        if let refused = deleter.beginUnit(unit.path) { noteLockRefusal(refused); return }
         // Every file is looked at before the unit goes: one replaced or rewritten since it was counted keeps the
         // whole unit (it is statted again), rather than leaving half of it.
         let checkingAge = goal.target != .everything   // a clear takes everything: identity only
         for r in unit.files {
             guard let refused = deleter.check(r, in: state.ledger, checkingAge: checkingAge), refused != .vanished else { continue }
             if refused == .changed { changed.append(r) }
+            noteLockRefusal(refused)
             if case .failed(let errno) = refused {
                 state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(relativePath(r, state.ledger)), kind: "delete")
             }
             return
         }
-        var deleted = unit.files.count
+        var deleted = (files: unit.files.count, bytes: unit.bytes)
         if let node = unit.node {
             switch deleter.evictUnit(node, files: unit.files, in: state.ledger) {
             case .moved: state.ledger.removeSubtree(node)
             case .simulated: simulatedUnitFiles.formUnion(unit.files)   // a dry run's clear does not take them again
             case .changed: changed += unit.files; return
+            case .lockLost: noteLockRefusal(.lockLost); return
+            case .lockHeld: noteLockRefusal(.lockHeld); return
             case .failed(let errno):
                 state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
                 return
             case .notAtomic(let errno):
-                // Said once per root: the root remembers it (`RootRuntime.renameRefused`) and its later trims
-                // go file by file at once.
-                if state.roots[root]?.renameRefused == nil {
-                    state.roots[root]?.renameRefused = errno
-                    state.events.error("a unit cannot be moved out of its client's view in one step here (\(errno)); "
-                                       + "deleting units file by file", dir: runtime.name, file: PathBytes.display(unit.path),
-                                       kind: "unit_not_atomic")
-                }
+                noteNotAtomic(errno, unit, &state)
                 deleted = deleteFileByFile(unit, &state)
             }
         } else {
             deleted = deleteFileByFile(unit, &state)
         }
-        guard deleted > 0 else { return }
+        guard deleted.files > 0 else { return }
         if dryRun {
             projected -= unit.bytes
-            projectedFiles -= deleted
+            projectedFiles -= deleted.files
         } else {
             projected = state.ledger.total(root)
             projectedFiles = state.ledger.account(root)?.files ?? 0
         }
         removed += 1
-        state.events.emit(.evict(Eviction(dir: runtime.name, file: PathBytes.display(unit.path), size: unit.bytes,
-                                          reason: goal.reason, dryRun: dryRun, files: unit.node == nil ? nil : deleted)))
+        state.events.emit(.evict(Eviction(dir: runtime.name, file: PathBytes.display(unit.path), size: deleted.bytes,
+                                          reason: goal.reason, dryRun: dryRun, files: unit.node == nil ? nil : deleted.files)))
         progress?(removed, before - projected, &state.events)
     }
 
+    /// Said once per root: the root remembers it (`RootRuntime.renameRefused`) and its later trims go file by file
+    /// at once.
+    private mutating func noteNotAtomic(_ errno: Errno, _ unit: Unit, _ state: inout PipelineState) {
+        guard state.roots[root]?.renameRefused == nil else { return }
+        state.roots[root]?.renameRefused = errno
+        state.events.error("a unit cannot be moved out of its client's view in one step here (\(errno)); "
+                           + "deleting units file by file", dir: runtime.name, file: PathBytes.display(unit.path),
+                           kind: "unit_not_atomic")
+    }
+
     /// The unit's files one by one, then its emptied folders bottom-up (the unit's own included); returns the
-    /// files deleted.
-    private mutating func deleteFileByFile(_ unit: Unit, _ state: inout PipelineState) -> Int {
-        var deleted = 0
-        for r in unit.files {
-            switch deleter.delete(r, in: state.ledger, checkingAge: true) {
-            case .removed: state.ledger.removeRecord(r); deleted += 1
-            case .simulated: deleted += 1
+    /// files deleted and the bytes that freed. A client's lock that no longer stands stops it: the rest stays.
+    private mutating func deleteFileByFile(_ unit: Unit, _ state: inout PipelineState) -> (files: Int, bytes: Int64) {
+        var deleted = (files: 0, bytes: Int64(0))
+        files: for r in unit.files {
+            let inode = state.ledger.inode(ofRecord: r)
+            let bytes = (inode?.names ?? 1) <= 1 ? inode?.bytes ?? 0 : 0
+            let outcome = deleter.delete(r, in: state.ledger, checkingAge: true)
+            switch outcome {
+            case .removed: state.ledger.removeRecord(r); deleted.files += 1; deleted.bytes += bytes
+            case .simulated: deleted.files += 1; deleted.bytes += bytes
             case .vanished: continue
             case .changed: changed.append(r)
+            case .lockLost, .lockHeld: noteLockRefusal(outcome); break files
             case .failed(let errno):
                 state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
             }

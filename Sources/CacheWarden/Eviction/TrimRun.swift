@@ -56,6 +56,8 @@ struct TrimRun {
     /// (`evictNextUnit`), and the next one to look at.
     var unitQueue: [Unit]?
     var unitIndex = 0
+    /// A client's lock of the root no longer stands as taken: the trim stopped there (nothing more is deleted).
+    var lockLost = false
 
     init(root: RootID, runtime: RootRuntime, goal: EvictionGoal, state: PipelineState, dryRun: Bool,
          deleter: any FileDeleter, progress: Evictor.Progress?) {
@@ -117,7 +119,7 @@ struct TrimRun {
     /// Deletes the next victim. Returns false when the target is met, the pass's limit is reached, or no candidate
     /// is left.
     mutating func evictNext(_ state: inout PipelineState) -> Bool {
-        while let (r, age) = nextCandidate(&state) {
+        while !lockLost, let (r, age) = nextCandidate(&state) {
             if simulatedUnitFiles.contains(r) { kept.append(r); continue }
             guard wants(age: age) else { kept.append(r); return false }
             if let limit = goal.limit, removed >= limit { kept.append(r); paced = true; return false }
@@ -210,7 +212,8 @@ struct TrimRun {
             spared.vetoed += 1
             return false
         }
-        switch deleter.delete(r, in: state.ledger, checkingAge: goal.target != .everything) {
+        let outcome = deleter.delete(r, in: state.ledger, checkingAge: goal.target != .everything)
+        switch outcome {
         case .removed:
             state.ledger.removeRecord(r)
             projected = state.ledger.total(root)
@@ -230,6 +233,9 @@ struct TrimRun {
             return false
         case .failed(let errno):
             state.events.error("cannot delete: \(errno)", dir: runtime.name, file: rel, kind: "delete")
+            return false
+        case .lockLost, .lockHeld:
+            noteLockRefusal(outcome)
             return false
         }
         removed += 1

@@ -72,7 +72,7 @@ extension Engine {
         backend?.suspend()
         defer { backend?.resume() }
         let outcome = evictor.run(EvictionGoal(reason: .manual, roots: [id], target: .total(max(0, bytes))), &state)
-        let lost = releaseRequestClientLocks(.manual)
+        let lost = state.settleClientLocks(.manual, policy: nil).lost
         let reports = outcome.reports
         carried.merge(updater.restat(outcome.changed, &state))
         settle()
@@ -97,7 +97,7 @@ extension Engine {
         backend?.suspend()
         defer { backend?.resume() }
         let (report, changed) = ClearRunner(evictor: evictor).run(targets, &state, progress: progress)
-        let lost = releaseRequestClientLocks(.clear)
+        let lost = state.settleClientLocks(.clear, policy: nil).lost
         carried.merge(updater.restat(changed, &state))
         settle()
         deliver()

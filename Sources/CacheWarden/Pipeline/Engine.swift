@@ -101,11 +101,14 @@ final class Engine: @unchecked Sendable {
         for goal in decision.goals {
             let outcome = evictor.run(goal, &state)
             let reports = outcome.reports
-            let lockWaits = state.settleClientLocks(goal)   // roots whose client holds its lock wait, retried later
+            // Roots whose client holds its lock (or lost it during the trim) wait, retried later.
+            let lockWait = state.settleClientLocks(goal.reason, policy: goal.policy).wakeUp
             carried.merge(updater.restat(outcome.changed, &state))   // files a trim found changed on disk
-            if lockWaits.isEmpty || !reports.isEmpty { policies.outcome(goal, reports) }
-            if !lockWaits.isEmpty { policies.deferred(goal) }
-            for (policy, at) in lockWaits { scheduleWakeUp(policy, at: at) }
+            if lockWait == nil || !reports.isEmpty { policies.outcome(goal, reports) }
+            if let lockWait {
+                policies.deferred(goal)
+                scheduleWakeUp(goal.policy, at: lockWait)
+            }
             // A pass that stopped at its `delete_rate` budget is followed by the next, a second later; a held trim
             // is tried again once its hold window has passed (if no change about the file came first).
             let now = state.clock.uptimeNanoseconds
@@ -204,7 +207,7 @@ final class Engine: @unchecked Sendable {
         for dir in dirs { try addRoot(dir, guardian: guardian) }
         try takeRequestClientLocks(state.roots.order, .clear, announce: false)   // the command waits, and says so
         let report = ClearRunner(evictor: evictor).run(state.roots.order.filter { state.roots[$0].map { $0.lost == nil } ?? false }, &state, progress: progress).report
-        if let lost = releaseRequestClientLocks(.clear) { throw .clientLockBusy(lost) }
+        if let lost = state.settleClientLocks(.clear, policy: nil).lost { throw .clientLockBusy(lost) }
         settle()
         return report
     }

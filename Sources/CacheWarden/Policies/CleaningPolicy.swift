@@ -45,7 +45,8 @@ struct EvictionGoal: Equatable {
     var watermarks: FreeSpaceWatermarks? = nil
     /// For shared goals (a group's, a low-disk purge's): the members that cannot give now, and why. Each is
     /// skipped when its turn comes (the others give its share) and its `trim` line says why. The policies set
-    /// `.trimAfterIdle`; whoever takes the clients' locks sets `.clientLock` for a member whose lock is held.
+    /// `.trimAfterIdle`. (A member whose client holds its lock is found so when its run is made: it has no run,
+    /// and its `deferred` line says why — see `MemberTurns`.)
     var cannotGive: [RootID: MemberSkip] = [:]
 }
 

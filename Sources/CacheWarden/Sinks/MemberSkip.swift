@@ -4,7 +4,8 @@ public enum MemberSkip: String, Sendable, Equatable, CaseIterable {
     /// It waits for its `trim_after_idle` (the directory was active too recently), and neither the group's hard
     /// cap (200 % of the group quota) nor its own `hard_quota`, nor a low-disk emergency overrode the wait.
     case trimAfterIdle = "trim_after_idle"
-    /// Its client holds the directory's lock (`client_lock`).
+    /// Its client holds the directory's lock (`client_lock`). Not given on a `trim` line: such a member has no run and
+    /// no `trim` line, its `deferred` line says why (kept for readers of older lines).
     case clientLock = "client_lock"
     /// Everything it had left was younger than `min_age`.
     case minAge = "min_age"

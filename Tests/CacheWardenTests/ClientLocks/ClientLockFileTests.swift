@@ -110,13 +110,13 @@ import Testing
         }
         tree.mkdir(".locks/models--b/dir.lock")   // matched by the pattern, but no lock file: passed over
         let hf = [ClientLock(".locks/{unit}/*.lock")]
-        let unit = try take(hf, scope: .unit("models--b")).get()
+        let unit = try take(hf, scope: .unit(Array("models--b".utf8))).get()
         #expect(unit.taken.map(\.target.display) == [".locks/models--b/e1.lock", ".locks/models--b/e2.lock"])
         #expect(try take(hf).get().taken.isEmpty, "per-unit locks are not root-level ones")
-        #expect(busy(take(hf, scope: .unit("models--b")))?.lock == ".locks/models--b/e1.lock", "taken twice: held")
-        #expect(try take(hf, scope: .unit("models--a")).get().taken.count == 2)
+        #expect(busy(take(hf, scope: .unit(Array("models--b".utf8))))?.lock == ".locks/models--b/e1.lock", "taken twice: held")
+        #expect(try take(hf, scope: .unit(Array("models--a".utf8))).get().taken.count == 2)
         unit.release()
-        #expect(try take(hf, scope: .unit("models--b")).get().taken.count == 2)
-        #expect(try take(hf, scope: .unit("models--none")).get().isEmpty)
+        #expect(try take(hf, scope: .unit(Array("models--b".utf8))).get().taken.count == 2)
+        #expect(try take(hf, scope: .unit(Array("models--none".utf8))).get().taken.isEmpty)
     }
 }

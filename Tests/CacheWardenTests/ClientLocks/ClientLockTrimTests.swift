@@ -113,6 +113,7 @@ extension EventLog {
         }
         defer { watcher.stop() }
         #expect(log.evictions.map(\.file) == ["f0", "f1"], "\(change): \(log.evictions.map(\.file))")
+        #expect(victims.withLock { $0 } == 3, "\(change): the trim went on looking at candidates after it lost its lock")
         let stop = try #require(log.deferrals.first)
         #expect(stop.busy.why == .vanished && stop.busy.lock == ".lock" && log.deferrals.count == 1, "\(stop)")
         clock.advance(by: 1)

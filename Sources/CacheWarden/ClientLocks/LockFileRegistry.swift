@@ -1,0 +1,48 @@
+import Glibc
+
+/// The lock files this process holds, each by its device, inode and kind, through one descriptor, with a count of
+/// its takers. A lock is held per open file description, so a second open of a file already held here and a lock
+/// on it would conflict with this very process: two roots naming one file (cargo's registry and git, both
+/// `../.package-cache`), or a root's lock and a unit's, share the one lock instead. The engine keeps one registry
+/// (`ClientLockTable.files`) for every take; the last release closes the descriptor, which releases the lock.
+final class LockFileRegistry {
+    struct Key: Hashable {
+        let file: FileIdentity
+        let kind: ClientLock.Kind
+    }
+
+    /// A file's device and inode.
+    struct FileIdentity: Hashable {
+        let dev: UInt64
+        let ino: UInt64
+        init(_ st: stat) {
+            dev = UInt64(st.st_dev)
+            ino = UInt64(st.st_ino)
+        }
+    }
+
+    private var held: [Key: (fd: Int32, takers: Int)] = [:]
+
+    /// Whether `key` is held here; if so, one more taker holds it.
+    func retain(_ key: Key) -> Bool {
+        guard let h = held[key] else { return false }
+        held[key] = (h.fd, h.takers + 1)
+        return true
+    }
+
+    /// `fd`, locked, now holds `key` for one taker.
+    func add(_ key: Key, fd: Int32) { held[key] = (fd, 1) }
+
+    /// One taker lets `key` go; the last closes its descriptor (the lock is released).
+    func release(_ key: Key) {
+        guard let h = held[key] else { return }
+        if h.takers > 1 { held[key] = (h.fd, h.takers - 1); return }
+        held[key] = nil
+        Syscall.close(h.fd)
+    }
+
+    /// Files held now (for tests and `status`).
+    var count: Int { held.count }
+
+    deinit { for h in held.values { Syscall.close(h.fd) } }
+}
