@@ -31,7 +31,7 @@ struct DaemonOptions {
     /// accepts `run` runs. Returns the source read too (its `config` is the file to reload).
     func settings(from given: SettingsOptions) throws -> (WardenSettings, source: SettingsOptions) {
         let source = given.withDefaultConfig()
-        var settings = try source.load()
+        var settings = try source.load(checkingLockFiles: true)
         guard let socket = daemonPath(settings, userInstance: given.usesDefaultConfig), socket != settings.controlSocket else {
             return (settings, source)
         }

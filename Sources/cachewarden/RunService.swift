@@ -89,7 +89,7 @@ final class RunService: @unchecked Sendable {
         notifier.reloading()
         defer { notifier.ready(status: systemdStatus.summary) }
         do {
-            var new = try WardenSettings.load(configFile: configFile)
+            var new = try WardenSettings.load(configFile: configFile, checkingLockFiles: true)
             // The files in use stay the running ones until a restart (and no new root may hold them).
             new.controlSocket = settings.controlSocket
             new.metricsFile = settings.metricsFile

@@ -32,14 +32,15 @@ struct SettingsOptions {
         backend = arguments.value("backend")
     }
 
-    /// The settings these options describe; errors name the file and line, or the flag.
-    func load() throws -> WardenSettings {
+    /// The settings these options describe; errors name the file and line, or the flag. `checkingLockFiles`: the
+    /// lock files of `client_lock` are looked at on disk too (`check`, `run`).
+    func load(checkingLockFiles: Bool = false) throws -> WardenSettings {
         switch (config, dir) {
         case (let file?, nil):
             guard quota == nil, maxAge == nil, sizeBasis == nil, backend == nil, !allowAnyPath else {
                 throw CLIUsageError(message: "--quota, --max-age, --size-basis, --backend and --allow-any-path go with --dir; with --config set them in the file")
             }
-            return try WardenSettings.load(configFile: file)
+            return try WardenSettings.load(configFile: file, checkingLockFiles: checkingLockFiles)
         case (nil, let path?):
             for (option, value) in [("dir", dir), ("quota", quota), ("max-age", maxAge), ("size-basis", sizeBasis), ("backend", backend)]
             where value?.isEmpty == true {
@@ -54,7 +55,8 @@ struct SettingsOptions {
             if allowAnyPath { lines.append("dir.\(Self.name(for: path)).allow_any_path = true") }
             // The quick mode goes through the same parser as a file, so its values get the same checks.
             do {
-                return try WardenSettings.parse(lines.joined(separator: "\n"), source: "command line", relativeTo: nil)
+                return try WardenSettings.parse(lines.joined(separator: "\n"), source: "command line", relativeTo: nil,
+                                                checkingLockFiles: checkingLockFiles)
             } catch {
                 throw CLIUsageError(message: error.message.replacing("allow_any_path = true", with: "allow_any_path")
                     .replacing("dir.\(Self.name(for: path)).path", with: "--dir").replacing("dir.\(Self.name(for: path)).", with: "--")

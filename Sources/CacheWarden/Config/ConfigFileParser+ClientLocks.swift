@@ -1,5 +1,6 @@
-/// `dir.<name>.client_lock`: its value, and the lock files it names outright, looked at on disk when the file is
-/// read (what `check` and `run` both do): each must be a regular file the daemon can open, or not be there at all
+/// `dir.<name>.client_lock`: its value, and the lock files it names outright, looked at on disk when `check` or `run`
+/// reads the file (`checksLockFiles`; any other reader of the config, a `status` or a `trim` looking for its
+/// socket, opens none): each must be a regular file the daemon can open, or not be there at all
 /// (no client has run yet, so none can hold it). A directory, a FIFO, a symlink or a file it cannot open is an
 /// error naming the line of the key — or of `profile`, when the lock is the profile's.
 extension ConfigFileParser {

@@ -146,6 +146,9 @@ struct ConfigFileParser {
     let file: String
     /// The config file's absolute path, when the text came from one: no registered root may hold it.
     var configPath: String?
+    /// Whether the lock files `client_lock` names are looked at on disk (`checkClientLocks`): for `check` and `run`
+    /// only, never for a command that merely reads the config.
+    var checksLockFiles = false
     /// The home directory and environment that `~` and `$NAME` in paths stand for (`PathExpansion`).
     var locations = DefaultLocations.current
 
@@ -274,7 +277,7 @@ struct ConfigFileParser {
         }
         settings.configFile = configPath
         _ = try settings.checkRoots()
-        try checkClientLocks(settings.directories, d.seen)
+        if checksLockFiles { try checkClientLocks(settings.directories, d.seen) }
         for name in d.groupOrder {
             guard let (group, line) = d.groups[name] else { continue }
             guard group.quota > 0 else { throw error(line, "group.\(name) has no quota; add `group.\(name).quota = 10GB`") }

@@ -6,7 +6,9 @@ extension WardenSettings {
 
     /// Loads a `key = value` config file. Errors name the file and line (`FILE:LINE: …`).
     /// `~` and `$NAME` in path values stand for this process's home and environment (see `DefaultLocations`).
-    public static func load(configFile path: String) throws(ConfigError) -> WardenSettings {
+    /// `checkingLockFiles`: look at the lock files `client_lock` names on disk (`check` and `run` do; a command that
+    /// only reads the config, for its socket or its directories, opens none).
+    public static func load(configFile path: String, checkingLockFiles: Bool = false) throws(ConfigError) -> WardenSettings {
         let text: String
         do throws(FileContents.Failure) { text = try FileContents.load(path, limit: maxConfigBytes, strict: true) } catch {
             throw ConfigError(file: path, message: "cannot read the config file: \(error); expected a regular file of at most 1 MiB")
@@ -14,6 +16,7 @@ extension WardenSettings {
         let absolute = PathResolver.absolute(path, relativeTo: PathResolver.currentDirectory())
         var parser = ConfigFileParser(file: path)
         parser.configPath = absolute
+        parser.checksLockFiles = checkingLockFiles
         return try parser.parse(text, baseDirectory: PathResolver.parent(of: absolute))
     }
 
@@ -111,7 +114,10 @@ extension WardenSettings {
 
     /// Parses config text from `source` (used in error messages); relative paths resolve against
     /// `relativeTo` (default: the current directory). `~` and `$NAME` in path values are expanded as in a file.
-    public static func parse(_ text: String, source: String, relativeTo base: String?) throws(ConfigError) -> WardenSettings {
-        try ConfigFileParser(file: source).parse(text, baseDirectory: base ?? PathResolver.currentDirectory())
+    public static func parse(_ text: String, source: String, relativeTo base: String?,
+                             checkingLockFiles: Bool = false) throws(ConfigError) -> WardenSettings {
+        var parser = ConfigFileParser(file: source)
+        parser.checksLockFiles = checkingLockFiles
+        return try parser.parse(text, baseDirectory: base ?? PathResolver.currentDirectory())
     }
 }
