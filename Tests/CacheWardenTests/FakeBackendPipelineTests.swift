@@ -10,15 +10,17 @@ import Testing
 @Suite struct FakeBackendPipelineTests {
     /// A watcher on `tree` with a fake backend; returns it, its event log and the fake.
     private func start(_ tree: TemporaryTree, quota: Int64 = 0, refuse: @escaping @Sendable (String) -> Bool = { _ in false },
+                       clock: any WardenClock = SystemClock(), lockWait: Int64 = 3600,
                        configure: (inout DirectorySettings) -> Void = { _ in }) throws -> (Watcher, EventLog, FakeBackend) {
         var dir = DirectorySettings(name: "cache", path: tree.path, quota: quota)
         configure(&dir)
-        let settings = WardenSettings(directories: [dir], sizeBasis: .apparent)
+        var settings = WardenSettings(directories: [dir], sizeBasis: .apparent)
+        settings.clientLockWait = lockWait
         let made = Mutex<FakeBackend?>(nil)
         let log = EventLog()
         let root = try Syscall.canonicalPath(tree.path)
         let watcher = Watcher(settings: settings, mode: .enforce, callbackQueue: nil, logger: Logger(label: "test"),
-                              backend: FakeBackend.factory(root: root, refuse: refuse) { fake in made.withLock { $0 = fake } }) {
+                              backend: FakeBackend.factory(root: root, refuse: refuse) { fake in made.withLock { $0 = fake } }, clock: clock) {
             log.append($0)
         }
         try watcher.start()
@@ -95,5 +97,35 @@ import Testing
         fake.send([.directoryGone("")])
         #expect(eventually { log.all.contains { if case .error(let e) = $0.kind { return e.kind == "root_lost" }; return false } })
         #expect(watcher.totals()[0].total == 0)
+    }
+
+    /// Each try of a trim waiting for a client's lock opens the lock file (read-write where it may), and inotify
+    /// reports that open and its close like a client's. They are no activity: `trim_after_idle` does not begin
+    /// again at every try (which forgot the wait and made a new `deferred` line each minute), and the wait goes
+    /// past `client_lock_wait`. A client's use of the cache is.
+    @Test func opensOfAClientsLockFileAreNoActivity() throws {
+        let tree = TemporaryTree()
+        tree.write(".lock", size: 0)
+        for i in 0..<10 { tree.write("f\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) }
+        let holder = HeldByTest(tree.url(".lock"))
+        defer { holder.release() }
+        let clock = ManualClock()
+        let (watcher, log, fake) = try start(tree, quota: 50_000, clock: clock, lockWait: 120) { dir in
+            dir.order = .opened
+            dir.trimAfterIdle = 60
+            dir.clientLock = ClientLocks([ClientLock(".lock")])
+        }
+        defer { watcher.stop() }
+        #expect(eventually { log.deferrals.count == 1 })   // events reach the log on its own queue
+        for _ in 0..<6 {
+            clock.advance(by: 30)   // tries, each opening `.lock`: what inotify then reports
+            fake.send([.opened(".lock"), .closedAfterWrite(".lock"), .opened(".lock"), .closed(".lock")])
+        }
+        let active = { watcher.engine.queue.sync { watcher.engine.state.lastActivity.isEmpty == false } }
+        #expect(eventually { !log.errors.isEmpty }, "the wait never went past client_lock_wait")
+        #expect(!active() && log.deferrals.count == 1, "\(log.deferrals)")
+        #expect(log.errors.map(\.kind) == ["client_lock_wait"] && log.evictions.isEmpty, "\(log.errors)")
+        fake.send([.opened("f9"), .closed("f9")])
+        #expect(active(), "a client's open of a cached file is activity")
     }
 }

@@ -175,6 +175,7 @@ extension Engine {
                 if Self.canKeepLedger(before, dir, old, new) {
                     state.roots[id]?.settings = dir
                     state.roots[id]?.protect = RootRuntime.protectMatcher(dir)
+                    state.roots[id]?.lockFiles = GlobMatcher(dir.clientLock?.protectGlobs ?? [])
                     if before.spareOpen != dir.spareOpen { state.ledger.forgetOpens() }
                     if needsOrder(dir) { state.ledger.setOrdered(id, true) }
                     // A lost root is registered anew: judged again at once, and taken back wherever it now is

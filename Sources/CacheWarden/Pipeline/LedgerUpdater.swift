@@ -180,13 +180,21 @@ struct LedgerUpdater {
             if c.kind == .movedTo { finishMove(c.move, &state) }
             return
         }
-        delta.active.insert(root)
+        if !isOwnLockOpen(c, rt, batch, state.ledger) { delta.active.insert(root) }
         if rt.settings.countDirectories, c.kind == .created || c.kind == .deleted || c.kind == .movedFrom || c.kind == .movedTo {
             dirtyDirectories.insert(c.node)
         }
         batch.withName(c) { name in
             if c.isDirectory { routeDirectory(c, name, root: root, &state) } else { routeFile(c, name, root: root, &state) }
         }
+    }
+
+    /// Whether `c` opens or closes one of the root's client lock files: no activity (it keeps no `trim_after_idle`
+    /// from elapsing), since each try of a trim opens them itself, read-write where it may, and inotify cannot tell
+    /// whose open it saw. A client's work in the cache is more than a lock: its writes are activity.
+    private func isOwnLockOpen(_ c: Change, _ rt: RootRuntime, _ batch: ChangeBatch, _ ledger: SizeLedger) -> Bool {
+        guard !rt.lockFiles.isEmpty, !c.isDirectory, [.opened, .closed, .closedAfterWrite].contains(c.kind) else { return false }
+        return rt.lockFiles.matches(PathBytes.join(ledger.relativePath(of: c.node), batch.name(c)))
     }
 
     private mutating func routeFile(_ c: Change, _ name: UnsafeRawBufferPointer, root: RootID, _ state: inout PipelineState) {

@@ -8,6 +8,9 @@ struct RootRuntime {
     var path: String
     var protect: GlobMatcher
     var exclude: GlobMatcher
+    /// The client's lock files in the root (`client_lock`): opening and closing them is no activity, since every
+    /// try of a trim opens them itself (`LedgerUpdater`).
+    var lockFiles: GlobMatcher
     /// How this root's files are counted.
     var fileStat: FileStat
     /// Why the root is not followed (deleted or replaced, or back in a form that is not taken back): nothing is
@@ -38,6 +41,7 @@ struct RootRuntime {
         self.path = path
         protect = Self.protectMatcher(settings)
         exclude = GlobMatcher(settings.exclude)
+        lockFiles = GlobMatcher(settings.clientLock?.protectGlobs ?? [])
         fileStat = FileStat(basis: basis, order: settings.order)
         route = WatchRoute(root: id, backend: .inotify, pollInterval: settings.pollInterval ?? 30)
     }

@@ -77,6 +77,9 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
     enum Scripted {
         case created(String, isDirectory: Bool = false)
         case closedAfterWrite(String)
+        /// An open, and a close after reading (watched for `order = opened` and `spare_open`).
+        case opened(String)
+        case closed(String)
         case deleted(String, isDirectory: Bool = false)
         case overflow
         case directoryGone(String)
@@ -102,6 +105,8 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
         switch change {
         case .created(let path, let isDirectory): named(.created, path, isDirectory: isDirectory)
         case .closedAfterWrite(let path): named(.closedAfterWrite, path, isDirectory: false)
+        case .opened(let path): named(.opened, path, isDirectory: false)
+        case .closed(let path): named(.closed, path, isDirectory: false)
         case .deleted(let path, let isDirectory): named(.deleted, path, isDirectory: isDirectory)
         case .overflow: batch.append(.overflow, node: .none)
         case .directoryGone(let path): if let node = nodes[path] { batch.append(.directoryGone, node: node) }
