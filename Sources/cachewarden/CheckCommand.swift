@@ -54,6 +54,7 @@ struct CheckCommand: CLICommand {
             ("protect", d.protect.isEmpty ? nil : d.protect.joined(separator: ", ")),
             ("exclude", d.exclude.isEmpty ? nil : d.exclude.joined(separator: ", ")),
             ("spare_open", "\(d.spareOpen)"), ("evict_unit", d.evictUnit.configText),
+            ("evict_pointers", d.evictPointers ? "true" : nil),
             ("group", d.group), ("weight", d.group == nil ? nil : "\(d.weight)"),
             ("delete_rate", d.deleteRate.map { "\($0)/s" }), ("count_directories", "\(d.countDirectories)"),
             ("one_file_system", "\(d.oneFileSystem)"), ("allow_any_path", d.allowAnyPath ? "true" : nil), ("prune_dirs", "\(d.pruneDirs)"),

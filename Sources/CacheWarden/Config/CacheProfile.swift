@@ -32,8 +32,14 @@ public enum CacheProfile: String, Sendable, CaseIterable {
     /// process holds it shared), the per-entry locks (`*.lock`) and its temporary files and folders (`.tmp*`).
     /// An unpacked wheel (`archive-v0/<id>/`) is deleted whole (`evict_unit = depth:2`): with one file gone uv still
     /// links the rest into a venv and reports success, and the import fails later; with the folder gone it is a
-    /// clean miss. uv touches nothing on a hit, so ages come from opens; a trim during an install fails it, so trims
-    /// wait for a minute of quiet.
+    /// clean miss. An archive goes with its pointers, pointers first (`evict_pointers`): the symlinks into it from
+    /// `wheels-v8/`, `sdists-v11/` and `environments-v2/` and the `.rev`, `.http`, `.msgpack` and built `.whl` files
+    /// named after each (the `.lock` stays). uv 0.13.9 follows a `.rev` pointer (a wheel from a `--find-links`
+    /// folder or a local path, and `uv run --with` from such a folder) without looking: an archive deleted under it
+    /// failed 9 of 24 installs in a loop (`failed to read directory archive-v0/<id>`); with the pointer gone too
+    /// each way is a clean miss (0 of 24, every file of every RECORD there). uv touches nothing on a hit, so ages
+    /// come from opens (a hit reads the pointer, which ages its archive); a trim during an install fails it, so
+    /// trims wait for a minute of quiet.
     case uv
     /// sccache's local disk cache (`SCCACHE_DIR`): a hit sets the entry's mtime, and a deleted entry is a clean miss.
     /// But sccache before 0.10 panics on its next own eviction of a file deleted under its running server, and its
@@ -66,6 +72,7 @@ public enum CacheProfile: String, Sendable, CaseIterable {
         var trimAfterIdle: Int64?
         var minAge: Int64?
         var evictUnit: EvictionUnit?
+        var evictPointers: Bool?
     }
 
     var defaults: Defaults {
@@ -78,7 +85,7 @@ public enum CacheProfile: String, Sendable, CaseIterable {
         case .bazel: Defaults(protect: ["tmp/**", "gc/**"], order: .mtime, trimAfterIdle: 300)
         case .uv: Defaults(protect: ["/CACHEDIR.TAG", "/.gitignore", "/.lock", "/.tmp*/**", "**/.tmp*", "**/.tmp*/**",
                                             "*.lock", "*/.git", "*/.gitignore"],
-                           order: .opened, trimAfterIdle: 60, evictUnit: .depth(2))
+                           order: .opened, trimAfterIdle: 60, evictUnit: .depth(2), evictPointers: true)
         case .sccache: Defaults(protect: ["**/.sccachetmp*"], order: .mtime, trimAfterIdle: 660)
         case .npm: Defaults(protect: ["tmp/**"], order: .opened)
         case .huggingface: Defaults(protect: ["/CACHEDIR.TAG", ".locks/**", "*.incomplete", "*/blobs/tmp_*", "*/tmp*/**",

@@ -109,6 +109,10 @@ struct ConfigFileParser {
             guard let u = ValueParsers.unit(v) else { return "expected file, entry or depth:N (N ≥ 1)" }
             d.evictUnit = u; return nil
         },
+        "evict_pointers": { d, v in
+            guard let b = ValueParsers.bool(v) else { return "expected true or false" }
+            d.evictPointers = b; return nil
+        },
         "profile": { d, v in
             guard let p = CacheProfile(rawValue: v) else { return "expected \(CacheProfile.allCases.map(\.rawValue).joined(separator: ", "))" }
             d.profile = p; return nil

@@ -75,6 +75,7 @@ public struct ConfigKey: Sendable, Equatable {
         d("exclude", "globs", "—", "comma-separated globs neither counted nor deleted (e.g. `URLCACHE/**`)"),
         d("spare_open", "boolean", "`true`", "files open for reading or writing are not victims while other candidates remain (opens are counted from `IN_OPEN`/`IN_CLOSE_*` while watched; a file opened before start-up is not known to be open)"),
         d("evict_unit", "`file`\\|`entry`\\|`depth:N`", "`file`", "`file`, `entry` (each child of the root, with everything in it, is one unit), or `depth:N` with N from 1 to 64 (the children at depth N); a unit leaves its client's view in one rename"),
+        d("evict_pointers", "boolean", "`false`", "with `evict_unit`: a unit goes with its pointers, first — each symlink elsewhere in the root that leads into it, and the files beside the link named after it with an extension (`<link>.rev`), unless protected; the unit's age is the newest of them (see Profiles: uv)"),
         d("profile", CacheProfile.allCases.map { "`\($0.rawValue)`" }.joined(separator: "\\|"), "`generic`", "the client's own files protected and its defaults (see Profiles); an explicit key overrides the profile's"),
         d("group", "group name", "—", "the shared budget (`group.<g>.quota`) this directory belongs to"),
         d("weight", "number", "`1`", "this directory's weight in its group's fair shares (1 to 1,000,000)"),

@@ -57,6 +57,9 @@ public struct DirectorySettings: Sendable {
     public var minAge: Int64? { didSet { explicit.insert(.minAge) } }
     /// What a trim deletes at a time: files, or the root's children (with everything in them) at some depth.
     public var evictUnit: EvictionUnit = .file { didSet { explicit.insert(.evictUnit) } }
+    /// With `evictUnit`: a unit goes with the symlinks elsewhere in the root that lead into it, and the files
+    /// beside each that carry the link's name and an extension (`evict_pointers`; see `TrimRun+Pointers`).
+    public var evictPointers: Bool = false { didSet { explicit.insert(.evictPointers) } }
     /// The cache client this directory belongs to (`profile`): it sets what that client needs.
     public var profile: CacheProfile = .generic
     /// The shared budget this directory belongs to (`group`), if any.
@@ -76,7 +79,7 @@ public struct DirectorySettings: Sendable {
 
     /// The settings a profile may fill in, and which of them were given explicitly.
     enum ProfileKey: String, CaseIterable, Sendable {
-        case order, protect, trimAfterIdle, hardQuota, spareOpen, minAge, evictUnit
+        case order, protect, trimAfterIdle, hardQuota, spareOpen, minAge, evictUnit, evictPointers
     }
     var explicit = Set<ProfileKey>()
 
@@ -110,6 +113,7 @@ public struct DirectorySettings: Sendable {
         if !explicit.contains(.trimAfterIdle), let v = defaults.trimAfterIdle { out.trimAfterIdle = v }
         if !explicit.contains(.minAge), let v = defaults.minAge { out.minAge = v }
         if !explicit.contains(.evictUnit), let v = defaults.evictUnit { out.evictUnit = v }
+        if !explicit.contains(.evictPointers), let v = defaults.evictPointers { out.evictPointers = v }
         if out.trimAfterIdle != nil && !explicit.contains(.hardQuota) && out.hardQuota == nil { out.hardQuota = .percent(200) }
         out.explicit = explicit
         return out
@@ -124,6 +128,7 @@ public struct DirectorySettings: Sendable {
         if !explicit.contains(.trimAfterIdle) && d.trimAfterIdle != nil { keys.append("trim_after_idle") }
         if !explicit.contains(.minAge) && d.minAge != nil { keys.append("min_age") }
         if !explicit.contains(.evictUnit) && d.evictUnit != nil { keys.append("evict_unit") }
+        if !explicit.contains(.evictPointers) && d.evictPointers != nil { keys.append("evict_pointers") }
         return keys
     }
 

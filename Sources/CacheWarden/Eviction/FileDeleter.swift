@@ -43,6 +43,9 @@ protocol FileDeleter {
     /// Moves the unit whose folder is node `n`, holding the counted `files`, out of its client's view in one rename
     /// into the root's trash, and deletes it there. The caller checked every file of the unit first (`check`).
     mutating func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome
+    /// Unlinks the symlink `name` of directory `n` if it still leads to `target` (a unit's pointer,
+    /// `evict_pointers`): `.vanished` when it is gone, `.changed` when it is no longer that link.
+    mutating func deleteLink(_ name: [UInt8], in n: NodeID, target: [UInt8], in ledger: SizeLedger) -> DeletionOutcome
     /// The filesystem refused the move into the trash (set once met; units then go file by file).
     var renameRefused: Errno? { get }
     /// Something in the trash could not be deleted (it goes at the next start).
@@ -60,6 +63,7 @@ struct DryRunDeleter: FileDeleter {
     func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? { nil }
     func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool { false }
     func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome { .simulated }
+    func deleteLink(_ name: [UInt8], in n: NodeID, target: [UInt8], in ledger: SizeLedger) -> DeletionOutcome { .simulated }
     var renameRefused: Errno? { nil }
     var trashTrouble: Errno? { nil }
     var leftInTrash: Bool { false }

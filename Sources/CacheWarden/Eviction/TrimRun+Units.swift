@@ -11,6 +11,8 @@ extension TrimRun {
         var age: Int64 = .min
         var bytes: Int64 = 0
         var spared: SpareReason?
+        /// With `evict_pointers`: the symlinks elsewhere in the root that lead into it (`TrimRun+Pointers`).
+        var pointers: [Pointer] = []
     }
 
     mutating func evictOldestUnits(depth: Int, _ state: inout PipelineState) {
@@ -79,6 +81,7 @@ extension TrimRun {
                 loose.append(Unit(files: [r], path: relativePath(r, state.ledger), age: age, bytes: bytes, spared: spare))
             }
         }
+        if runtime.settings.evictPointers { attachPointers(to: &byNode, depth: depth, state) }
         return Array(byNode.values) + loose
     }
 
@@ -89,7 +92,10 @@ extension TrimRun {
         // Every file is looked at before the unit goes: one replaced or rewritten since it was counted keeps the
         // whole unit (it is statted again), rather than leaving half of it.
         let checkingAge = goal.target != .everything   // a clear takes everything: identity only
-        for r in unit.files {
+        // A unit's file may have gone already in this trim as another unit's pointer (`evict_pointers`).
+        var unit = unit
+        unit.files.removeAll { !state.ledger.isLive($0) }
+        for r in unit.files + unit.pointers.flatMap(\.companions) where state.ledger.isLive(r) {
             guard let refused = deleter.check(r, in: state.ledger, checkingAge: checkingAge), refused != .vanished else { continue }
             if refused == .changed { changed.append(r) }
             if case .failed(let errno) = refused {
@@ -97,6 +103,8 @@ extension TrimRun {
             }
             return
         }
+        // Its pointers go first: at no moment does one lead to a unit that is gone.
+        guard let pointerFiles = unit.pointers.isEmpty ? 0 : deletePointers(of: unit, &state) else { return }
         var deleted = unit.files.count
         if let node = unit.node {
             switch deleter.evictUnit(node, files: unit.files, in: state.ledger) {
@@ -120,6 +128,7 @@ extension TrimRun {
         } else {
             deleted = deleteFileByFile(unit, &state)
         }
+        deleted += pointerFiles
         guard deleted > 0 else { return }
         if dryRun {
             projected -= unit.bytes

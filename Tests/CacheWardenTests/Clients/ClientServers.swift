@@ -11,12 +11,16 @@ final class PipIndex {
     let server: RunningCLI
     let port: Int
 
-    init(_ tree: TemporaryTree, wheels: KeyValuePairs<String, Int>) throws {
+    convenience init(_ tree: TemporaryTree, wheels: KeyValuePairs<String, Int>) throws {
+        try self.init(tree, wheelList: wheels.map { ($0.key, $0.value) })
+    }
+
+    init(_ tree: TemporaryTree, wheelList wheels: [(name: String, size: Int)]) throws {
         let www = tree.url("index")
         tree.mkdir("index")
         try Self.makeWheels.write(toFile: tree.url("make_wheels.py"), atomically: true, encoding: .utf8)
         try Self.serve.write(toFile: tree.url("serve.py"), atomically: true, encoding: .utf8)
-        let made = try runProcess(which("python3")!, [tree.url("make_wheels.py"), www] + wheels.map { "\($0.key):\($0.value)" })
+        let made = try runProcess(which("python3")!, [tree.url("make_wheels.py"), www] + wheels.map { "\($0.name):\($0.size)" })
         try #require(made.status == 0, "make_wheels.py: \(made.err)")
         let server = try RunningCLI([tree.url("serve.py"), www], executable: which("python3")!)
         try #require(eventually { server.lines.first.flatMap { Int($0) } != nil }, "index server: \(server.stderr)")
