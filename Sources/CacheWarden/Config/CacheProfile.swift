@@ -58,11 +58,15 @@ public enum CacheProfile: String, Sendable, CaseIterable {
     /// opens the ref and the blob); a deletion during a download fails it, so trims wait two quiet minutes.
     case huggingface
     /// cargo's registry (`CARGO_HOME/registry`): each extracted crate (`src/<index>/<crate>-<version>/`) is
-    /// deleted whole (`evict_unit = depth:3`; a `.crate` under `cache/<index>/` is a unit of its own): cargo trusts
-    /// an extracted folder once it holds `.cargo-ok`, so one missing file breaks every later build, while a missing
-    /// folder is extracted again. Keeps `CACHEDIR.TAG` and `index/**` (without it every `--offline` build fails).
-    /// Extracted files keep the crate's own old mtime, so ages come from opens; rustc fails when a crate folder
-    /// goes while it compiles, so trims wait for a minute of quiet.
+    /// deleted whole (`evict_unit = depth:3`): cargo trusts an extracted folder once it holds `.cargo-ok`, so one
+    /// missing file breaks every later build, while a missing folder is extracted again from its `.crate`, offline
+    /// too. Keeps `CACHEDIR.TAG`, `index/**` (without it every `--offline` build fails) and the downloaded `.crate`
+    /// files (`cache/**`): cargo 1.95 needs a crate's `.crate` for an offline build even with its folder extracted
+    /// ("attempting to make an HTTP request, but --offline was specified"); never opened after the extraction, they
+    /// were the oldest files, and a trim that took them failed 3 of 5 offline builds in a loop (0 of 5 since). So
+    /// a trim takes extracted folders only, and the quota must leave room for the index and the `.crate` files
+    /// (a fifth to a third of a registry). Extracted files keep the crate's own old mtime, so ages come from opens;
+    /// rustc fails when a crate folder goes while it compiles, so trims wait for a minute of quiet.
     case cargo
 
     /// What a profile sets.
@@ -91,7 +95,7 @@ public enum CacheProfile: String, Sendable, CaseIterable {
         case .huggingface: Defaults(protect: ["/CACHEDIR.TAG", ".locks/**", "*.incomplete", "*/blobs/tmp_*", "*/tmp*/**",
                                               "*/refs/**/*.tmp", "*/refs/*.tmp", "blobs/**"],
                                     order: .opened, trimAfterIdle: 120, evictUnit: .entry)
-        case .cargo: Defaults(protect: ["/CACHEDIR.TAG", "index/**"], order: .opened, trimAfterIdle: 60, evictUnit: .depth(3))
+        case .cargo: Defaults(protect: ["/CACHEDIR.TAG", "index/**", "cache/**"], order: .opened, trimAfterIdle: 60, evictUnit: .depth(3))
         }
     }
 }

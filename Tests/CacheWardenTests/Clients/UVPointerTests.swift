@@ -9,9 +9,6 @@ import Testing
 /// pointer to an archive it deleted: uv 0.13.9 follows a `.rev` without looking and fails the install. Every way a
 /// user installs is run for real, after trims and in a loop with trims between the runs.
 @Suite(.serialized) struct UVPointerTests {
-    /// How many rounds the loop runs (`CACHEWARDEN_CLIENT_LOOPS`; a few by default, to keep CI short).
-    static var loops: Int { ProcessInfo.processInfo.environment["CACHEWARDEN_CLIENT_LOOPS"].flatMap { Int($0) } ?? 4 }
-
     @Test(.enabled(if: UVClient.executable != nil, "needs uv (pip install uv; .ci/deps.sh does)"))
     func everyInstallWaySucceedsAfterATrimTookItsArchives() throws {
         let work = TemporaryTree("cw-uvptr"), cache = TemporaryTree("cw-uvptrcache")
@@ -57,20 +54,17 @@ import Testing
         let warden = try Warden(work, "dir.uv.path = \(cache.path)\ndir.uv.profile = uv\ndir.uv.quota = \(quota)\ndir.uv.trim_after_idle = 1s\n")
         try #require(warden.waitUntilReady(), "no ready line: \(warden.cli.stderr)")
         var runs = 0, failures: [String] = [], incomplete: [String] = []
-        for round in 1...Self.loops {
+        // Other writes push the cache over its quota after each round; the trim waits for a quiet second, then
+        // takes the oldest units — the archives this round used among them.
+        let under = try loopWithTrims(warden, cache: cache.path, quota: quota, round: { round in
             for way in UVClient.Way.allCases {
                 let r = try uv.install(way, venv: "venv")
                 runs += 1
                 if r.result.status != 0 { failures.append("round \(round) \(way.rawValue): \(r.result.output)") }
                 if !r.missing.isEmpty { incomplete.append("round \(round) \(way.rawValue): \(r.missing)") }
             }
-            // Other writes push the cache over its quota; the trim waits for a quiet second, then takes the oldest
-            // units — the archives this round used among them.
-            let trims = warden.events("trim").count
-            cache.write("filler-v0/\(round)", size: Int(warm / 2))
-            #expect(eventually(timeout: 30) { warden.events("trim").count > trims }, "round \(round): no trim")
-        }
-        #expect(eventually(timeout: 60) { diskTotals(cache.path).total <= quota }, "over quota a minute after the last run: \(diskTotals(cache.path).total) > \(quota)")
+        }, fill: { cache.write("filler-v0/\($0)", size: Int(warm / 2)) })
+        #expect(under, "over quota a minute after the last run: \(diskTotals(cache.path).total) > \(quota)")
         let archives = warden.events("evict").filter { ($0["file"] as? String)?.hasPrefix("archive-v0/") == true }.count
         #expect(archives > 0, "no trim took an archive: the loop did not test what it is for")
         #expect(Self.danglingPointers(cache.path).isEmpty, "\(Self.danglingPointers(cache.path))")
@@ -78,7 +72,7 @@ import Testing
         #expect(incomplete.isEmpty, "\(incomplete.prefix(3))")
         #expect(warden.events("error").isEmpty, "\(warden.events("error"))")
         #expect(warden.stop() == 0)
-        print("uv loop: \(Self.loops) rounds, \(runs) runs, \(warden.events("trim").count) trims, \(archives) archives evicted, \(failures.count) failed runs, \(incomplete.count) incomplete venvs, quota \(quota) B, \(seconds(since: started)) s")
+        print("uv loop: \(clientLoops) rounds, \(runs) runs, \(warden.events("trim").count) trims, \(archives) archives evicted, \(failures.count) failed runs, \(incomplete.count) incomplete venvs, quota \(quota) B, \(seconds(since: started)) s")
     }
 
     /// The symlinks outside `archive-v0/` that lead nowhere (uv's pointers to deleted archives).
