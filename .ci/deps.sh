@@ -40,3 +40,8 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
     echo "installing: PyYAML (PyPI)" >&2
     python3 -m pip install --quiet --disable-pip-version-check 'pyyaml>=5.1' >&2
 fi
+# huggingface_hub: HubProfileTests read a local stand-in for the hub with the real library.
+if ! python3 -c 'import huggingface_hub' 2>/dev/null; then
+    echo "installing: huggingface_hub (PyPI)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check 'huggingface_hub>=0.20' >&2
+fi

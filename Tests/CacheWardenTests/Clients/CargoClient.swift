@@ -23,13 +23,9 @@ final class CargoRegistry {
         self.tree = tree
         crates = (1...count).map { "cwc\($0)" }
         try Self.makeCrates.write(toFile: tree.url("make_crates.py"), atomically: true, encoding: .utf8)
-        try PipIndex.serve.write(toFile: tree.url("serve.py"), atomically: true, encoding: .utf8)
         let made = try runProcess(which("python3")!, [tree.url("make_crates.py"), tree.url("www")] + crates.map { "\($0):\(size)" })
         try #require(made.status == 0, "make_crates.py: \(made.err)")
-        let server = try RunningCLI([tree.url("serve.py"), tree.url("www")], executable: which("python3")!)
-        try #require(eventually { server.lines.first.flatMap { Int($0) } != nil }, "registry server: \(server.stderr)")
-        self.server = server
-        port = Int(server.lines[0])!
+        (server, port) = try startLocalServer(tree, script: PipIndex.serve, named: "serve.py", arguments: [tree.url("www")])
         tree.writeText("www/index/config.json", "{\"dl\":\"http://127.0.0.1:\(port)/dl/{crate}-{version}.crate\"}\n")
         tree.writeText("cargo-home/config.toml", "[registries.local]\nindex = \"sparse+http://127.0.0.1:\(port)/index/\"\n")
         let deps = crates.map { "\($0) = { version = \"0.1\", registry = \"local\" }" }.joined(separator: "\n")
@@ -37,10 +33,7 @@ final class CargoRegistry {
         tree.writeText("app/src/main.rs", "fn main() { println!(\"{}\", 0\(crates.map { " + \($0)::len()" }.joined())); }\n")
     }
 
-    func stop() {
-        server.signal(SIGKILL)
-        server.process.waitUntilExit()
-    }
+    func stop() { stopLocalServer(server) }
 
     /// `cargo ARGS` in the program's folder, with no cargo or rustup setting of the machine but the toolchain's.
     func run(_ args: [String]) throws -> ClientResult {
