@@ -32,9 +32,10 @@ public enum CacheProfile: String, Sendable, CaseIterable {
     /// process holds it shared), the per-entry locks (`*.lock`) and its temporary files and folders (`.tmp*`).
     /// An unpacked wheel (`archive-v0/<id>/`) is deleted whole (`evict_unit = depth:2`): with one file gone uv still
     /// links the rest into a venv and reports success, and the import fails later; with the folder gone it is a
-    /// clean miss. An archive goes with its pointers, pointers first (`evict_pointers`): the symlinks into it from
-    /// `wheels-v8/`, `sdists-v11/` and `environments-v2/` and the `.rev`, `.http`, `.msgpack` and built `.whl` files
-    /// named after each (the `.lock` stays). uv 0.13.9 follows a `.rev` pointer (a wheel from a `--find-links`
+    /// clean miss. An archive goes with its pointers, pointers first (`evict_pointers = wheels-v*, sdists-v*,
+    /// environments-v*`: only those folders are listed for links): the symlinks into it from `wheels-v8/`,
+    /// `sdists-v11/` and `environments-v2/` and the `.rev`, `.http`, `.msgpack` and built `.whl` files named after
+    /// each (its pointer files; the `.lock` stays, and a protected pointer file keeps its archive). uv 0.13.9 follows a `.rev` pointer (a wheel from a `--find-links`
     /// folder or a local path, and `uv run --with` from such a folder) without looking: an archive deleted under it
     /// failed 9 of 24 installs in a loop (`failed to read directory archive-v0/<id>`); with the pointer gone too
     /// each way is a clean miss (0 of 24, every file of every RECORD there). uv touches nothing on a hit, so ages
@@ -79,7 +80,8 @@ public enum CacheProfile: String, Sendable, CaseIterable {
         var trimAfterIdle: Int64?
         var minAge: Int64?
         var evictUnit: EvictionUnit?
-        var evictPointers: Bool?
+        var evictPointers: [String]?
+        var pointerExtensions: [String]?
     }
 
     var defaults: Defaults {
@@ -92,7 +94,9 @@ public enum CacheProfile: String, Sendable, CaseIterable {
         case .bazel: Defaults(protect: ["tmp/**", "gc/**"], order: .mtime, trimAfterIdle: 300)
         case .uv: Defaults(protect: ["/CACHEDIR.TAG", "/.gitignore", "/.lock", "/.tmp*/**", "**/.tmp*", "**/.tmp*/**",
                                             "*.lock", "*/.git", "*/.gitignore"],
-                           order: .opened, trimAfterIdle: 60, evictUnit: .depth(2), evictPointers: true)
+                           order: .opened, trimAfterIdle: 60, evictUnit: .depth(2),
+                           evictPointers: ["wheels-v*", "sdists-v*", "environments-v*"],
+                           pointerExtensions: ["rev", "http", "msgpack", "whl"])
         case .sccache: Defaults(protect: ["**/.sccachetmp*"], order: .mtime, trimAfterIdle: 660)
         case .npm: Defaults(protect: ["tmp/**"], order: .opened)
         case .huggingface: Defaults(protect: ["/CACHEDIR.TAG", ".locks/**", "*.incomplete", "*/blobs/tmp_*", "*/tmp*/**",

@@ -110,8 +110,11 @@ struct ConfigFileParser {
             d.evictUnit = u; return nil
         },
         "evict_pointers": { d, v in
-            guard let b = ValueParsers.bool(v) else { return "expected true or false" }
-            d.evictPointers = b; return nil
+            if ValueParsers.bool(v) == false { d.evictPointers = []; return nil }
+            guard ValueParsers.bool(v) == nil, let g = ValueParsers.globs(v) else {
+                return "expected the folders that hold pointers (comma-separated globs like wheels-v*), or false"
+            }
+            d.evictPointers = g; return nil
         },
         "profile": { d, v in
             guard let p = CacheProfile(rawValue: v) else { return "expected \(CacheProfile.allCases.map(\.rawValue).joined(separator: ", "))" }

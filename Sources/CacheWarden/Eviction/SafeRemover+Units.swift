@@ -76,20 +76,3 @@ extension SafeRemover {
         return statted.unexpected == nil && statted.files == expected
     }
 }
-
-extension SafeRemover {
-    mutating func deleteLink(_ name: [UInt8], in n: NodeID, target: [UInt8], in ledger: SizeLedger) -> DeletionOutcome {
-        let dirfd: Int32
-        do throws(Errno) { dirfd = try directories.open(n, in: ledger) } catch { return .changed }
-        return (name + [0]).withUnsafeBufferPointer { b in
-            b.withMemoryRebound(to: CChar.self) { p in
-                guard let st = try? Syscall.lstat(at: dirfd, p.baseAddress!) else { return .vanished }
-                guard st.isSymlink, UnitLinks.readLink(p.baseAddress!, in: dirfd) == target else { return .changed }
-                do throws(Errno) { try Syscall.unlink(at: dirfd, p.baseAddress!) } catch {
-                    return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
-                }
-                return .removed
-            }
-        }
-    }
-}

@@ -24,7 +24,8 @@ import Testing
         symlink(".", tree.url("archive-v0/a1/self"))                      // inside its own unit
         let h = try WatcherHarness(tree, quota: 70_000, basis: .apparent) {
             $0.evictUnit = .depth(2)
-            $0.evictPointers = true
+            $0.evictPointers = ["wheels", "other"]
+            $0.pointerExtensions = ["rev"]   // as a profile lists its pointer files: the `.lock` is none
             $0.protect = ["*.lock"]
             $0.trimTo = .percent(70)
         }
@@ -32,6 +33,7 @@ import Testing
         #expect(eventually { !h.log.trims.isEmpty })
         #expect(h.log.evictions.map(\.file) == ["archive-v0/a1", "archive-v0/a2"])
         #expect(h.log.evictions.map(\.files) == [2, 2], "each unit's file and its pointer's .rev")
+        #expect(h.log.evictions.map(\.pointers) == [1, 2], "a1's link, a2's two")
         for k in 1...2 {
             #expect(!tree.exists("wheels/idx/p\(k)") && !tree.exists("wheels/idx/p\(k).rev"), "p\(k) left behind")
             #expect(tree.exists("wheels/idx/p\(k).lock"), "a protected companion stays")
@@ -55,5 +57,58 @@ import Testing
         #expect(eventually { !h.log.trims.isEmpty })
         #expect(h.log.evictions.first?.file == "archive-v0/a0" && h.log.evictions.first?.files == 1)
         #expect(tree.exists("wheels/idx/p0.rev"))
+    }
+}
+
+/// The folders holding the links are units themselves (uv's `wheels-v8/index` is one: `evict_unit = depth:2`).
+@Suite struct UnitPointersInUnitsTests {
+    /// `links/l0` (oldest) holds the link `p` into a1 and its `.rev`: it goes whole first, the link with it; a1
+    /// then goes with no pointer left to delete (its link's folder is gone from the ledger: nothing is looked for
+    /// in the root, where a link `p` saying the same stays). a2 goes with its pointer `q` from `links/l1`, which
+    /// goes after it with the file it has left.
+    @Test func aFolderOfLinksThatIsAUnitGoesBeforeOrAfterWhatItPointsAt() throws {
+        let tree = TemporaryTree()
+        tree.write("archive-v0/a1/data", size: 20_000, mtime: 1_000_010)
+        tree.mkdir("links/l0")
+        symlink("../../archive-v0/a1", tree.url("links/l0/p"))
+        tree.write("links/l0/p.rev", size: 100, mtime: 1_000_005)
+        symlink("../../archive-v0/a1", tree.url("p"))   // the same words in the root: not a pointer (out of it)
+        tree.write("archive-v0/a2/data", size: 20_000, mtime: 1_000_020)
+        tree.mkdir("links/l1")
+        symlink("../../archive-v0/a2", tree.url("links/l1/q"))
+        tree.write("links/l1/q.rev", size: 100, mtime: 1_000_030)
+        tree.write("links/l1/other", size: 200, mtime: 1_000_031)
+        let h = try UnitPointersDoubtTests.trimmed(tree, quota: 50_000, pointers: ["links"]) { $0.trimTo = .bytes(20_100) }
+        #expect(h.log.evictions.map(\.file) == ["links/l0", "archive-v0/a1", "archive-v0/a2", "links/l1"])
+        #expect(h.log.evictions.map(\.files) == [1, 1, 2, 1])
+        #expect(h.log.evictions.map(\.pointers) == [nil, nil, 1, nil])
+        #expect(h.log.all.filter { $0.name == "error" }.isEmpty)
+        #expect(tree.exists("p") && !tree.exists("links/l0") && !tree.exists("links/l1") && !tree.exists("archive-v0/a2"))
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
+    /// A dry run's clear counts each pointer once: the link `both` passes through a0 into a1 (a pointer of both),
+    /// its `.rev` is also a file of the unit `wheels/idx`; the bytes it would free are the root's, once.
+    @Test func aDryRunClearCountsEachPointerOnce() throws {
+        let tree = TemporaryTree()
+        tree.write("archive-v0/a0/data", size: 20_000, mtime: 1_000_000)
+        tree.write("archive-v0/a1/data", size: 20_000, mtime: 1_000_010)
+        tree.mkdir("wheels/idx")
+        symlink("../../archive-v0/a0/../a1", tree.url("wheels/idx/both"))
+        tree.write("wheels/idx/both.rev", size: 100, mtime: 1_000_001)
+        tree.write("wheels/idx/other", size: 300, mtime: 1_000_002)
+        let h = try WatcherHarness(tree, basis: .apparent) {
+            $0.evictUnit = .depth(2)
+            $0.evictPointers = ["wheels"]
+        }
+        let total = h.total
+        let report = try h.watcher.clear(dryRun: true)
+        #expect(report.freed == total && total == 40_400, "\(report)")
+        #expect(eventually { h.log.trims.count == 1 }, "the clear's trim line comes after its evict lines")
+        let lines = h.log.evictions
+        #expect(lines.allSatisfy(\.dryRun) && lines.map(\.size).reduce(0, +) == total)
+        #expect(lines.map(\.file) == ["archive-v0/a0", "wheels/idx", "archive-v0/a1"], "\(lines.map(\.file))")
+        #expect(lines.map(\.files) == [2, 1, 1] && lines.compactMap(\.pointers).reduce(0, +) == 1)
+        #expect(tree.exists("wheels/idx/both") && tree.exists("wheels/idx/both.rev") && tree.exists("archive-v0/a0/data"))
     }
 }
