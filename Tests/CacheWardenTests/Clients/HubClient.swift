@@ -14,7 +14,7 @@ final class FakeHub {
     let repos: [String]
 
     static var installed: Bool {
-        (try? runProcess(which("python3")!, ["-c", "import huggingface_hub"]))?.status == 0
+        (try? runProcess(which("python3")!, ["-c", "from huggingface_hub.errors import LocalEntryNotFoundError"]))?.status == 0
     }
 
     init(_ tree: TemporaryTree, repos: [String]) throws {
@@ -27,12 +27,14 @@ final class FakeHub {
     func stop() { stopLocalServer(server) }
 
     /// What one reading of every repository gave: files read with the right bytes, clean misses
-    /// (`LocalEntryNotFoundError`), files read with other bytes, and any other error.
+    /// (`LocalEntryNotFoundError`), files read with other bytes, and any other error; and per repository, its reads
+    /// right and its clean misses.
     struct Reads: Decodable {
         var ok: Int
         var miss: Int
         var wrong: [String]
         var error: [String]
+        var repos: [String: [String: Int]]
     }
 
     /// Reads every repository through the cache `cache` (`HF_HUB_OFFLINE=1` when `offline`).
@@ -92,22 +94,26 @@ final class FakeHub {
     from huggingface_hub import hf_hub_download, snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
     cache, specs = sys.argv[1], sys.argv[2:]
-    out = {"ok": 0, "miss": 0, "wrong": [], "error": []}
+    out = {"ok": 0, "miss": 0, "wrong": [], "error": [], "repos": {}}
     def check(repo, name, size, path):
         with open(path, "rb") as f:
-            if f.read() == hashlib.shake_256(f"{repo}/{name}".encode()).digest(size): out["ok"] += 1
+            if f.read() == hashlib.shake_256(f"{repo}/{name}".encode()).digest(size): count(repo, "ok")
             else: out["wrong"].append(f"{repo}/{name}")
+    def count(repo, what):
+        out[what] += 1
+        out["repos"][repo][what] += 1
     for spec in specs:
         repo, files = spec.split("=")
         files = {f.split(":")[0]: int(f.split(":")[1]) for f in files.split(",")}
+        out["repos"][repo] = {"ok": 0, "miss": 0}
         try:
             folder = snapshot_download(repo, cache_dir=cache)
             for name, size in files.items(): check(repo, name, size, os.path.join(folder, name))
-        except LocalEntryNotFoundError: out["miss"] += 1
+        except LocalEntryNotFoundError: count(repo, "miss")
         except Exception as e: out["error"].append(f"{repo}: {type(e).__name__}: {e}")
         for name, size in files.items():
             try: check(repo, name, size, hf_hub_download(repo, name, cache_dir=cache))
-            except LocalEntryNotFoundError: out["miss"] += 1
+            except LocalEntryNotFoundError: count(repo, "miss")
             except Exception as e: out["error"].append(f"{repo}/{name}: {type(e).__name__}: {e}")
     print("READS " + json.dumps(out))
     """#
