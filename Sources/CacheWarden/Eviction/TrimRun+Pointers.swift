@@ -23,11 +23,13 @@ extension TrimRun {
         var companions: [RecordID]
     }
 
-    /// What went of a unit's pointers: their files (counted: each path and the bytes it freed) and links.
+    /// What went of a unit's pointers, in the order it went: each file (the bytes it freed) and each link (none),
+    /// by path; each gets an `evict` line of its own.
     struct PointersGone {
-        var files: [(path: [UInt8], bytes: Int64)] = []
-        var links = 0
-        var bytes: Int64 { files.reduce(0) { $0 + $1.bytes } }
+        var entries: [(path: [UInt8], bytes: Int64, link: Bool)] = []
+        var files: Int { entries.count - links }
+        var links: Int { entries.reduce(0) { $0 + ($1.link ? 1 : 0) } }
+        var bytes: Int64 { entries.reduce(0) { $0 + $1.bytes } }
     }
 
     /// Finds the symlinks in the root's pointer folders that lead into one of `units` (keyed by their folders) and
@@ -114,7 +116,7 @@ extension TrimRun {
                     state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(path), kind: "delete")
                     return false
                 }
-                gone.files.append((path, bytes))
+                gone.entries.append((path, bytes, false))
             }
             guard deleteLink(pointer.link, of: unit, &gone, &state) else { return false }
         }
@@ -122,10 +124,10 @@ extension TrimRun {
     }
 
     private mutating func deleteLink(_ link: PointerLink, of unit: Unit, _ gone: inout PointersGone, _ state: inout PipelineState) -> Bool {
+        let path = PathBytes.join(state.ledger.relativePath(of: link.dir), link.name)
         switch deleter.deleteLink(link, in: state.ledger) {
-        case .removed: gone.links += 1
-        case .simulated:
-            if simulatedLinks.insert(PathBytes.join(state.ledger.relativePath(of: link.dir), link.name)).inserted { gone.links += 1 }
+        case .removed: gone.entries.append((path, 0, true))
+        case .simulated: if simulatedLinks.insert(path).inserted { gone.entries.append((path, 0, true)) }
         case .vanished: break
         case .changed:
             // No longer the link read: what is there now must not lead into the unit.

@@ -104,8 +104,8 @@ extension TrimRun {
 
     /// Takes the unit out of its client's view in one rename into the root's trash and deletes it there
     /// (`FileDeleter.evictUnit`); where that rename cannot be had, deletes it file by file (one `error` line of
-    /// kind `unit_not_atomic` says so). Its pointers (`evict_pointers`) go first. Reported as one `evict` line once
-    /// it is gone from the client's view, with the files and bytes of its pointers and how many links went.
+    /// kind `unit_not_atomic` says so). Its pointers (`evict_pointers`) go first, each file and link with an `evict`
+    /// line of its own. Reported as one `evict` line once it is gone from the client's view, with how many links went.
     private mutating func evictUnit(_ unit: Unit, _ state: inout PipelineState) {
         var unit = unit
         // A unit's file may have gone already in this trim as another unit's pointer (`evict_pointers`); a dry
@@ -119,21 +119,19 @@ extension TrimRun {
         // Its pointers go first: at no moment does one lead to a unit that is gone.
         var gone = PointersGone()
         let deleted = deletePointers(of: unit, &gone, &state) ? deleteUnit(unit, &state) : 0
-        guard deleted > 0 || !gone.files.isEmpty || gone.links > 0 else { return }
+        guard deleted > 0 || !gone.entries.isEmpty else { return }
         if dryRun {
             projected -= bytes + gone.bytes
-            projectedFiles -= deleted + gone.files.count
+            projectedFiles -= deleted + gone.files
         } else {
             projected = state.ledger.total(root)
             projectedFiles = state.ledger.account(root)?.files ?? 0
         }
-        guard deleted > 0 else {
-            // The unit stayed after some of its pointers went: each file that went is said on its own.
-            for file in gone.files { report(file.path, bytes: file.bytes, files: nil, pointers: nil, &state) }
-            return
-        }
-        report(unit.path, bytes: bytes + gone.bytes, files: unit.node == nil ? nil : deleted + gone.files.count,
-               pointers: gone.links > 0 ? gone.links : nil, &state)
+        // Every pointer file and link that went has its line, in the order they went (also when the unit then
+        // stayed: it changed meanwhile); the unit's line comes last.
+        for entry in gone.entries { report(entry.path, bytes: entry.bytes, files: nil, pointers: nil, &state) }
+        guard deleted > 0 else { return }
+        report(unit.path, bytes: bytes, files: unit.node == nil ? nil : deleted, pointers: gone.links > 0 ? gone.links : nil, &state)
     }
 
     private mutating func report(_ path: [UInt8], bytes: Int64, files: Int?, pointers: Int?, _ state: inout PipelineState) {

@@ -91,10 +91,10 @@ public struct Eviction: Sendable, Equatable {
     public var reason: TrimReason
     /// `true` when nothing was deleted because the watcher runs with `dryRun`.
     public var dryRun: Bool
-    /// Files the evicted unit held (`evict_unit = entry | depth:N`), with the files of its pointers that went with
-    /// it (`evict_pointers`, counted in `size` too); nil for a single file.
+    /// Files the evicted unit held (`evict_unit = entry | depth:N`); nil for a single file (or a unit's pointer).
     public var files: Int?
-    /// The symlinks into the unit that went with it (`evict_pointers`); nil when none did.
+    /// The symlinks into the unit that went with it, just before it (`evict_pointers`; each, and each file named
+    /// after one, had its own line, `size` 0 for a link); nil when none did.
     public var pointers: Int?
 
     public init(dir: String, file: String, size: Int64, reason: TrimReason, dryRun: Bool, files: Int? = nil, pointers: Int? = nil) {

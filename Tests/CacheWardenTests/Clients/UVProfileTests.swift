@@ -35,7 +35,8 @@ import Testing
             $0.trimAfterIdle = nil   // the profile waits a quiet minute; this test has no client running meanwhile
         }
         #expect(eventually { !h.log.trims.isEmpty && h.totalsMatchDisk(basis: .apparent, timeout: 1) })
-        let evicted = h.log.evictions.map(\.file)
+        let evicted = h.log.evictions.filter { $0.files != nil }.map(\.file)
+        let pointerLines = h.log.evictions.filter { $0.files == nil }.map { cache.url($0.file) }
         // Units are the folders two deep (`archive-v0/<id>`, `simple-v28/index`, …), and unpacked wheels went.
         #expect(evicted.allSatisfy { $0.split(separator: "/").count == 2 } && evicted.contains { $0.hasPrefix("archive-v0/") }, "\(evicted)")
         // uv's own files stayed, and every file that went was in an evicted unit, or was one of its pointers (a
@@ -50,6 +51,9 @@ import Testing
             units.contains { PathResolver.isWithin(path, $0) }
                 || [path, URL(fileURLWithPath: path).deletingPathExtension().path].contains { links[$0].map { t in units.contains { PathResolver.isWithin(t, $0) } } ?? false }
         }, "\(changed)")
+        // Each pointer that went (a link or a file named after one) has its evict line: the lines are what went.
+        let outsideUnits = changed.filter { path in !units.contains { PathResolver.isWithin(path, $0) } }
+        #expect(Set(pointerLines) == Set(outsideUnits), "lines \(pointerLines), gone \(outsideUnits)")
         h.watcher.stop()
 
         let offline = try install(into: work.url("venv2"), offline: true)

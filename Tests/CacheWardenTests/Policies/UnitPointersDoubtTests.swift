@@ -31,6 +31,19 @@ import Testing
         return h
     }
 
+    /// The `evict` lines by unit: each unit's line (it has `files`) with the lines just before it, of its pointers'
+    /// files and links (each a line of its own, `size` 0 for a link).
+    static func byUnit(_ lines: [Eviction]) -> [(unit: String, pointers: Set<String>)] {
+        var out: [(unit: String, pointers: Set<String>)] = [], pending = Set<String>()
+        for line in lines {
+            guard line.files != nil else { pending.insert(line.file); continue }
+            out.append((line.file, pending))
+            pending = []
+        }
+        #expect(pending.isEmpty, "pointer lines with no unit after them: \(pending)")
+        return out
+    }
+
     /// `foo` and `foo.bar` are both links; `foo.bar.rev` is the record of `foo.bar`, never of `foo`.
     @Test func aCompanionGoesToTheLinkWithTheLongestName() throws {
         let links: [[UInt8]] = ["foo", "foo.bar", "a.b.c"].map { Array($0.utf8) }
@@ -53,7 +66,8 @@ import Testing
             tree.write("wheels/idx/\(link).rev", size: 100, mtime: 1_000_001 + Double(k * 10))
         }
         let h = try Self.trimmed(tree, quota: 50_000) { $0.trimTo = .bytes(42_000) }
-        #expect(h.log.evictions.map(\.file) == ["archive-v0/a0"] && h.log.evictions.first?.files == 2)
+        #expect(h.log.evictions.map(\.file) == ["wheels/idx/foo.rev", "wheels/idx/foo", "archive-v0/a0"], "companion, link, unit")
+        #expect(h.log.evictions.map(\.size) == [100, 0, 20_000] && h.log.evictions.map(\.files) == [nil, nil, 1])
         #expect(!tree.exists("wheels/idx/foo") && !tree.exists("wheels/idx/foo.rev"))
         #expect(tree.exists("wheels/idx/foo.bar") && tree.exists("wheels/idx/foo.bar.rev") && tree.exists("archive-v0/a1/data"))
     }
@@ -73,7 +87,7 @@ import Testing
                 return true
             }
         }
-        #expect(h.log.evictions.map(\.file) == ["archive-v0/a1"], "a0 stays; a1 goes in its place")
+        #expect(h.log.evictions.map(\.file) == ["wheels/idx/p1.rev", "wheels/idx/p1", "archive-v0/a1"], "a0 stays; a1 goes in its place")
         #expect(tree.exists("archive-v0/a0/data") && tree.exists("wheels/idx/p0.rev"))
         #expect((try? String(contentsOfFile: swapped, encoding: .utf8)) == "not a link")
         #expect(!tree.exists("wheels/idx/p1") && !tree.exists("wheels/idx/p1.rev"))
@@ -86,7 +100,7 @@ import Testing
         Self.archives(tree)
         tree.write("archive-v0/a0/extra.skip", size: 10, mtime: 1_000_000)
         let h = try Self.trimmed(tree) { $0.exclude = ["*.skip"] }
-        #expect(h.log.evictions.map(\.file) == ["archive-v0/a1"])
+        #expect(Self.byUnit(h.log.evictions).map(\.unit) == ["archive-v0/a1"])
         #expect(tree.exists("wheels/idx/p0") && tree.exists("wheels/idx/p0.rev") && tree.exists("archive-v0/a0/data"))
         #expect(!tree.exists("wheels/idx/p1") && !tree.exists("wheels/idx/p1.rev") && !tree.exists("archive-v0/a1"))
     }
@@ -98,7 +112,7 @@ import Testing
         Self.archives(tree)
         tree.write("wheels/idx/p0.http", size: 10, mtime: 1_000_001)
         let h = try Self.trimmed(tree) { $0.exclude = ["*.http"] }
-        #expect(h.log.evictions.map(\.file) == ["archive-v0/a1"])
+        #expect(Self.byUnit(h.log.evictions).map(\.unit) == ["archive-v0/a1"])
         #expect(tree.exists("wheels/idx/p0") && tree.exists("wheels/idx/p0.rev") && tree.exists("wheels/idx/p0.http"))
     }
 
@@ -113,7 +127,7 @@ import Testing
             $0.pointerExtensions = ["rev"]
             $0.trimTo = .bytes(81_000)
         }
-        #expect(h.log.evictions.map(\.file) == ["archive-v0/a3"])
+        #expect(Self.byUnit(h.log.evictions).map(\.unit) == ["archive-v0/a3"])
         for k in 0..<3 { #expect(tree.exists("archive-v0/a\(k)/data") && tree.exists("wheels/idx/p\(k)") && tree.exists("wheels/idx/p\(k).rev")) }
         #expect(!tree.exists("wheels/idx/p3") && !tree.exists("wheels/idx/p3.rev"))
     }

@@ -31,9 +31,13 @@ import Testing
         }
         tree.write("archive-v0/a9/data", size: 20_000)   // 80.3 kB > 70 kB: trim to 49 kB
         #expect(eventually { !h.log.trims.isEmpty })
-        #expect(h.log.evictions.map(\.file) == ["archive-v0/a1", "archive-v0/a2"])
-        #expect(h.log.evictions.map(\.files) == [2, 2], "each unit's file and its pointer's .rev")
-        #expect(h.log.evictions.map(\.pointers) == [1, 2], "a1's link, a2's two")
+        let byUnit = UnitPointersDoubtTests.byUnit(h.log.evictions)
+        #expect(byUnit.map(\.unit) == ["archive-v0/a1", "archive-v0/a2"])
+        #expect(byUnit.map(\.pointers) == [["wheels/idx/p1.rev", "wheels/idx/p1"], ["wheels/idx/p2.rev", "wheels/idx/p2", "other/abs"]],
+                "each pointer file and link has its own evict line, before its unit's")
+        #expect(h.log.evictions.map(\.size).sorted() == [0, 0, 0, 100, 100, 20_000, 20_000], "links free nothing")
+        let units = h.log.evictions.filter { $0.files != nil }
+        #expect(units.map(\.files) == [1, 1] && units.map(\.pointers) == [1, 2], "a1's link, a2's two")
         for k in 1...2 {
             #expect(!tree.exists("wheels/idx/p\(k)") && !tree.exists("wheels/idx/p\(k).rev"), "p\(k) left behind")
             #expect(tree.exists("wheels/idx/p\(k).lock"), "a protected companion stays")
@@ -79,9 +83,9 @@ import Testing
         tree.write("links/l1/q.rev", size: 100, mtime: 1_000_030)
         tree.write("links/l1/other", size: 200, mtime: 1_000_031)
         let h = try UnitPointersDoubtTests.trimmed(tree, quota: 50_000, pointers: ["links"]) { $0.trimTo = .bytes(20_100) }
-        #expect(h.log.evictions.map(\.file) == ["links/l0", "archive-v0/a1", "archive-v0/a2", "links/l1"])
-        #expect(h.log.evictions.map(\.files) == [1, 1, 2, 1])
-        #expect(h.log.evictions.map(\.pointers) == [nil, nil, 1, nil])
+        #expect(h.log.evictions.map(\.file) == ["links/l0", "archive-v0/a1", "links/l1/q.rev", "links/l1/q", "archive-v0/a2", "links/l1"])
+        #expect(h.log.evictions.map(\.files) == [1, 1, nil, nil, 1, 1])
+        #expect(h.log.evictions.map(\.pointers) == [nil, nil, nil, nil, 1, nil])
         #expect(h.log.all.filter { $0.name == "error" }.isEmpty)
         #expect(tree.exists("p") && !tree.exists("links/l0") && !tree.exists("links/l1") && !tree.exists("archive-v0/a2"))
         #expect(h.totalsMatchDisk(basis: .apparent))
@@ -107,8 +111,9 @@ import Testing
         #expect(eventually { h.log.trims.count == 1 }, "the clear's trim line comes after its evict lines")
         let lines = h.log.evictions
         #expect(lines.allSatisfy(\.dryRun) && lines.map(\.size).reduce(0, +) == total)
-        #expect(lines.map(\.file) == ["archive-v0/a0", "wheels/idx", "archive-v0/a1"], "\(lines.map(\.file))")
-        #expect(lines.map(\.files) == [2, 1, 1] && lines.compactMap(\.pointers).reduce(0, +) == 1)
+        #expect(lines.map(\.file) == ["wheels/idx/both.rev", "wheels/idx/both", "archive-v0/a0", "wheels/idx", "archive-v0/a1"],
+                "\(lines.map(\.file))")
+        #expect(lines.map(\.files) == [nil, nil, 1, 1, 1] && lines.compactMap(\.pointers).reduce(0, +) == 1)
         #expect(tree.exists("wheels/idx/both") && tree.exists("wheels/idx/both.rev") && tree.exists("archive-v0/a0/data"))
     }
 }
