@@ -94,6 +94,23 @@ import Testing
         #expect(h.log.all.filter { $0.name == "error" }.isEmpty)
     }
 
+    /// The look before anything goes comes before any pointer goes: a0's own file, or its pointer file, rewritten
+    /// after the trim counted it (through the veto hook, asked about the unit, then its pointer file, then its
+    /// link) keeps a0 with its link and its `.rev`; a1 goes in its place.
+    @Test(arguments: [("archive-v0/a0", "archive-v0/a0/data"), ("wheels/idx/p0.rev", "wheels/idx/p0.rev")])
+    func aFileRewrittenBeforeTheUnitGoesKeepsItsPointers(asked: String, rewritten: String) throws {
+        let tree = TemporaryTree()
+        Self.archives(tree)
+        let h = try Self.trimmed(tree) { d in
+            d.shouldEvict = { candidate in
+                if candidate.file == asked { tree.write(rewritten, size: rewritten.hasSuffix(".rev") ? 100 : 20_000) }
+                return true
+            }
+        }
+        #expect(h.log.evictions.map(\.file) == ["wheels/idx/p1.rev", "wheels/idx/p1", "archive-v0/a1"], "a0 stays whole")
+        #expect(tree.exists("archive-v0/a0/data") && tree.exists("wheels/idx/p0") && tree.exists("wheels/idx/p0.rev"))
+    }
+
     /// a0 holds a file that is not counted (excluded): its folder cannot go whole, so its pointer stays too.
     @Test func aUnitThatCannotGoKeepsItsPointers() throws {
         let tree = TemporaryTree()
@@ -142,7 +159,8 @@ import Testing
         let h = try Self.trimmed(tree) { $0.exclude = ["wheels/hidden", "wheels/hidden/**"] }
         #expect(h.log.evictions.isEmpty)
         let errors = h.log.all.compactMap { if case .error(let e) = $0.kind { return e }; return nil }
-        #expect(errors.count == 1 && errors.first?.kind == "pointers" && errors.first?.message.contains("wheels/hidden") == true, "\(errors)")
+        // One line a trim (a loaded host may see the write twice: two trims, two lines).
+        #expect(!errors.isEmpty && errors.allSatisfy { $0.kind == "pointers" && $0.message.contains("wheels/hidden") }, "\(errors)")
         #expect(tree.exists("archive-v0/a0/data") && tree.exists("wheels/idx/p0"))
     }
 }

@@ -46,6 +46,26 @@ import Testing
         #expect(!tree.exists("wheels/idx/abs") && !tree.exists("wheels/idx/back") && tree.exists("wheels/idx/out"))
     }
 
+    /// Only the folders the key names are read: a link into a0 from `elsewhere/` or `wheels-old/` (not named) is
+    /// no pointer and stays, and a folder there that is not counted (excluded) keeps no unit, as one under
+    /// `wheels/` would (`aPointerFolderThatCannotBeReadKeepsEveryUnit`).
+    @Test func onlyTheNamedFoldersAreReadForPointers() throws {
+        let tree = TemporaryTree()
+        UnitPointersDoubtTests.archives(tree)
+        for folder in ["elsewhere", "wheels-old"] {
+            tree.mkdir("\(folder)/hidden")
+            symlink("../archive-v0/a0", tree.url("\(folder)/q"))
+            symlink("../../archive-v0/a0", tree.url("\(folder)/hidden/q"))
+        }
+        let h = try UnitPointersDoubtTests.trimmed(tree) { $0.exclude = ["elsewhere/hidden", "elsewhere/hidden/**", "wheels-old/hidden", "wheels-old/hidden/**"] }
+        #expect(h.log.evictions.map(\.file) == ["wheels/idx/p0.rev", "wheels/idx/p0", "archive-v0/a0"])
+        #expect(h.log.all.filter { $0.name == "error" }.isEmpty)
+        for link in ["elsewhere/q", "elsewhere/hidden/q", "wheels-old/q", "wheels-old/hidden/q"] {
+            var st = stat()
+            #expect(lstat(tree.url(link), &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK, "\(link) was deleted")
+        }
+    }
+
     /// The resolver alone, on a ledger made by hand: `..` past the root leaves it for its real parent and its name
     /// leads back in; a target through a counted file, or through nothing, ends there.
     @Test func theResolverWalksTheLedgersFolders() throws {
