@@ -40,3 +40,10 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
     echo "installing: PyYAML (PyPI)" >&2
     python3 -m pip install --quiet --disable-pip-version-check 'pyyaml>=5.1' >&2
 fi
+# huggingface_hub: HubProfileTests read a local stand-in for the hub with the real library, as tested: 2.4 (its
+# reader imports huggingface_hub.errors.LocalEntryNotFoundError, which 0.24 and older do not have; the stand-in
+# answers the endpoints 2.4 calls). An older one installed is upgraded.
+if ! python3 -c 'import huggingface_hub as h, sys; sys.exit(tuple(int(x) for x in h.__version__.split(".")[:2]) < (2, 4))' 2>/dev/null; then
+    echo "installing: huggingface_hub >= 2.4 (PyPI)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check 'huggingface_hub>=2.4' >&2
+fi

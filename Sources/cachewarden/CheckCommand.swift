@@ -23,7 +23,7 @@ struct CheckCommand: CLICommand {
 
     func run() throws {
         let s = try daemon.settings(from: source).0.resolved()
-        for warning in s.rootWarnings { StandardStreams.error("cachewarden: warning: \(warning)\n") }
+        for warning in s.rootWarnings + s.keyWarnings { StandardStreams.error("cachewarden: warning: \(warning)\n") }
         print("# cachewarden \(CacheWardenVersion.current)")
         print("size_basis = \(s.sizeBasis.rawValue)")
         if let e = s.expireInterval { print("expire_interval = \(e)s") }
@@ -55,6 +55,7 @@ struct CheckCommand: CLICommand {
             ("protect", d.protect.isEmpty ? nil : d.protect.joined(separator: ", ")),
             ("exclude", d.exclude.isEmpty ? nil : d.exclude.joined(separator: ", ")),
             ("spare_open", "\(d.spareOpen)"), ("evict_unit", d.evictUnit.configText), ("client_lock", d.clientLock?.configText),
+            ("evict_pointers", d.evictPointers.isEmpty ? nil : d.evictPointers.joined(separator: ", ")),
             ("group", d.group), ("weight", d.group == nil ? nil : "\(d.weight)"),
             ("delete_rate", d.deleteRate.map { "\($0)/s" }), ("count_directories", "\(d.countDirectories)"),
             ("one_file_system", "\(d.oneFileSystem)"), ("allow_any_path", d.allowAnyPath ? "true" : nil), ("prune_dirs", "\(d.pruneDirs)"),

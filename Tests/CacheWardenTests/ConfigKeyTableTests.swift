@@ -18,7 +18,7 @@ import Testing
         "dir.<name>.trim_at": "90%", "dir.<name>.trim_after_idle": "30s", "dir.<name>.hard_quota": "300%",
         "dir.<name>.max_files": "1000", "dir.<name>.max_age": "1w", "dir.<name>.min_age": "10m",
         "dir.<name>.order": "atime", "dir.<name>.protect": "*.db", "dir.<name>.exclude": "tmp/**",
-        "dir.<name>.spare_open": "false", "dir.<name>.evict_unit": "entry", "dir.<name>.profile": "ccache",
+        "dir.<name>.spare_open": "false", "dir.<name>.evict_unit": "entry", "dir.<name>.evict_pointers": "wheels-v*", "dir.<name>.profile": "ccache",
         "dir.<name>.group": "g", "dir.<name>.weight": "2", "dir.<name>.delete_rate": "100/s",
         "dir.<name>.count_directories": "true", "dir.<name>.one_file_system": "false", "dir.<name>.prune_dirs": "true",
         "dir.<name>.low_disk_free": "5GB", "dir.<name>.low_disk_target": "10GB", "dir.<name>.allow_any_path": "true", "group.<g>.quota": "10GB", "group.<g>.trim_to": "30%",

@@ -93,4 +93,17 @@ import Testing
         directories.close()
         #expect(tree.exists("a/b/f") && tree.exists("a-old/b/f"))
     }
+
+    /// A node the ledger no longer has is refused, never taken for the root (its chain up is empty).
+    @Test func aNodeRemovedFromTheLedgerIsRefused() throws {
+        let tree = TemporaryTree()
+        tree.write("a/b/f", size: 100)
+        var (ledger, _, b) = try ledger(tree)
+        var directories = VerifiedDirectories(root: RootID(0), in: ledger)
+        _ = try directories.open(b, in: ledger)
+        ledger.removeSubtree(b)
+        directories.forget(b)
+        #expect(throws: Errno.noSuchFileOrDirectory) { try directories.open(b, in: ledger) }
+        directories.close()
+    }
 }

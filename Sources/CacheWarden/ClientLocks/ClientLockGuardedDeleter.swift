@@ -59,6 +59,30 @@ struct ClientLockGuardedDeleter: FileDeleter {
         return inner.evictUnit(n, files: files, in: ledger)
     }
 
+    /// A unit's pointer (`evict_pointers`) lies outside the unit: the root's locks, the unit's being deleted, and
+    /// those of the unit the pointer's folder is in (if any), all looked at afresh.
+    private func refusal(link: PointerLink, _ ledger: SizeLedger) -> DeletionOutcome? {
+        guard held.stillHeld() else { return .lockLost }
+        guard let units else { return nil }
+        if let unit, !units.stillHeld(unit) { return .lockHeld }
+        return units.admit(folder: link.dir, in: ledger) ? nil : .lockHeld
+    }
+
+    mutating func checkLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome? {
+        if let refused = refusal(link: link, ledger) { return refused }
+        return inner.checkLink(link, in: ledger)
+    }
+
+    mutating func deleteLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome {
+        if let refused = refusal(link: link, ledger) { return refused }
+        return inner.deleteLink(link, in: ledger)
+    }
+
+    /// A read-only look: nothing to guard.
+    mutating func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> Bool {
+        inner.surveyUnit(n, files: files, in: ledger)
+    }
+
     var renameRefused: Errno? { inner.renameRefused }
     var trashTrouble: Errno? { inner.trashTrouble }
     var leftInTrash: Bool { inner.leftInTrash }

@@ -32,8 +32,15 @@ public enum CacheProfile: String, Sendable, CaseIterable {
     /// process holds it shared), the per-entry locks (`*.lock`) and its temporary files and folders (`.tmp*`).
     /// An unpacked wheel (`archive-v0/<id>/`) is deleted whole (`evict_unit = depth:2`): with one file gone uv still
     /// links the rest into a venv and reports success, and the import fails later; with the folder gone it is a
-    /// clean miss. uv touches nothing on a hit, so ages come from opens; a trim during an install fails it, so trims
-    /// wait for a minute of quiet.
+    /// clean miss. An archive goes with its pointers, pointers first (`evict_pointers = wheels-v*, sdists-v*,
+    /// environments-v*`: only those folders are listed for links): the symlinks into it from `wheels-v8/`,
+    /// `sdists-v11/` and `environments-v2/` and the `.rev`, `.http`, `.msgpack` and built `.whl` files named after
+    /// each (its pointer files; the `.lock` stays, and a protected pointer file keeps its archive). uv 0.13.9 follows a `.rev` pointer (a wheel from a `--find-links`
+    /// folder or a local path, and `uv run --with` from such a folder) without looking: an archive deleted under it
+    /// failed 9 of 24 installs in a loop (`failed to read directory archive-v0/<id>`); with the pointer gone too
+    /// each way is a clean miss (0 of 24, every file of every RECORD there). uv touches nothing on a hit, so ages
+    /// come from opens (a hit reads the pointer, which ages its archive); a trim during an install fails it, so
+    /// trims wait for a minute of quiet.
     case uv
     /// sccache's local disk cache (`SCCACHE_DIR`): a hit sets the entry's mtime, and a deleted entry is a clean miss.
     /// But sccache before 0.10 panics on its next own eviction of a file deleted under its running server, and its
@@ -49,14 +56,21 @@ public enum CacheProfile: String, Sendable, CaseIterable {
     /// library treat the whole repository as corrupt, and an offline load can return a dangling link. Keeps the
     /// locks, downloads in progress (`*.incomplete`), its probes and temporary refs, and the shared blob store
     /// (`blobs/`, where huggingface_hub 2 keeps Xet files once for all repositories). Ages come from opens (a hit
-    /// opens the ref and the blob); a deletion during a download fails it, so trims wait two quiet minutes.
+    /// opens the ref and the blob); a deletion during a download fails it, so trims wait two quiet minutes. With
+    /// repositories taken whole, huggingface_hub 2.4 reads each complete or misses it cleanly: online it downloads
+    /// it again, offline it raises `LocalEntryNotFoundError` (a dangling snapshot link does too); 8 reads in a
+    /// loop with 4 trims between them: 0 wrong bytes, 0 other errors, 36 clean offline misses.
     case huggingface
     /// cargo's registry (`CARGO_HOME/registry`): each extracted crate (`src/<index>/<crate>-<version>/`) is
-    /// deleted whole (`evict_unit = depth:3`; a `.crate` under `cache/<index>/` is a unit of its own): cargo trusts
-    /// an extracted folder once it holds `.cargo-ok`, so one missing file breaks every later build, while a missing
-    /// folder is extracted again. Keeps `CACHEDIR.TAG` and `index/**` (without it every `--offline` build fails).
-    /// Extracted files keep the crate's own old mtime, so ages come from opens; rustc fails when a crate folder
-    /// goes while it compiles, so trims wait for a minute of quiet.
+    /// deleted whole (`evict_unit = depth:3`): cargo trusts an extracted folder once it holds `.cargo-ok`, so one
+    /// missing file breaks every later build, while a missing folder is extracted again from its `.crate`, offline
+    /// too. Keeps `CACHEDIR.TAG`, `index/**` (without it every `--offline` build fails) and the downloaded `.crate`
+    /// files (`cache/**`): cargo 1.95 needs a crate's `.crate` for an offline build even with its folder extracted
+    /// ("attempting to make an HTTP request, but --offline was specified"); never opened after the extraction, they
+    /// were the oldest files, and a trim that took them failed 3 of 5 offline builds in a loop (0 of 5 since). So
+    /// a trim takes extracted folders only, and the quota must leave room for the index and the `.crate` files
+    /// (a fifth to a third of a registry). Extracted files keep the crate's own old mtime, so ages come from opens;
+    /// rustc fails when a crate folder goes while it compiles, so trims wait for a minute of quiet.
     case cargo
 
     /// What a profile sets.
@@ -66,6 +80,8 @@ public enum CacheProfile: String, Sendable, CaseIterable {
         var trimAfterIdle: Int64?
         var minAge: Int64?
         var evictUnit: EvictionUnit?
+        var evictPointers: [String]?
+        var pointerExtensions: [String]?
     }
 
     var defaults: Defaults {
@@ -78,13 +94,15 @@ public enum CacheProfile: String, Sendable, CaseIterable {
         case .bazel: Defaults(protect: ["tmp/**", "gc/**"], order: .mtime, trimAfterIdle: 300)
         case .uv: Defaults(protect: ["/CACHEDIR.TAG", "/.gitignore", "/.lock", "/.tmp*/**", "**/.tmp*", "**/.tmp*/**",
                                             "*.lock", "*/.git", "*/.gitignore"],
-                           order: .opened, trimAfterIdle: 60, evictUnit: .depth(2))
+                           order: .opened, trimAfterIdle: 60, evictUnit: .depth(2),
+                           evictPointers: ["wheels-v*", "sdists-v*", "environments-v*"],
+                           pointerExtensions: ["rev", "http", "msgpack", "whl"])
         case .sccache: Defaults(protect: ["**/.sccachetmp*"], order: .mtime, trimAfterIdle: 660)
         case .npm: Defaults(protect: ["tmp/**"], order: .opened)
         case .huggingface: Defaults(protect: ["/CACHEDIR.TAG", ".locks/**", "*.incomplete", "*/blobs/tmp_*", "*/tmp*/**",
                                               "*/refs/**/*.tmp", "*/refs/*.tmp", "blobs/**"],
                                     order: .opened, trimAfterIdle: 120, evictUnit: .entry)
-        case .cargo: Defaults(protect: ["/CACHEDIR.TAG", "index/**"], order: .opened, trimAfterIdle: 60, evictUnit: .depth(3))
+        case .cargo: Defaults(protect: ["/CACHEDIR.TAG", "index/**", "cache/**"], order: .opened, trimAfterIdle: 60, evictUnit: .depth(3))
         }
     }
 }

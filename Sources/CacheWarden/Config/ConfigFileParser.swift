@@ -110,6 +110,13 @@ struct ConfigFileParser {
             guard let u = ValueParsers.unit(v) else { return "expected file, entry or depth:N (N ≥ 1)" }
             d.evictUnit = u; return nil
         },
+        "evict_pointers": { d, v in
+            if ValueParsers.bool(v) == false { d.evictPointers = []; return nil }
+            guard ValueParsers.bool(v) == nil, let g = ValueParsers.globs(v) else {
+                return "expected the folders that hold pointers (comma-separated globs like wheels-v*), or false"
+            }
+            d.evictPointers = g; return nil
+        },
         "profile": { d, v in
             guard let p = CacheProfile(rawValue: v) else { return "expected \(CacheProfile.allCases.map(\.rawValue).joined(separator: ", "))" }
             d.profile = p; return nil

@@ -57,6 +57,14 @@ public struct DirectorySettings: Sendable {
     public var minAge: Int64? { didSet { explicit.insert(.minAge) } }
     /// What a trim deletes at a time: files, or the root's children (with everything in them) at some depth.
     public var evictUnit: EvictionUnit = .file { didSet { explicit.insert(.evictUnit) } }
+    /// With `evictUnit`: the folders (globs relative to the root, each with everything below it) that hold pointers
+    /// into units: a unit goes with the symlinks there that lead into it, and the files beside each that carry the
+    /// link's name and an extension (`evict_pointers`; empty: off; see `TrimRun+Pointers`).
+    public var evictPointers: [String] = [] { didSet { explicit.insert(.evictPointers) } }
+    /// With `evictPointers`: the extensions of the files named after a link that are its client's record of it
+    /// (set by a profile; uv: `rev`, `http`, `msgpack`, `whl`). Empty: every `<link>.<ext>` is one, and a protected
+    /// one keeps its unit.
+    public var pointerExtensions: [String] = []
     /// The cache client this directory belongs to (`profile`): it sets what that client needs.
     public var profile: CacheProfile = .generic
     /// The shared budget this directory belongs to (`group`), if any.
@@ -74,12 +82,13 @@ public struct DirectorySettings: Sendable {
     /// trim waits while the client holds one. Nil: the profile's (none for `generic`); empty (`none`): no lock.
     public var clientLock: ClientLocks? { didSet { explicit.insert(.clientLock) } }
     /// Called on the watcher's queue before a file is evicted; return `false` to keep it (the trim goes on with
-    /// the next oldest file). Keep it fast: it runs on the event path.
+    /// the next oldest file). With `evictUnit`, it is asked for the unit, then (`evictPointers`) for each of its
+    /// pointers' files and links: one refused keeps the unit. Keep it fast: it runs on the event path.
     public var shouldEvict: (@Sendable (EvictionCandidate) -> Bool)?
 
     /// The settings a profile may fill in, and which of them were given explicitly.
     enum ProfileKey: String, CaseIterable, Sendable {
-        case order, protect, trimAfterIdle, hardQuota, spareOpen, minAge, evictUnit, clientLock
+        case order, protect, trimAfterIdle, hardQuota, spareOpen, minAge, evictUnit, clientLock, evictPointers
     }
     var explicit = Set<ProfileKey>()
 
@@ -114,6 +123,8 @@ public struct DirectorySettings: Sendable {
         if !explicit.contains(.minAge), let v = defaults.minAge { out.minAge = v }
         if !explicit.contains(.evictUnit), let v = defaults.evictUnit { out.evictUnit = v }
         if !explicit.contains(.clientLock), let v = profile.clientLock { out.clientLock = v }
+        if !explicit.contains(.evictPointers), let v = defaults.evictPointers { out.evictPointers = v }
+        if out.pointerExtensions.isEmpty, let v = defaults.pointerExtensions { out.pointerExtensions = v }
         if out.trimAfterIdle != nil && !explicit.contains(.hardQuota) && out.hardQuota == nil { out.hardQuota = .percent(200) }
         out.explicit = explicit
         return out
@@ -129,6 +140,7 @@ public struct DirectorySettings: Sendable {
         if !explicit.contains(.minAge) && d.minAge != nil { keys.append("min_age") }
         if !explicit.contains(.evictUnit) && d.evictUnit != nil { keys.append("evict_unit") }
         if !explicit.contains(.clientLock) && profile.clientLock != nil { keys.append("client_lock") }
+        if !explicit.contains(.evictPointers) && d.evictPointers != nil { keys.append("evict_pointers") }
         return keys
     }
 

@@ -42,4 +42,13 @@ extension WardenSettings {
 
     /// The warnings of `checkRoots()` (paths accepted only by `allow_any_path`), for `cachewarden check`.
     package var rootWarnings: [String] { (try? checkRoots()) ?? [] }
+
+    /// Keys that do nothing as they are set, for `cachewarden check`: `evict_pointers` without `evict_unit` (its
+    /// pointers go with units, and files go one by one).
+    package var keyWarnings: [String] {
+        directories.filter { !$0.evictPointers.isEmpty && $0.evictUnit == .file }.map { d in
+            (d.origin.map { "\($0.file):\($0.line): " } ?? "")
+                + "dir.\(d.name).evict_pointers does nothing with evict_unit = file: pointers go with units"
+        }
+    }
 }

@@ -52,6 +52,15 @@ protocol FileDeleter {
     /// Moves the unit whose folder is node `n`, holding the counted `files`, out of its client's view in one rename
     /// into the root's trash, and deletes it there. The caller checked every file of the unit first (`check`).
     mutating func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome
+    /// Why `deleteLink` would refuse a unit's pointer (`evict_pointers`) now, or nil: it is still the symlink found
+    /// (its inode, what it says). `.vanished`: gone, or its folder went in this trim.
+    mutating func checkLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome?
+    /// Deletes a unit's pointer if it is still the symlink found: moved into the trash, checked there, unlinked
+    /// (else put back: `.changed`). `.vanished`: gone, or its folder went in this trim; any other error `.failed`.
+    mutating func deleteLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome
+    /// Whether the folder of unit `n` holds exactly its counted `files` and nothing a unit cannot (a read-only
+    /// look, as `evictUnit` takes before its rename): asked before a unit's pointers go.
+    mutating func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> Bool
     /// The filesystem refused the move into the trash (set once met; units then go file by file).
     var renameRefused: Errno? { get }
     /// Something in the trash could not be deleted (it goes at the next start).
@@ -79,6 +88,9 @@ struct DryRunDeleter: FileDeleter {
     func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? { nil }
     func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool { false }
     func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome { .simulated }
+    func checkLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome? { nil }
+    func deleteLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome { .simulated }
+    func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> Bool { true }
     var renameRefused: Errno? { nil }
     var trashTrouble: Errno? { nil }
     var leftInTrash: Bool { false }
@@ -92,6 +104,9 @@ struct ReportOnlyDeleter: FileDeleter {
     func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? { .changed }
     func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool { false }
     func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome { .changed }
+    func checkLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome? { .changed }
+    func deleteLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome { .changed }
+    func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> Bool { false }
     var renameRefused: Errno? { nil }
     var trashTrouble: Errno? { nil }
     var leftInTrash: Bool { false }

@@ -13,6 +13,8 @@ extension TrimRun {
         var age: Int64 = .min
         var bytes: Int64 = 0
         var spared: SpareReason?
+        /// With `evict_pointers`: the symlinks elsewhere in the root that lead into it (`TrimRun+Pointers`).
+        var pointers: [Pointer] = []
     }
 
     mutating func evictOldestUnits(depth: Int, _ state: inout PipelineState) {
@@ -42,8 +44,7 @@ extension TrimRun {
             if let limit = goal.limit, removed >= limit { paced = true; return false }
             unitIndex += 1
             if let reason = unit.spared { spared.count(reason); continue }
-            if let veto = runtime.settings.shouldEvict,
-               !veto(EvictionCandidate(directory: runtime.name, file: PathBytes.display(unit.path), size: unit.bytes, reason: goal.reason)) {
+            guard vetoAllows(unit, state) else {
                 spared.vetoed += 1
                 continue
             }
@@ -81,59 +82,112 @@ extension TrimRun {
                 loose.append(Unit(files: [r], path: relativePath(r, state.ledger), age: age, bytes: bytes, spared: spare))
             }
         }
+        attachPointers(to: &byNode, depth: depth, &state)
         return Array(byNode.values) + loose
+    }
+
+    /// The veto hook (`shouldEvict`) is asked for the unit, then for each of its pointers' files and links
+    /// (`evict_pointers`): any one refused keeps the unit.
+    private mutating func vetoAllows(_ unit: Unit, _ state: PipelineState) -> Bool {
+        guard let veto = runtime.settings.shouldEvict else { return true }
+        let dir = runtime.name, reason = goal.reason
+        func allows(_ path: [UInt8], _ size: Int64) -> Bool {
+            veto(EvictionCandidate(directory: dir, file: PathBytes.display(path), size: size, reason: reason))
+        }
+        guard allows(unit.path, unit.bytes) else { return false }
+        for pointer in unit.pointers {
+            for r in pointer.companions where state.ledger.isLive(r) {
+                guard allows(relativePath(r, state.ledger), state.ledger.inode(ofRecord: r)?.bytes ?? 0) else { return false }
+            }
+            guard allows(PathBytes.join(state.ledger.relativePath(of: pointer.link.dir), pointer.link.name), 0) else { return false }
+        }
+        return true
     }
 
     /// Takes the unit out of its client's view in one rename into the root's trash and deletes it there
     /// (`FileDeleter.evictUnit`); where that rename cannot be had, deletes it file by file (one `error` line of
-    /// kind `unit_not_atomic` says so). Reported as one `evict` line once it is gone from the client's view, with
-    /// what was deleted of it. The deleter brackets it (`beginUnit`, `endUnit`): the client's locks of the root and
-    /// of the unit are taken or looked at again before anything of it goes.
+    /// kind `unit_not_atomic` says so). Its pointers (`evict_pointers`) go first, each file and link with an `evict`
+    /// line of its own. Reported as one `evict` line once it is gone from the client's view, with what was deleted
+    /// of it and how many links went. The deleter brackets it (`beginUnit`, `endUnit`): the client's locks of the
+    /// root and of the unit are taken or looked at again before anything of it goes.
     private mutating func evictUnit(_ unit: Unit, _ state: inout PipelineState) {
         defer { deleter.endUnit() }
         if let refused = deleter.beginUnit(unit.path) { noteLockRefusal(refused); return }
-        // Every file is looked at before the unit goes: one replaced or rewritten since it was counted keeps the
-        // whole unit (it is statted again), rather than leaving half of it.
+        var unit = unit
+        // A unit's file may have gone already in this trim as another unit's pointer (`evict_pointers`); a dry
+        // run counts each file once.
+        unit.files.removeAll { !state.ledger.isLive($0) || (dryRun && simulatedUnitFiles.contains($0)) }
+        guard checkWhole(unit, &state) else { return }
+        // Its pointers go first: at no moment does one lead to a unit that is gone.
+        var gone = PointersGone()
+        let deleted = deletePointers(of: unit, &gone, &state) ? deleteUnit(unit, &state) : (files: 0, bytes: Int64(0))
+        guard deleted.files > 0 || !gone.entries.isEmpty else { return }
+        if dryRun {
+            projected -= deleted.bytes + gone.bytes
+            projectedFiles -= deleted.files + gone.files
+        } else {
+            projected = state.ledger.total(root)
+            projectedFiles = state.ledger.account(root)?.files ?? 0
+        }
+        // Every pointer file and link that went has its line, in the order they went (also when the unit then
+        // stayed: it changed meanwhile); the unit's line comes last.
+        for entry in gone.entries { report(entry.path, bytes: entry.bytes, files: nil, pointers: nil, &state) }
+        guard deleted.files > 0 else { return }
+        report(unit.path, bytes: deleted.bytes, files: unit.node == nil ? nil : deleted.files,
+               pointers: gone.links > 0 ? gone.links : nil, &state)
+    }
+
+    private mutating func report(_ path: [UInt8], bytes: Int64, files: Int?, pointers: Int?, _ state: inout PipelineState) {
+        removed += 1
+        state.events.emit(.evict(Eviction(dir: runtime.name, file: PathBytes.display(path), size: bytes, reason: goal.reason,
+                                          dryRun: dryRun, files: files, pointers: pointers)))
+        progress?(removed, before - projected, &state.events)
+    }
+
+    /// The read-only look before anything of a unit goes: every file of it and of its pointers still the one
+    /// counted (one replaced or rewritten since keeps the whole unit: it is statted again, rather than half of it
+    /// left); with pointers, each link still the one read and the unit's folder holding its counted files only.
+    private mutating func checkWhole(_ unit: Unit, _ state: inout PipelineState) -> Bool {
         let checkingAge = goal.target != .everything   // a clear takes everything: identity only
-        for r in unit.files {
+        for r in unit.files + unit.pointers.flatMap(\.companions) where state.ledger.isLive(r) {
             guard let refused = deleter.check(r, in: state.ledger, checkingAge: checkingAge), refused != .vanished else { continue }
             if refused == .changed { changed.append(r) }
             noteLockRefusal(refused)
             if case .failed(let errno) = refused {
                 state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(relativePath(r, state.ledger)), kind: "delete")
             }
-            return
+            return false
         }
-        var deleted = (files: unit.files.count, bytes: unit.bytes)
-        if let node = unit.node {
-            switch deleter.evictUnit(node, files: unit.files, in: state.ledger) {
-            case .moved: state.ledger.removeSubtree(node)
-            case .simulated: simulatedUnitFiles.formUnion(unit.files)   // a dry run's clear does not take them again
-            case .changed: changed += unit.files; return
-            case .lockLost: noteLockRefusal(.lockLost); return
-            case .lockHeld: noteLockRefusal(.lockHeld); return
-            case .failed(let errno):
-                state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
-                return
-            case .notAtomic(let errno):
-                noteNotAtomic(errno, unit, &state)
-                deleted = deleteFileByFile(unit, &state)
-            }
-        } else {
-            deleted = deleteFileByFile(unit, &state)
+        guard !unit.pointers.isEmpty else { return true }
+        guard checkLinks(of: unit, &state) else { return false }
+        if let node = unit.node, !deleter.surveyUnit(node, files: unit.files, in: state.ledger) {
+            changed += unit.files
+            return false
         }
-        guard deleted.files > 0 else { return }
-        if dryRun {
-            projected -= unit.bytes
-            projectedFiles -= deleted.files
-        } else {
-            projected = state.ledger.total(root)
-            projectedFiles = state.ledger.account(root)?.files ?? 0
+        return true
+    }
+
+    /// The unit itself, once its pointers went: the files deleted and the bytes that freed (no files: it stays).
+    private mutating func deleteUnit(_ unit: Unit, _ state: inout PipelineState) -> (files: Int, bytes: Int64) {
+        guard let node = unit.node else { return deleteFileByFile(unit, &state) }
+        let whole = (files: unit.files.count, bytes: unit.files.reduce(Int64(0)) { sum, r in
+            let inode = state.ledger.inode(ofRecord: r)
+            return sum + ((inode?.names ?? 1) <= 1 ? inode?.bytes ?? 0 : 0)
+        })
+        switch deleter.evictUnit(node, files: unit.files, in: state.ledger) {
+        case .moved: state.ledger.removeSubtree(node)
+        case .simulated: simulatedUnitFiles.formUnion(unit.files)   // a dry run's clear does not take them again
+        case .changed: changed += unit.files; return (0, 0)
+        case .lockLost: noteLockRefusal(.lockLost); return (0, 0)
+        case .lockHeld: noteLockRefusal(.lockHeld); return (0, 0)
+        case .failed(let errno):
+            state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
+            return (0, 0)
+        case .notAtomic(let errno):
+            noteNotAtomic(errno, unit, &state)
+            return deleteFileByFile(unit, &state)
         }
-        removed += 1
-        state.events.emit(.evict(Eviction(dir: runtime.name, file: PathBytes.display(unit.path), size: deleted.bytes,
-                                          reason: goal.reason, dryRun: dryRun, files: unit.node == nil ? nil : deleted.files)))
-        progress?(removed, before - projected, &state.events)
+        return whole
     }
 
     /// Said once per root: the root remembers it (`RootRuntime.renameRefused`) and its later trims go file by file

@@ -48,6 +48,8 @@ struct TrimRun {
     private var simulatedNames: [UInt64: Int] = [:]
     /// The files of units a dry run said it would delete whole: not taken again by the file-by-file pass after.
     var simulatedUnitFiles = Set<RecordID>()
+    /// The pointers (`evict_pointers`) a dry run said it would delete, by path: each counted once a trim.
+    var simulatedLinks = Set<[UInt8]>()
     /// In a shared trim (group, low disk): files in use wait until no member has anything else (`MemberTurns`).
     var sparesInUse = false
     /// In a shared trim: why this member gave nothing, for its `trim` line.

@@ -34,8 +34,11 @@ struct VerifiedDirectories {
         self.dev = account.dev
     }
 
-    /// A verified descriptor of directory `n` (owned by this cache: do not close it).
+    /// A verified descriptor of directory `n` (owned by this cache: do not close it). A node the ledger no longer
+    /// has (its folder was removed, or moved out of the tree) is refused with `ENOENT`: it has no way down from
+    /// the root, and must never be taken for the root itself.
     mutating func open(_ n: NodeID, in ledger: SizeLedger) throws(Errno) -> Int32 {
+        guard ledger.isLive(n), ledger.root(of: n) == root else { throw Errno.noSuchFileOrDirectory }
         if let last, last.node == n { return last.fd }
         let fd = try lookUp(n, in: ledger)
         last = (n, fd)

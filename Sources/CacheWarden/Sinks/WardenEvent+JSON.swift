@@ -59,6 +59,7 @@ extension EventFieldWriter {
         add("size", e.size)
         add("reason", e.reason.rawValue)
         if let files = e.files { add("files", files) }
+        if let pointers = e.pointers { add("pointers", pointers) }
         if e.dryRun { add("dry_run", true) }
     }
 

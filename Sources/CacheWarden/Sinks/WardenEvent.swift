@@ -91,16 +91,20 @@ public struct Eviction: Sendable, Equatable {
     public var reason: TrimReason
     /// `true` when nothing was deleted because the watcher runs with `dryRun`.
     public var dryRun: Bool
-    /// Files the evicted unit held (`evict_unit = entry | depth:N`); nil for a single file.
+    /// Files the evicted unit held (`evict_unit = entry | depth:N`); nil for a single file (or a unit's pointer).
     public var files: Int?
+    /// The symlinks into the unit that went with it, just before it (`evict_pointers`; each, and each file named
+    /// after one, had its own line, `size` 0 for a link); nil when none did.
+    public var pointers: Int?
 
-    public init(dir: String, file: String, size: Int64, reason: TrimReason, dryRun: Bool, files: Int? = nil) {
+    public init(dir: String, file: String, size: Int64, reason: TrimReason, dryRun: Bool, files: Int? = nil, pointers: Int? = nil) {
         self.dir = dir
         self.file = file
         self.size = size
         self.reason = reason
         self.dryRun = dryRun
         self.files = files
+        self.pointers = pointers
     }
 }
 

@@ -187,12 +187,14 @@ import Testing
     }
 
     /// Within a unit deleted file by file (no rename into the trash here) the locks are looked at before each
-    /// file, and before a unit's rename: a lock replaced after the unit's first file, or after its start, is seen.
+    /// file, before each of its pointers (`evict_pointers`: links outside the unit) and before a unit's rename: a
+    /// lock replaced after the unit's first file or pointer, or after its start, is seen.
     @Test func withinAUnitEachFileAndTheRenameLookAtTheLocksAgain() throws {
         let tree = TemporaryTree()
         tree.write(".lock", size: 0)
         let lock = tree.url(".lock")
-        for step in ["file", "rename"] {
+        let link = PointerLink(dir: NodeID(0), name: Array("p".utf8), ino: 1, target: Array("../u".utf8))
+        for step in ["file", "link", "rename"] {
             let held = try ClientLocks([ClientLock(".lock")]).tryTake(rootPath: tree.path, dir: "c", scope: .root).get()
             var deleter = ClientLockGuardedDeleter(inner: ClientActsMeanwhile { Self.replace(lock) }, held: held, units: nil)
             let ledger = SizeLedger()
@@ -200,6 +202,11 @@ import Testing
             if step == "file" {
                 #expect(deleter.delete(RecordID(0), in: ledger, checkingAge: true) == .removed)
                 #expect(deleter.delete(RecordID(1), in: ledger, checkingAge: true) == .lockLost, "the second file went without a look")
+            } else if step == "link" {
+                #expect(deleter.checkLink(link, in: ledger) == nil)
+                #expect(deleter.deleteLink(link, in: ledger) == .removed)
+                #expect(deleter.checkLink(link, in: ledger) == .lockLost, "a pointer was looked at without the lock")
+                #expect(deleter.deleteLink(link, in: ledger) == .lockLost, "the second pointer went without a look")
             } else {
                 Self.replace(lock)
                 #expect(deleter.evictUnit(NodeID(1), files: [], in: ledger) == .lockLost, "the unit went without a look")
@@ -242,6 +249,9 @@ import Testing
         func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? { nil }
         func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool { false }
         func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome { act(); return .moved }
+        func checkLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome? { nil }
+        func deleteLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome { act(); return .removed }
+        func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> Bool { true }
         var renameRefused: Errno? { nil }
         var trashTrouble: Errno? { nil }
         var leftInTrash: Bool { false }

@@ -55,7 +55,11 @@ import Testing
     func aCargoBuildHoldsOffATrimOfTheRegistryUntilItEnds() throws {
         let home = TemporaryTree("cw-cargohome"), work = TemporaryTree("cw-cargowork")
         let registry = TemporaryTree("registry", under: home.path)   // CARGO_HOME/registry-XXXXXX: its locks are beside it
-        for i in 0..<10 { registry.write("cache/index.crates.io-1/c\(i)-1.0.0.crate", size: 50_000, mtime: Self.old + Double(i)) }
+        // Extracted crates (the profile's units; its `.crate` files and index stay).
+        for i in 0..<10 {
+            registry.write("src/index.crates.io-1/c\(i)-1.0.0/src/lib.rs", size: 50_000, mtime: Self.old + Double(i))
+            registry.write("src/index.crates.io-1/c\(i)-1.0.0/.cargo-ok", size: 10, mtime: Self.old + Double(i))
+        }
         registry.write("index/index.crates.io-1/config.json", size: 100, mtime: Self.old)
         let (ready, go) = (work.url("ready"), work.url("go"))
         work.write("p/src/main.rs", size: 0)
@@ -83,12 +87,12 @@ import Testing
         let deferred = try #require(eventually { !h.log.deferrals.isEmpty } ? h.log.deferrals.first : nil)
         #expect(deferred.busy.lock == "../.package-cache-mutate" && deferred.busy.holders.first?.command?.contains("build --offline") == true,
                 "\(deferred)")
-        #expect(h.log.evictions.isEmpty && diskTotals(registry.path).files == 11)
+        #expect(h.log.evictions.isEmpty && diskTotals(registry.path).files == 21)
         _ = FileManager.default.createFile(atPath: go, contents: nil)
         client.process.waitUntilExit()
         #expect(client.process.terminationStatus == 0, "\(client.stderr)")
         #expect(eventually(timeout: 70) { !h.log.trims.isEmpty }, "no trim after cargo ended: \(h.log.names)")
-        #expect(h.log.evictions.first?.file == "cache/index.crates.io-1/c0-1.0.0.crate" && registry.exists("index/index.crates.io-1/config.json"))
+        #expect(h.log.evictions.first?.file == "src/index.crates.io-1/c0-1.0.0" && registry.exists("index/index.crates.io-1/config.json"))
         print("cargo: deferred while `cargo build --offline` ran (holder \(deferred.busy.holders)); then \(h.log.trims[0].removed) units evicted")
         #expect(!isFlocked(home.url(".package-cache-mutate")) && !isFlocked(home.url(".package-cache")))
     }

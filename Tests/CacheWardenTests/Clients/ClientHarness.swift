@@ -99,3 +99,22 @@ func runClient(_ path: String, _ args: [String], dropping: [String] = [], settin
 /// No proxy for the local servers, whatever the machine's environment says.
 let noProxy: [String: String?] = ["http_proxy": nil, "HTTP_PROXY": nil, "https_proxy": nil, "HTTPS_PROXY": nil,
                                   "all_proxy": nil, "ALL_PROXY": nil, "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"]
+
+// MARK: - Loops
+
+/// How many rounds a client loop runs (`CACHEWARDEN_CLIENT_LOOPS`; a few by default, to keep CI short).
+var clientLoops: Int { ProcessInfo.processInfo.environment["CACHEWARDEN_CLIENT_LOOPS"].flatMap { Int($0) } ?? 4 }
+
+/// A client loop against a cache `warden` watches: each round runs the client (`round`), then other writes push
+/// the cache over its quota (`fill`) and the loop waits, with a deadline, for the trim that follows once the cache
+/// has been quiet for its `trim_after_idle`. Returns whether the cache was under `quota` on disk within a minute
+/// of the last run.
+func loopWithTrims(_ warden: Warden, cache: String, quota: Int64, round: (Int) throws -> Void, fill: (Int) -> Void) rethrows -> Bool {
+    for n in 1...clientLoops {
+        try round(n)
+        let trims = warden.events("trim").count
+        fill(n)
+        #expect(eventually(timeout: 30) { warden.events("trim").count > trims }, "round \(n): no trim")
+    }
+    return eventually(timeout: 60) { diskTotals(cache).total <= quota }
+}

@@ -11,25 +11,20 @@ final class PipIndex {
     let server: RunningCLI
     let port: Int
 
-    init(_ tree: TemporaryTree, wheels: KeyValuePairs<String, Int>) throws {
+    convenience init(_ tree: TemporaryTree, wheels: KeyValuePairs<String, Int>) throws {
+        try self.init(tree, wheelList: wheels.map { ($0.key, $0.value) })
+    }
+
+    init(_ tree: TemporaryTree, wheelList wheels: [(name: String, size: Int)]) throws {
         let www = tree.url("index")
         tree.mkdir("index")
         try Self.makeWheels.write(toFile: tree.url("make_wheels.py"), atomically: true, encoding: .utf8)
-        try Self.serve.write(toFile: tree.url("serve.py"), atomically: true, encoding: .utf8)
-        let made = try runProcess(which("python3")!, [tree.url("make_wheels.py"), www] + wheels.map { "\($0.key):\($0.value)" })
+        let made = try runProcess(which("python3")!, [tree.url("make_wheels.py"), www] + wheels.map { "\($0.name):\($0.size)" })
         try #require(made.status == 0, "make_wheels.py: \(made.err)")
-        let server = try RunningCLI([tree.url("serve.py"), www], executable: which("python3")!)
-        try #require(eventually { server.lines.first.flatMap { Int($0) } != nil }, "index server: \(server.stderr)")
-        self.server = server
-        port = Int(server.lines[0])!
+        (server, port) = try startLocalServer(tree, script: Self.serve, named: "serve.py", arguments: [www])
     }
 
-    /// SIGKILL: the child inherits the test runner's blocked signals, so python never sees a SIGTERM, and the
-    /// server holds nothing that needs a clean exit.
-    func stop() {
-        server.signal(SIGKILL)
-        server.process.waitUntilExit()
-    }
+    func stop() { stopLocalServer(server) }
 
     /// `pip download NAMES -d DIR --index-url http://127.0.0.1:PORT/simple/ …` with `PIP_CACHE_DIR = cache` and
     /// no pip configuration of the machine (files or `PIP_*` variables).
@@ -81,6 +76,22 @@ final class PipIndex {
     print(server.server_address[1], flush=True)
     server.serve_forever()
     """#
+}
+
+/// Writes `script` into the tree as `named` and runs it with python3 and `arguments`: a server on 127.0.0.1 that
+/// prints its port on its first line.
+func startLocalServer(_ tree: TemporaryTree, script: String, named: String, arguments: [String]) throws -> (RunningCLI, Int) {
+    try script.write(toFile: tree.url(named), atomically: true, encoding: .utf8)
+    let server = try RunningCLI([tree.url(named)] + arguments, executable: which("python3")!)
+    try #require(eventually { server.lines.first.flatMap { Int($0) } != nil }, "\(named): \(server.stderr)")
+    return (server, Int(server.lines[0])!)
+}
+
+/// SIGKILL: the child inherits the test runner's blocked signals, so python never sees a SIGTERM, and the
+/// server holds nothing that needs a clean exit.
+func stopLocalServer(_ server: RunningCLI) {
+    server.signal(SIGKILL)
+    server.process.waitUntilExit()
 }
 
 func nginxExecutable() -> String? {

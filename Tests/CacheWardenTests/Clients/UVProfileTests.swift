@@ -27,6 +27,7 @@ import Testing
         try #require(first.status == 0, "\(first.output)")
         try FileManager.default.removeItem(atPath: work.url("venv1"))   // its hard links would keep the bytes
         let before = DiskSnapshot(cache.path)
+        let links = Self.symlinks(in: before)
         let total = diskTotals(cache.path, basis: .apparent).total
 
         let h = try WatcherHarness(cache, quota: total * 3 / 4, basis: .apparent) {
@@ -34,16 +35,25 @@ import Testing
             $0.trimAfterIdle = nil   // the profile waits a quiet minute; this test has no client running meanwhile
         }
         #expect(eventually { !h.log.trims.isEmpty && h.totalsMatchDisk(basis: .apparent, timeout: 1) })
-        let evicted = h.log.evictions.map(\.file)
+        let evicted = h.log.evictions.filter { $0.files != nil }.map(\.file)
+        let pointerLines = h.log.evictions.filter { $0.files == nil }.map { cache.url($0.file) }
         // Units are the folders two deep (`archive-v0/<id>`, `simple-v28/index`, …), and unpacked wheels went.
         #expect(evicted.allSatisfy { $0.split(separator: "/").count == 2 } && evicted.contains { $0.hasPrefix("archive-v0/") }, "\(evicted)")
-        // uv's own files stayed, and every file that went was in an evicted unit: nothing half deleted.
+        // uv's own files stayed, and every file that went was in an evicted unit, or was one of its pointers (a
+        // symlink into it, or a file named after such a link: `evict_pointers`): nothing half deleted.
         let after = DiskSnapshot(cache.path)
         for kept in ["CACHEDIR.TAG", ".gitignore", ".lock"] { #expect(after.entries[cache.url(kept)] != nil, "\(kept) was deleted") }
         // (What waits in CacheWarden's trash has left the client's view already.)
         let changed = before.changes(since: after).filter { after.entries[$0].map { $0[0] & Int64(S_IFMT) != Int64(S_IFDIR) } ?? true }
             .filter { !PathResolver.isWithin($0, cache.url(TrashFolder.name)) }
-        #expect(changed.allSatisfy { path in evicted.contains { PathResolver.isWithin(path, cache.url($0)) } }, "\(changed)")
+        let units = evicted.map { cache.url($0) }
+        #expect(changed.allSatisfy { path in
+            units.contains { PathResolver.isWithin(path, $0) }
+                || [path, URL(fileURLWithPath: path).deletingPathExtension().path].contains { links[$0].map { t in units.contains { PathResolver.isWithin(t, $0) } } ?? false }
+        }, "\(changed)")
+        // Each pointer that went (a link or a file named after one) has its evict line: the lines are what went.
+        let outsideUnits = changed.filter { path in !units.contains { PathResolver.isWithin(path, $0) } }
+        #expect(Set(pointerLines) == Set(outsideUnits), "lines \(pointerLines), gone \(outsideUnits)")
         h.watcher.stop()
 
         let offline = try install(into: work.url("venv2"), offline: true)
@@ -58,5 +68,15 @@ import Testing
             #expect(size == 60_001, "\(name) in the new venv: \(size.map(String.init) ?? "missing")")
         }
         print("uv: \(total) B cache, quota \(total * 3 / 4) B, \(evicted.count) units evicted whole (\(evicted.filter { $0.hasPrefix("archive-v0/") }.count) unpacked wheels), \(names.map(index.wheelGets).reduce(0, +)) wheel downloads in all")
+    }
+
+    /// Every symlink of a snapshot, with where it leads (resolved by name, not followed).
+    static func symlinks(in snapshot: DiskSnapshot) -> [String: String] {
+        var links: [String: String] = [:]
+        for (path, entry) in snapshot.entries where entry[0] & Int64(S_IFMT) == Int64(S_IFLNK) {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { continue }
+            links[path] = URL(fileURLWithPath: target, relativeTo: URL(fileURLWithPath: path).deletingLastPathComponent()).absoluteURL.standardized.path
+        }
+        return links
     }
 }

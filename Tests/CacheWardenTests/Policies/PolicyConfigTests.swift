@@ -69,6 +69,21 @@ import Testing
         }
     }
 
+    /// `evict_pointers` names the folders that hold pointers (`false`: none; `true` says nothing of where), and
+    /// `check` warns when it is set without units; uv's profile sets uv's three and its pointer files.
+    @Test func evictPointersNamesFoldersAndCheckWarnsWithoutUnits() throws {
+        tree.mkdir("a")
+        let base = "dir.a.path = a\ndir.a.quota = 1GB\n"
+        let s = try parse(base + "dir.a.evict_unit = depth:2\ndir.a.evict_pointers = wheels-v*, env/**\n")
+        #expect(s.directories[0].evictPointers == ["wheels-v*", "env/**"] && s.keyWarnings.isEmpty)
+        #expect(try parse(base + "dir.a.profile = uv\ndir.a.evict_pointers = false\n").directories[0].resolved().evictPointers.isEmpty)
+        #expect(error(base + "dir.a.evict_pointers = true\n").hasPrefix("p.conf:3: bad value `true` for dir.a.evict_pointers: expected the folders"))
+        let unitless = try parse(base + "dir.a.evict_pointers = wheels-v*\n")
+        #expect(unitless.keyWarnings.count == 1 && unitless.keyWarnings[0].contains("dir.a.evict_pointers does nothing with evict_unit = file"))
+        let uv = try parse(base + "dir.a.profile = uv\n").directories[0].resolved()
+        #expect(uv.evictPointers == ["wheels-v*", "sdists-v*", "environments-v*"] && uv.pointerExtensions == ["rev", "http", "msgpack", "whl"])
+    }
+
     @Test func aProfileFillsWhatIsNotGivenAndCheckSaysWhere() throws {
         tree.mkdir("gocache")
         let file = tree.url("go.conf")
