@@ -1,7 +1,8 @@
 # make install PREFIX=/usr/local [DESTDIR=/tmp/stage]
 #
 # A release build with the Swift runtime linked in (--static-swift-stdlib): the installed binary runs on a machine
-# without the Swift toolchain (it needs libinotifytools0 and the C library only). Installs:
+# without the Swift toolchain, with glibc 2.34 or later (it needs the C library only: libinotifytools and the C++
+# runtime are linked in). Installs:
 #   PREFIX/bin/cachewarden
 #   PREFIX/share/man/man1/cachewarden.1                     (from the commands' definitions: `cachewarden manual`)
 #   PREFIX/share/man/man5/cachewarden.conf.5                (from the parser's key table: `cachewarden keys`)
@@ -26,17 +27,25 @@ ROOT := $(DESTDIR)$(PREFIX)
 
 all: build man completions
 
-# The installed binary's link (issue 19: size, idle memory and start-up time; docs/performance.md has the figures):
+# The installed binary's link (issue 19: size, idle memory and start-up time; docs/performance.md has the figures;
+# issue 31: a glibc floor of 2.34 and nothing but the C library at run time; docs/install.md):
 #  --no-export-dynamic: the toolchain's static-stdlib link options export every symbol of the package's own
 #    objects to the dynamic symbol table (0.8 MB of it); nothing looks them up at run time (no dlsym, no Foundation).
-#  lld with -z pack-relative-relocs (DT_RELR, glibc >= 2.36: Debian 12, Ubuntu 22.10): the 0.7 MB table of
-#    relative relocations becomes 6 KB, which the loader no longer reads at every start.
-#  -L packaging/link: its libstdc++.so is a linker script naming libstdc++.a, so the C++ runtime that the Swift
-#    runtime needs is linked in (as the Swift runtime itself is) instead of loaded: the loader no longer binds
-#    libstdc++.so's symbols at every start (a third of a Swift hello world's start-up) nor maps its 1 MB. GCC's
-#    runtime library exception allows this static link.
-LINK := -Xlinker --no-export-dynamic -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
-	-Xlinker -L$(CURDIR)/packaging/link
+#  lld, without -z pack-relative-relocs: DT_RELR shrank the 0.7 MB table of relative relocations to 6 KB, but the
+#    binary then needs the symbol version GLIBC_ABI_DT_RELR (glibc >= 2.36), which Ubuntu 22.04 (2.35) and RHEL 9
+#    (2.34) lack. What the floor costs (idle RSS, `--version` time) is in docs/performance.md.
+#  --wrap=hypotf: the Swift runtime's Glibc overlay calls hypotf, which binds to hypotf@GLIBC_2.35, the only symbol
+#    above 2.34 in the binary. The wrap sends the call to __wrap_hypotf (Sources/CWardenShims/GlibcFloor.c), which
+#    a .symver directive binds to hypotf@GLIBC_2.2.5, the version every glibc has. .ci/check-portable.sh fails CI
+#    on any version above GLIBC_2.34 (libpthread's merge into libc: 25 symbols need 2.34 whatever we do).
+#  -L packaging/link: its libstdc++.so and libinotifytools.so are linker scripts naming libstdc++.a and
+#    libinotifytools.a (libinotifytools0-dev), so the -lstdc++ of the toolchain's options and the -linotifytools of
+#    Package.swift's CInotify target link archives: the C++ runtime that the Swift runtime needs is linked in (as
+#    the Swift runtime itself is) instead of loaded, so the loader no longer binds libstdc++.so's symbols at every
+#    start (a third of a Swift hello world's start-up) nor maps its 1 MB; and the binary runs where libinotifytools0
+#    is not installed. GCC's runtime library exception allows the first. The debug build and the tests keep
+#    linking libinotifytools.so (they do not pass this folder).
+LINK := -Xlinker --no-export-dynamic -Xswiftc -use-ld=lld -Xlinker --wrap=hypotf -Xlinker -L$(CURDIR)/packaging/link
 
 build:
 	$(SWIFT) build --scratch-path $(SCRATCH) -c release --static-swift-stdlib --product cachewarden $(LINK)
