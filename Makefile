@@ -47,12 +47,18 @@ all: build man completions
 #    linking libinotifytools.so (they do not pass this folder).
 LINK := -Xlinker --no-export-dynamic -Xswiftc -use-ld=lld -Xlinker --wrap=hypotf -Xlinker -L$(CURDIR)/packaging/link
 
+# Reproducible builds (`make check-repro`): the checkout's path appears only in the debug information (and so in
+# the build ID, a hash of the whole file, which survives `strip`); mapped to "." the binary is the same whatever
+# folder it was built in. The Swift compiler's -file-prefix-map covers its debug info and the clang importer; the
+# -Xcc one covers the C targets (CInotify, CFanotify, CWardenShims).
+REPRO := -Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=. -Xcc -ffile-prefix-map=$(CURDIR)=.
+
 build:
-	$(SWIFT) build --scratch-path $(SCRATCH) -c release --static-swift-stdlib --product cachewarden $(LINK)
+	$(SWIFT) build --scratch-path $(SCRATCH) -c release --static-swift-stdlib --product cachewarden $(LINK) $(REPRO)
 
 # The benchmark, with the same flags in the same folder: the release library is compiled once for both.
 bench: build
-	$(SWIFT) build --scratch-path $(SCRATCH) -c release --static-swift-stdlib --product cachewarden-bench $(LINK)
+	$(SWIFT) build --scratch-path $(SCRATCH) -c release --static-swift-stdlib --product cachewarden-bench $(LINK) $(REPRO)
 
 # cachewarden(1) from the commands' own descriptions, cachewarden.conf(5) from the parser's key table.
 man: build
