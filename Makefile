@@ -45,13 +45,21 @@ all: build man completions
 #    start (a third of a Swift hello world's start-up) nor maps its 1 MB; and the binary runs where libinotifytools0
 #    is not installed. GCC's runtime library exception allows the first. The debug build and the tests keep
 #    linking libinotifytools.so (they do not pass this folder).
-LINK := -Xlinker --no-export-dynamic -Xswiftc -use-ld=lld -Xlinker --wrap=hypotf -Xlinker -L$(CURDIR)/packaging/link
+#  --disable-local-rpath (SwiftPM): no RUNPATH $ORIGIN, which a binary needing no library of its own has no use for
+#    (a library dropped next to it would be loaded; rpmlint counts it an error).
+LINK := --disable-local-rpath -Xlinker --no-export-dynamic -Xswiftc -use-ld=lld -Xlinker --wrap=hypotf \
+	-Xlinker -L$(CURDIR)/packaging/link
 
 # Reproducible builds (`make check-repro`): the checkout's path appears only in the debug information (and so in
 # the build ID, a hash of the whole file, which survives `strip`); mapped to "." the binary is the same whatever
 # folder it was built in. The Swift compiler's -file-prefix-map covers its debug info and the clang importer; the
-# -Xcc one covers the C targets (CInotify, CFanotify, CWardenShims).
-REPRO := -Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=. -Xcc -ffile-prefix-map=$(CURDIR)=.
+# -Xcc one covers the C targets (CInotify, CFanotify, CWardenShims). The frontend's -no-clang-module-breadcrumbs: the
+# debug info also named each imported C module's precompiled copy, ModuleCache/<hash>/CInotify-<hash>.pcm, whose
+# hashes come from the compiler's arguments and so from the folder, and the Swift compiler's per-object module hash
+# (.swift_modhash, an MD5 of the object's LLVM IR) changed with them. Those names only let a debugger on the build
+# machine reuse those files.
+REPRO := -Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=. -Xcc -ffile-prefix-map=$(CURDIR)=. \
+	-Xswiftc -Xfrontend -Xswiftc -no-clang-module-breadcrumbs
 
 build:
 	$(SWIFT) build --scratch-path $(SCRATCH) -c release --static-swift-stdlib --product cachewarden $(LINK) $(REPRO)
