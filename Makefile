@@ -110,23 +110,40 @@ uninstall:
 clean:
 	rm -rf $(SCRATCH)
 
+# The release artifacts (docs/install.md says which systems each serves and how that was checked). The version is the
+# one `cachewarden --version` prints.
+VERSION := $(shell sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/CacheWarden/API/CacheWardenVersion.swift)
+# Every timestamp in them is the commit's (https://reproducible-builds.org/specs/source-date-epoch/): dpkg-deb clamps
+# file times to it and stamps its ar members with it, rpmbuild uses it for the build time and file times, tar gets it
+# as --mtime. Exported for those tools.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+export SOURCE_DATE_EPOCH
+# Who builds the packages, and the project's home: set them for a real release (make deb DEB_MAINTAINER="Name <mail>").
+DEB_MAINTAINER ?= The CacheWarden authors <cachewarden@example.org>
+DEB_HOMEPAGE ?= https://github.com/your-org/CacheWarden
+# What the binary contains besides CacheWarden's own code, for the packages' licence fields: libinotifytools.a (LINK).
+INOTIFYTOOLS_COPYRIGHT := /usr/share/doc/libinotifytools0-dev/copyright
+
 # make deb: cachewarden_<version>_<arch>.deb in the checkout, from `make install PREFIX=/usr` into a staged tree
 # packed by `dpkg-deb --build --root-owner-group`. Not dpkg-buildpackage from a debian/ source package: the build
 # needs the Swift toolchain, which Debian does not package, so such a source package could not build on a Debian
-# builder anyway; the staged tree reuses the tested `make install`. Depends: is computed from the binary by
-# dpkg-shlibdeps (it wants a debian/control, hence the one in DEBSCRATCH), with libc6 raised to at least 2.36: the
-# binary's relocations are DT_RELR (see LINK), so it needs the symbol version GLIBC_ABI_DT_RELR, which an older
-# loader refuses; dpkg-shlibdeps reads only the imported functions and would ask for less. lintian: no error, no warning (the bash
-# completion loses its #! line, which lintian flags in a sourced file). Accepted info tags (`lintian -I`):
-# hardening-no-bindnow / hardening-no-fortify-functions (swiftc's static-stdlib link, not dpkg-buildflags),
-# spelling-error-in-binary (fragments of the linked-in Swift runtime's strings), systemd-service-file-missing-
-# documentation-key and package-supports-alternative-init-but-no-init.d-script (systemd only, by design).
-DEB_VERSION := $(shell sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/CacheWarden/API/CacheWardenVersion.swift)
+# builder anyway; the staged tree reuses the tested `make install`.
+#  Depends: computed from the binary by dpkg-shlibdeps (it wants a debian/control, hence the one in DEBSCRATCH):
+#    libc6 (>= 2.34) and libgcc-s1, from the symbols the binary imports (LINK keeps them at 2.34 or below, and no
+#    longer asks for DT_RELR, which dpkg-shlibdeps did not see and the Makefile once raised libc6 to 2.36 for).
+#  Built-Using: the source package of libinotifytools.a, which is linked in (Debian Policy 7.8, for a statically
+#    linked library whose licence asks for its source to be available).
+#  Reproducible (make check-repro): dpkg-deb takes SOURCE_DATE_EPOCH; Installed-Size is the sum of the files' sizes
+#    in KiB, each rounded up, plus one per folder (as dpkg-gencontrol counts), not du's block count, which depends
+#    on the filesystem; folders are 0755 whatever the umask.
+# lintian: no error, no warning (the bash completion loses its #! line, which lintian flags in a sourced file).
+# Accepted info tags (`lintian -I`): hardening-no-bindnow / hardening-no-fortify-functions (swiftc's static-stdlib
+# link, not dpkg-buildflags), spelling-error-in-binary (fragments of the linked-in Swift runtime's strings),
+# systemd-service-file-missing-documentation-key and package-supports-alternative-init-but-no-init.d-script
+# (systemd only, by design).
+DEB_VERSION ?= $(VERSION)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB := cachewarden_$(DEB_VERSION)_$(DEB_ARCH).deb
-# Who builds the package, and the project's home: set them for a real release (make deb DEB_MAINTAINER="Name <mail>").
-DEB_MAINTAINER ?= The CacheWarden authors <cachewarden@example.org>
-DEB_HOMEPAGE ?= https://github.com/your-org/CacheWarden
 DEBSCRATCH := $(SCRATCH)/deb
 DEBROOT := $(DEBSCRATCH)/root
 
@@ -143,13 +160,16 @@ deb: all
 	chmod 0644 $(DEBROOT)/usr/share/doc/cachewarden/changelog.gz
 	$(INSTALL) -m 0755 packaging/postinst packaging/postrm $(DEBROOT)/DEBIAN/
 	echo /etc/cachewarden/cachewarden.conf > $(DEBROOT)/DEBIAN/conffiles
+	find $(DEBROOT) -type d -exec chmod 0755 {} +
 	cd $(DEBROOT) && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum > DEBIAN/md5sums
 	printf 'Source: cachewarden\n\nPackage: cachewarden\nArchitecture: any\n' > $(DEBSCRATCH)/debian/control
 	cd $(DEBSCRATCH) && dpkg-shlibdeps -O -eroot/usr/bin/cachewarden > shlibs.txt
 	{ echo "Package: cachewarden"; echo "Version: $(DEB_VERSION)"; echo "Architecture: $(DEB_ARCH)"; \
 	  echo "Maintainer: $(DEB_MAINTAINER)"; \
-	  echo "Installed-Size: $$(du -sk --exclude=DEBIAN $(DEBROOT) | cut -f1)"; \
-	  echo "Depends: $$(sed -n 's/^shlibs:Depends=//p' $(DEBSCRATCH)/shlibs.txt | packaging/raise-libc6 2.36)"; \
+	  echo "Installed-Size: $$(cd $(DEBROOT) && find . -path ./DEBIAN -prune -o -printf '%y %s\n' | \
+	    awk '{ n += $$1 == "f" ? int(($$2 + 1023) / 1024) : 1 } END { print n }')"; \
+	  echo "Depends: $$(sed -n 's/^shlibs:Depends=//p' $(DEBSCRATCH)/shlibs.txt)"; \
+	  echo "Built-Using: $$(dpkg-query -W -f='$${source:Package} (= $${source:Version})' libinotifytools0-dev)"; \
 	  echo "Section: admin"; echo "Priority: optional"; echo "Homepage: $(DEB_HOMEPAGE)"; \
 	  echo "Description: keeps cache directories under a size quota"; \
 	  echo " CacheWarden watches cache directories with inotify and deletes their oldest"; \
