@@ -23,7 +23,7 @@ BIN := $(SCRATCH)/release/cachewarden
 OUT := $(SCRATCH)/share
 ROOT := $(DESTDIR)$(PREFIX)
 
-.PHONY: all build bench man completions install install-strip uninstall clean deb
+.PHONY: all build bench man completions install install-strip uninstall clean deb dist
 
 all: build man completions
 
@@ -108,10 +108,10 @@ uninstall:
 		$(ROOT)/lib/systemd/user/cachewarden.service
 
 clean:
-	rm -rf $(SCRATCH)
+	rm -rf $(SCRATCH) dist
 
-# The release artifacts (docs/install.md says which systems each serves and how that was checked). The version is the
-# one `cachewarden --version` prints.
+# The release artifacts: make deb, make dist (docs/install.md says which systems each serves and how that was
+# checked). The version is the one `cachewarden --version` prints.
 VERSION := $(shell sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/CacheWarden/API/CacheWardenVersion.swift)
 # Every timestamp in them is the commit's (https://reproducible-builds.org/specs/source-date-epoch/): dpkg-deb clamps
 # file times to it and stamps its ar members with it, rpmbuild uses it for the build time and file times, tar gets it
@@ -183,3 +183,35 @@ deb: all
 	  echo " and the service is neither enabled nor started on install."; \
 	} > $(DEBROOT)/DEBIAN/control
 	dpkg-deb --build --root-owner-group $(DEBROOT) $(DEB)
+
+# make dist: dist/cachewarden-<version>-linux-<arch>.tar.gz and dist/SHA256SUMS, for any Linux with glibc 2.34 or
+# later. The tarball holds one folder, laid out as under /usr/local: bin/cachewarden (stripped), the two man pages,
+# the bash, zsh and fish completions, both systemd units (ExecStart= in /usr/local/bin; install.sh rewrites it for
+# another PREFIX), etc/cachewarden/cachewarden.conf (the packages' config, which watches nothing), LICENSE,
+# LICENSE.libinotifytools (linked in), INSTALL and install.sh (PREFIX, DESTDIR, --uninstall; packaging/dist/).
+# Reproducible: entries sorted by name, owned by 0:0, dated SOURCE_DATE_EPOCH, modes normalised, GNU format (no pax
+# headers with access times), gzip -n (no name or time in its header).
+DIST_ARCH := $(shell uname -m)
+DISTNAME := cachewarden-$(VERSION)-linux-$(DIST_ARCH)
+DISTSCRATCH := $(SCRATCH)/dist
+DISTTREE := $(DISTSCRATCH)/$(DISTNAME)
+TARBALL := dist/$(DISTNAME).tar.gz
+
+dist: all
+	@[ -n "$(SOURCE_DATE_EPOCH)" ] || { echo "make dist: SOURCE_DATE_EPOCH is unset (not a git checkout?)" >&2; exit 2; }
+	rm -rf $(DISTSCRATCH) && mkdir -p $(DISTSCRATCH) dist
+	$(MAKE) install PREFIX=/usr/local DESTDIR=$(CURDIR)/$(DISTSCRATCH)/stage
+	mv $(DISTSCRATCH)/stage/usr/local $(DISTTREE)
+	strip --remove-section=.comment --remove-section=.note $(DISTTREE)/bin/cachewarden
+	$(INSTALL) -d $(DISTTREE)/etc/cachewarden
+	$(INSTALL) -m 0644 packaging/cachewarden.conf $(DISTTREE)/etc/cachewarden/cachewarden.conf
+	$(INSTALL) -m 0644 LICENSE $(DISTTREE)/LICENSE
+	$(INSTALL) -m 0644 $(INOTIFYTOOLS_COPYRIGHT) $(DISTTREE)/LICENSE.libinotifytools
+	sed -e 's/@VERSION@/$(VERSION)/' -e 's/@ARCH@/$(DIST_ARCH)/' packaging/dist/INSTALL > $(DISTTREE)/INSTALL
+	$(INSTALL) -m 0755 packaging/dist/install.sh $(DISTTREE)/install.sh
+	LC_ALL=C tar --create --file=- --directory=$(DISTSCRATCH) --sort=name --format=gnu \
+		--mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner --mode=u+w,go-w,a+rX $(DISTNAME) \
+		| gzip -9n > $(TARBALL).tmp
+	mv $(TARBALL).tmp $(TARBALL)
+	cd dist && sha256sum $(DISTNAME).tar.gz > SHA256SUMS
+	@echo "make dist: $(TARBALL) $$(stat -c %s $(TARBALL)) bytes, sha256 $$(cut -c1-16 dist/SHA256SUMS)..."
