@@ -23,7 +23,7 @@ BIN := $(SCRATCH)/release/cachewarden
 OUT := $(SCRATCH)/share
 ROOT := $(DESTDIR)$(PREFIX)
 
-.PHONY: all build bench man completions install install-strip uninstall clean deb dist
+.PHONY: all build bench man completions install install-strip uninstall clean deb dist rpm
 
 all: build man completions
 
@@ -110,8 +110,8 @@ uninstall:
 clean:
 	rm -rf $(SCRATCH) dist
 
-# The release artifacts: make deb, make dist (docs/install.md says which systems each serves and how that was
-# checked). The version is the one `cachewarden --version` prints.
+# The release artifacts: make deb, make rpm, make dist (docs/install.md says which systems each serves and how that
+# was checked). The version is the one `cachewarden --version` prints.
 VERSION := $(shell sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/CacheWarden/API/CacheWardenVersion.swift)
 # Every timestamp in them is the commit's (https://reproducible-builds.org/specs/source-date-epoch/): dpkg-deb clamps
 # file times to it and stamps its ar members with it, rpmbuild uses it for the build time and file times, tar gets it
@@ -141,6 +141,18 @@ INOTIFYTOOLS_COPYRIGHT := /usr/share/doc/libinotifytools0-dev/copyright
 # link, not dpkg-buildflags), spelling-error-in-binary (fragments of the linked-in Swift runtime's strings),
 # systemd-service-file-missing-documentation-key and package-supports-alternative-init-but-no-init.d-script
 # (systemd only, by design).
+# The tree both packages hold, staged under $(1): `make install PREFIX=/usr`, the binary stripped (the .comment and
+# .note sections too: the toolchains' version strings), the man pages gzipped without name or time, the bash
+# completion without its #! line (it is sourced; lintian flags it), and the config, which watches nothing.
+define stage-usr
+	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(1)
+	strip --remove-section=.comment --remove-section=.note $(1)/usr/bin/cachewarden
+	gzip -9n $(1)/usr/share/man/man1/cachewarden.1 $(1)/usr/share/man/man5/cachewarden.conf.5
+	sed -i '1{/^#!/d}' $(1)/usr/share/bash-completion/completions/cachewarden
+	$(INSTALL) -d $(1)/etc/cachewarden
+	$(INSTALL) -m 0644 packaging/cachewarden.conf $(1)/etc/cachewarden/cachewarden.conf
+endef
+
 DEB_VERSION ?= $(VERSION)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB := cachewarden_$(DEB_VERSION)_$(DEB_ARCH).deb
@@ -149,12 +161,8 @@ DEBROOT := $(DEBSCRATCH)/root
 
 deb: all
 	rm -rf $(DEBSCRATCH) && mkdir -p $(DEBROOT)/DEBIAN $(DEBSCRATCH)/debian
-	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(DEBROOT)
-	strip --remove-section=.comment --remove-section=.note $(DEBROOT)/usr/bin/cachewarden
-	gzip -9n $(DEBROOT)/usr/share/man/man1/cachewarden.1 $(DEBROOT)/usr/share/man/man5/cachewarden.conf.5
-	sed -i '1{/^#!/d}' $(DEBROOT)/usr/share/bash-completion/completions/cachewarden
-	$(INSTALL) -d $(DEBROOT)/etc/cachewarden $(DEBROOT)/usr/share/doc/cachewarden
-	$(INSTALL) -m 0644 packaging/cachewarden.conf $(DEBROOT)/etc/cachewarden/cachewarden.conf
+	$(call stage-usr,$(DEBROOT))
+	$(INSTALL) -d $(DEBROOT)/usr/share/doc/cachewarden
 	$(INSTALL) -m 0644 packaging/copyright $(DEBROOT)/usr/share/doc/cachewarden/copyright
 	sed 's/@VERSION@/$(DEB_VERSION)/' packaging/changelog | gzip -9n > $(DEBROOT)/usr/share/doc/cachewarden/changelog.gz
 	chmod 0644 $(DEBROOT)/usr/share/doc/cachewarden/changelog.gz
@@ -183,6 +191,34 @@ deb: all
 	  echo " and the service is neither enabled nor started on install."; \
 	} > $(DEBROOT)/DEBIAN/control
 	dpkg-deb --build --root-owner-group $(DEBROOT) $(DEB)
+
+# make rpm: cachewarden-<version>-<release>.<arch>.rpm in the checkout, by `rpmbuild -bb packaging/cachewarden.spec`,
+# whose %install copies a tree staged by `make install PREFIX=/usr` (as `make deb` does, and for the same reason: an
+# RPM builder has no Swift toolchain either). Builds on Debian with its `rpm` package, which has rpmbuild but not
+# systemd's RPM macros (%systemd_post, %_unitdir): the spec writes the scriptlets out. Requires: from rpm's own ELF
+# dependency generator (libc.so.6(GLIBC_2.34)(64bit) at most). The binary is stripped and the man pages gzipped here
+# (as Fedora's brp-strip and brp-compress would; Debian's brp-compress fails under dash), so the spec turns rpm's
+# post-install scripts off. rpmlint -c packaging/rpmlint.toml: no error; its warnings are listed in that file.
+# The build time, the host name and file times come from SOURCE_DATE_EPOCH, so the package is reproducible too.
+RPM_RELEASE ?= 1
+RPM_ARCH := $(shell uname -m)
+RPM := cachewarden-$(VERSION)-$(RPM_RELEASE).$(RPM_ARCH).rpm
+RPMSCRATCH := $(SCRATCH)/rpm
+
+rpm: all
+	rm -rf $(RPMSCRATCH) && mkdir -p $(RPMSCRATCH)/stage $(RPMSCRATCH)/top
+	$(call stage-usr,$(RPMSCRATCH)/stage)
+	$(INSTALL) -d $(RPMSCRATCH)/stage/usr/share/licenses/cachewarden
+	$(INSTALL) -m 0644 LICENSE $(RPMSCRATCH)/stage/usr/share/licenses/cachewarden/LICENSE
+	$(INSTALL) -m 0644 $(INOTIFYTOOLS_COPYRIGHT) $(RPMSCRATCH)/stage/usr/share/licenses/cachewarden/LICENSE.libinotifytools
+	rpmbuild -bb --quiet --define '_topdir $(CURDIR)/$(RPMSCRATCH)/top' \
+		--define 'cw_stage $(CURDIR)/$(RPMSCRATCH)/stage' --define 'cw_version $(VERSION)' \
+		--define 'cw_release $(RPM_RELEASE)' --define 'cw_url $(DEB_HOMEPAGE)' \
+		--define 'cw_packager $(DEB_MAINTAINER)' \
+		--define "cw_date $$(date -u -d @$(SOURCE_DATE_EPOCH) '+%a %b %d %Y')" \
+		--define '_buildhost reproducible' --define 'use_source_date_epoch_as_buildtime 1' \
+		--define 'clamp_mtime_to_source_date_epoch 1' packaging/cachewarden.spec
+	cp $(RPMSCRATCH)/top/RPMS/$(RPM_ARCH)/$(RPM) $(RPM)
 
 # make dist: dist/cachewarden-<version>-linux-<arch>.tar.gz and dist/SHA256SUMS, for any Linux with glibc 2.34 or
 # later. The tarball holds one folder, laid out as under /usr/local: bin/cachewarden (stripped), the two man pages,
