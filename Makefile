@@ -23,7 +23,7 @@ BIN := $(SCRATCH)/release/cachewarden
 OUT := $(SCRATCH)/share
 ROOT := $(DESTDIR)$(PREFIX)
 
-.PHONY: all build bench man completions install install-strip uninstall clean deb dist rpm
+.PHONY: all build bench man completions install install-strip uninstall clean deb dist rpm check-chroot
 
 all: build man completions
 
@@ -107,8 +107,10 @@ uninstall:
 		$(ROOT)/share/fish/vendor_completions.d/cachewarden.fish $(ROOT)/lib/systemd/system/cachewarden.service \
 		$(ROOT)/lib/systemd/user/cachewarden.service
 
+# --one-file-system: never through a mount point (make check-chroot keeps a Debian tree in $(SCRATCH)/chroot; it
+# mounts nothing there outside a mount namespace of its own, but a hand-made chroot might).
 clean:
-	rm -rf $(SCRATCH) dist
+	rm -rf --one-file-system $(SCRATCH) dist
 
 # The release artifacts: make deb, make rpm, make dist (docs/install.md says which systems each serves and how that
 # was checked). The version is the one `cachewarden --version` prints.
@@ -251,3 +253,9 @@ dist: all
 	mv $(TARBALL).tmp $(TARBALL)
 	cd dist && sha256sum $(DISTNAME).tar.gz > SHA256SUMS
 	@echo "make dist: $(TARBALL) $$(stat -c %s $(TARBALL)) bytes, sha256 $$(cut -c1-16 dist/SHA256SUMS)..."
+
+# make check-chroot: the tarball's binary, alone in a Debian 12 chroot without libinotifytools0 (debootstrap
+# --variant=minbase, cached in $(SCRATCH)/chroot), trims a folder over its quota; install.sh installs and
+# uninstalls there, leaving nothing behind (.ci/check-chroot.sh; needs root and Debian's archive).
+check-chroot: dist
+	bash .ci/check-chroot.sh $(TARBALL) $(SCRATCH)/chroot

@@ -7,7 +7,8 @@
 #  - prometheus (promtool) and prometheus-node-exporter, for the metrics tests and monitoring/'s rules and dashboard
 #    (PyYAML, from PyPI like uv below, reads the rule files for those tests);
 #  - make (`make install`, tested) and systemd (`systemd-analyze verify` of the unit file);
-#  - lintian (`make deb`'s package is checked by it, in InstallTests), rpm and rpmlint (`make rpm` and its check);
+#  - lintian (`make deb`'s package is checked by it, in InstallTests), rpm and rpmlint (`make rpm` and its check),
+#    debootstrap (`make check-chroot`: the release tarball in a bare Debian 12);
 #  - bindfs (it brings fusermount): the polling backend is tested on a real FUSE mount (BindfsMountTests);
 #  - zsh and fish (the completion scripts are run by the real shells) and groff (the manual pages are formatted
 #    with warnings on).
@@ -15,7 +16,7 @@
 set -euo pipefail
 need=()
 for pkg in libinotifytools0-dev inotify-tools jq python3 python3-pip strace ccache golang-go nginx prometheus \
-           prometheus-node-exporter make systemd lintian rpm rpmlint bindfs zsh fish groff-base; do
+           prometheus-node-exporter make systemd lintian rpm rpmlint debootstrap bindfs zsh fish groff-base; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
