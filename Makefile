@@ -23,7 +23,7 @@ BIN := $(SCRATCH)/release/cachewarden
 OUT := $(SCRATCH)/share
 ROOT := $(DESTDIR)$(PREFIX)
 
-.PHONY: all build bench man completions install install-strip uninstall clean deb dist rpm check-chroot
+.PHONY: all build bench man completions install install-strip uninstall clean deb dist rpm check-repro check-chroot
 
 all: build man completions
 
@@ -253,6 +253,11 @@ dist: all
 	mv $(TARBALL).tmp $(TARBALL)
 	cd dist && sha256sum $(DISTNAME).tar.gz > SHA256SUMS
 	@echo "make dist: $(TARBALL) $$(stat -c %s $(TARBALL)) bytes, sha256 $$(cut -c1-16 dist/SHA256SUMS)..."
+
+# make check-repro: the commit built twice, here and in a fresh clone in another folder, gives the same tarball,
+# binary, .deb and .rpm, byte for byte (.ci/check-repro.sh; a release build of its own, minutes).
+check-repro:
+	bash .ci/check-repro.sh
 
 # make check-chroot: the tarball's binary, alone in a Debian 12 chroot without libinotifytools0 (debootstrap
 # --variant=minbase, cached in $(SCRATCH)/chroot), trims a folder over its quota; install.sh installs and
