@@ -57,7 +57,9 @@ LINK := --disable-local-rpath -Xlinker --no-export-dynamic -Xswiftc -use-ld=lld 
 # debug info also named each imported C module's precompiled copy, ModuleCache/<hash>/CInotify-<hash>.pcm, whose
 # hashes come from the compiler's arguments and so from the folder, and the Swift compiler's per-object module hash
 # (.swift_modhash, an MD5 of the object's LLVM IR) changed with them. Those names only let a debugger on the build
-# machine reuse those files.
+# machine reuse those files. What still differs, each object's .swift_modhash (a hash of its LLVM module that the
+# compiler writes and nothing reads at run time) and so the build ID, is normalised in the installed copy by
+# `make install` (packaging/normalize-binary.sh): every artifact is made from that copy.
 REPRO := -Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=. -Xcc -ffile-prefix-map=$(CURDIR)=. \
 	-Xswiftc -Xfrontend -Xswiftc -no-clang-module-breadcrumbs
 
@@ -85,6 +87,7 @@ install: all
 		$(ROOT)/share/zsh/site-functions $(ROOT)/share/fish/vendor_completions.d $(ROOT)/lib/systemd/system \
 		$(ROOT)/lib/systemd/user
 	$(INSTALL) -m 0755 $(BIN) $(ROOT)/bin/cachewarden
+	bash packaging/normalize-binary.sh $(ROOT)/bin/cachewarden
 	$(INSTALL) -m 0644 $(OUT)/man/cachewarden.1 $(ROOT)/share/man/man1/cachewarden.1
 	$(INSTALL) -m 0644 $(OUT)/man/cachewarden.conf.5 $(ROOT)/share/man/man5/cachewarden.conf.5
 	$(INSTALL) -m 0644 $(OUT)/completions/cachewarden.bash $(ROOT)/share/bash-completion/completions/cachewarden
