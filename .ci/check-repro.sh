@@ -13,8 +13,9 @@ if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
     exit 2
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/cachewarden-repro.XXXXXX")
-[ "${KEEP:-0}" = 1 ] || trap 'rm -rf --one-file-system "$work"' EXIT
 other=$work/a-second-checkout-elsewhere
+# SwiftPM leaves lock files named after the clone's scratch folder in the temporary folder.
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf --one-file-system "$work"; rm -f "${TMPDIR:-/tmp}/$(tr / _ <<< "$other")"_*' EXIT
 git init --quiet "$other"
 git -C "$other" fetch --quiet --no-tags "$here" HEAD
 git -C "$other" checkout --quiet --detach FETCH_HEAD
