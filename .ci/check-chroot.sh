@@ -7,9 +7,9 @@
 #     SIGTERM stops it with status 0;
 #  2. the tarball's install.sh installs under /usr/local (the binary runs from there, the units point at it, the
 #     config is in /etc/cachewarden and registers nothing), and --uninstall leaves the chroot's files as they were.
-# Each run works on a copy of the debootstrap tree, cached in CACHE (the first run downloads about 70 MB), with /proc
-# mounted in a mount namespace of its own, so nothing stays mounted. Needs root, debootstrap and unshare. Prints the
-# time of each part.
+# Each run works on a copy of the debootstrap tree, cached in CACHE (made by the first run: 10-40 s, 206 MB), with
+# /proc mounted in a mount namespace of its own, so nothing stays mounted. Needs root, debootstrap and unshare.
+# Prints the time of each part.
 #
 #   .ci/check-chroot.sh TARBALL [CACHE]     (make check-chroot; CACHE: .build-install/chroot)
 #   DEBIAN_MIRROR=http://mirror/debian .ci/check-chroot.sh ...

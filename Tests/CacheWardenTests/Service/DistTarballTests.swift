@@ -103,7 +103,7 @@ extension InstallTests {
 
     /// `make check-chroot` (.ci/check-chroot.sh): the tarball's binary alone in a Debian 12 minbase chroot without
     /// libinotifytools0 trims a folder over its quota, oldest first; install.sh installs there and --uninstall
-    /// leaves the chroot as it was. The chroot comes from Debian's archive (about 10 s and 70 MB the first time;
+    /// leaves the chroot as it was. The chroot comes from Debian's archive (10-40 s and 206 MB the first time;
     /// cached in .build-install/chroot), so the test needs root, debootstrap and the network.
     @Test(.enabled(if: installTest, "set CACHEWARDEN_INSTALL_TEST=1 to run `make check-chroot` (a static release build, minutes)"),
           .enabled(if: getuid() == 0 && which("debootstrap") != nil && which("unshare") != nil && which("make") != nil,
