@@ -30,104 +30,42 @@ public final class JournalSink: EventSink {
         return st.st_mode & S_IFMT == S_IFSOCK
     }
 
-    private final class Shared: Sendable {
-        struct State {
-            var pending: [[UInt8]] = []
-            var bytes = 0
-            var dropped = 0
-            var sending = false
-            var ended = false
-        }
-        let state = Mutex(State())
-        let wake = DispatchSemaphore(value: 0)
-    }
-
-    private let shared = Shared()
-    private let limit: Int
+    private let writer: BoundedWriter
 
     /// A sink sending to `socket`, holding at most `bufferLimit` bytes of records while journald is slow.
     /// `sendBuffer` is the socket's `SO_SNDBUF` (the kernel caps it at `net.core.wmem_max`), which bounds one
     /// datagram; larger records go through a memfd.
     public init(socket: String, bufferLimit: Int = 8 << 20, sendBuffer: Int = 8 << 20,
                 onError: @escaping @Sendable (String) -> Void = { _ in }) throws(Errno) {
-        limit = bufferLimit
         let sender = try JournalSender(path: socket, sendBuffer: sendBuffer)
-        let shared = self.shared
-        let thread = Thread { Self.senderLoop(sender, shared: shared, onError: onError) }
-        thread.name = "cachewarden.journal"
-        thread.start()
-    }
-
-    deinit {
-        shared.state.withLock { $0.ended = true }
-        shared.wake.signal()
+        writer = BoundedWriter(
+            name: "cachewarden.journal", limit: bufferLimit,
+            droppedNote: { JournalRecord(WardenEvent(.dropped(count: $0))).bytes },
+            deliver: { records in
+                for r in records { sender.send(r, onError: onError) }
+                return true
+            },
+            onEnd: { sender.close() })
     }
 
     /// Encodes the batch's records (before the lock is taken) and wakes the sender once.
     public func receive(_ events: [WardenEvent]) {
-        let records = events.map { JournalRecord($0).bytes }
-        let limit = self.limit
-        let queued = shared.state.withLock { s -> Bool in
-            var any = false
-            for r in records {
-                if s.bytes + r.count > limit { s.dropped += 1; continue }
-                if s.dropped > 0 {
-                    let note = JournalRecord(WardenEvent(.dropped(count: s.dropped))).bytes
-                    s.pending.append(note)
-                    s.bytes += note.count
-                    s.dropped = 0
-                }
-                s.pending.append(r)
-                s.bytes += r.count
-                any = true
-            }
-            return any
-        }
-        if queued { shared.wake.signal() }
+        writer.enqueue(events.map { JournalRecord($0).bytes })
     }
 
     /// Waits (up to 3 seconds) until every queued record is sent.
     public func finish() { flush(timeout: 3) }
 
     /// Waits (up to `timeout` seconds) until every queued record is sent.
-    public func flush(timeout: Double) {
-        let deadline = DispatchTime.now() + timeout
-        while DispatchTime.now() < deadline {
-            if shared.state.withLock({ $0.pending.isEmpty && !$0.sending }) { return }
-            usleep(1000)
-        }
-    }
-
-    private static func senderLoop(_ sender: JournalSender, shared: Shared, onError: @Sendable (String) -> Void) {
-        var failing = false
-        while true {
-            shared.wake.wait()
-            let (records, ended) = shared.state.withLock { s -> ([[UInt8]], Bool) in
-                let r = s.pending
-                s.pending.removeAll(keepingCapacity: true)
-                s.bytes = 0
-                s.sending = !r.isEmpty
-                return (r, s.ended)
-            }
-            for r in records {
-                do throws(Errno) {
-                    try sender.send(r)
-                    failing = false
-                } catch {
-                    if !failing { onError("cannot send to the journal (\(sender.path)): \(error); records are lost until it answers") }
-                    failing = true
-                }
-            }
-            shared.state.withLock { $0.sending = false }
-            if ended { sender.close(); return }
-        }
-    }
+    public func flush(timeout: Double) { writer.flush(timeout: timeout) }
 }
 
 /// The sending end: one unbound datagram socket, used by the sink's thread alone.
 final class JournalSender: Sendable {
     let path: String
     private let fd: Int32
+    /// A send failed and none has succeeded since: the next failure is not reported again.
+    private let failing = Mutex(false)
 
     init(path: String, sendBuffer: Int) throws(Errno) {
         self.path = path
@@ -144,6 +82,17 @@ final class JournalSender: Sendable {
             let memfd = try Syscall.sealedMemoryFile("cachewarden-journal", record)
             defer { Syscall.close(memfd) }
             try UnixSocket.sendDescriptor(memfd, on: fd, to: path)
+        }
+    }
+
+    /// Sends one record; `onError` hears the first failure of each run of them (the record is lost).
+    func send(_ record: [UInt8], onError: (String) -> Void) {
+        do throws(Errno) {
+            try send(record)
+            failing.withLock { $0 = false }
+        } catch {
+            let first = failing.withLock { was in defer { was = true }; return !was }
+            if first { onError("cannot send to the journal (\(path)): \(error); records are lost until it answers") }
         }
     }
 
