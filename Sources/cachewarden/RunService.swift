@@ -63,14 +63,20 @@ final class RunService: @unchecked Sendable {
     }
 
     /// The journal's sink when `events_to` asks for it. Without a socket to send to (no journald: a container, a
-    /// foreground run on a system without systemd) it says so on stderr and returns nil: events then go to stdout,
+    /// foreground run on a system without systemd), or with one nothing receives at (a journald that stopped), it
+    /// says so on stderr and returns nil: events then go to stdout,
     /// even with `events_to = journal`, rather than nowhere.
     private static func journalSink(_ destination: EventsDestination) -> JournalSink? {
         guard destination.toJournal else { return nil }
         let path = JournalSink.socketPath()
         let fallback = destination.toStdout ? "" : "; events go to stdout instead"
-        guard JournalSink.isListening(path) else {
+        switch JournalSink.listener(at: path) {
+        case .listening: break
+        case .notASocket:
             StandardStreams.error("cachewarden: warning: events_to = \(destination.rawValue) but \(path) is not a socket (no journald)\(fallback)\n")
+            return nil
+        case .refused(let error):
+            StandardStreams.error("cachewarden: warning: events_to = \(destination.rawValue) but nothing receives at \(path) (\(error): a journald that stopped left its socket)\(fallback)\n")
             return nil
         }
         do {

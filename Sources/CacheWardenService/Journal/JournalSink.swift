@@ -24,11 +24,33 @@ public final class JournalSink: EventSink {
         return environment["CACHEWARDEN_JOURNAL_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultSocket
     }
 
-    /// Whether `path` is a socket now (journald runs, or a listener stands in for it).
-    public static func isListening(_ path: String) -> Bool {
-        guard let st = try? Syscall.lstat(path: path) else { return false }
-        return st.st_mode & S_IFMT == S_IFSOCK
+    /// What is at a journal socket's path.
+    public enum Listener: Equatable, Sendable {
+        /// A socket that receives (journald, or a listener standing in for it).
+        case listening
+        /// Nothing, or not a socket: no journald here.
+        case notASocket
+        /// A socket file nothing receives at (`ECONNREFUSED`: a journald that stopped left it behind); every
+        /// record sent there would be refused.
+        case refused(Errno)
     }
+
+    /// What is at `path` now. A socket file alone is not enough: a datagram socket's `connect` tells a stale one
+    /// apart at once, without sending anything.
+    public static func listener(at path: String) -> Listener {
+        guard let st = try? Syscall.lstat(path: path), st.st_mode & S_IFMT == S_IFSOCK else { return .notASocket }
+        do throws(Errno) {
+            let fd = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
+            defer { Syscall.close(fd) }
+            try UnixSocket.connect(fd, path)
+            return .listening
+        } catch {
+            return .refused(error)
+        }
+    }
+
+    /// Whether something receives at `path` now (journald runs, or a listener stands in for it).
+    public static func isListening(_ path: String) -> Bool { listener(at: path) == .listening }
 
     private let writer: BoundedWriter
 

@@ -93,20 +93,59 @@ import Testing
         #expect(record.all("CACHEWARDEN_DIRS") == ["npm", "pip"] && record["PRIORITY"] == "4")
     }
 
-    /// Where journald itself runs, a record sent to it is read back with `journalctl` by its fields.
-    @Test func theRealJournaldStoresTheFields() throws {
-        let socket = JournalSink.defaultSocket
-        guard JournalSink.isListening(socket), let journalctl = which("journalctl") else {
-            print("skipped: no journald here (\(socket) is not a socket); the protocol is tested against JournalListener")
-            return
+    /// A socket file nothing receives at (what a stopped journald leaves) is told apart at once from a journald:
+    /// `events_to = journal` falls back to stdout and says why, instead of sending every record into a refusal.
+    @Test func aStaleJournalSocketIsToldApartAtOnce() throws {
+        let tree = TemporaryTree()
+        let stale = tree.url("stale.sock")
+        let fd = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
+        try UnixSocket.bind(fd, stale)
+        close(fd)   // the file stays, nothing behind it
+        let start = Date()
+        guard case .refused(let error) = JournalSink.listener(at: stale) else {
+            Issue.record("a stale socket taken for a listener"); return
         }
-        let id = "test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let sink = try JournalSink(socket: socket)
-        sink.receive([WardenEvent(.error(WardenIssue(message: "journal test", dir: id, file: "a\nb", kind: "test")))])
-        sink.finish()
-        #expect(eventually {
-            let r = try? runProcess(journalctl, ["-o", "json", "CACHEWARDEN_DIR=\(id)"])
-            return r?.out.contains("\"CACHEWARDEN_EVENT\":\"error\"") == true
-        }, "journalctl did not find CACHEWARDEN_DIR=\(id)")
+        #expect(error == .connectionRefused && Date().timeIntervalSince(start) < 1)
+        #expect(JournalSink.listener(at: tree.url("absent.sock")) == .notASocket)
+
+        let cli = try daemon(tree, eventsTo: "journal", socket: stale)
+        #expect(eventually { cli.stdout.contains("\"event\":\"ready\"") }, "\(cli.stderr)")
+        #expect(cli.stderr.contains("but nothing receives at \(stale)") && cli.stderr.contains("events go to stdout instead"),
+                "\(cli.stderr)")
+        #expect(cli.interrupt() == 0)
+    }
+
+    /// `events_to = journal` against the real systemd-journald (the running one, or one started for the test and
+    /// stopped after): the daemon's records are read back with `journalctl -o json`, field by field.
+    @Test(.enabled(if: Journald.unavailable == nil, "needs journalctl and a journald: one running, or root to start one"))
+    func theRealJournaldStoresTheFields() throws {
+        let journald = try Journald()
+        defer { journald.stop() }
+        let tree = TemporaryTree()
+        let name = "j\(getpid())x\(UInt32.random(in: 0...UInt32.max))"
+        tree.mkdir("cache")
+        let config = tree.url("cw.conf")
+        try "events_to = journal\ndir.\(name).path = cache\ndir.\(name).quota = 100KB\ndir.\(name).trim_to = 90%\ndir.\(name).spare_open = false\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let cli = try RunningCLI(["run", "-c", config], environment: ["CACHEWARDEN_JOURNAL_SOCKET": nil])
+        func records(_ event: String) -> [[String: [String]]] {
+            ((try? Journald.records("CACHEWARDEN_DIR=\(name)")) ?? []).filter { $0["CACHEWARDEN_EVENT"] == [event] }
+        }
+        #expect(eventually { !records("ready").isEmpty }, "no ready record in the journal: \(cli.stderr)")
+        tree.write("cache/old\nfile", size: 40_000, mtime: Date().timeIntervalSince1970 - 3600)
+        tree.write("cache/new", size: 70_000)   // over 100 KB: the trim to 90 KB takes the older file
+        #expect(eventually { !records("trim").isEmpty }, "no trim record: \(cli.stderr)")
+        #expect(cli.interrupt() == 0)
+        #expect(eventually { !records("stop").isEmpty }, "the stop record is sent before the exit")
+
+        let ready = try #require(records("ready").first)
+        #expect(ready["CACHEWARDEN_PATH"] == [tree.url("cache")] && ready["SYSLOG_IDENTIFIER"] == ["cachewarden"])
+        #expect(ready["PRIORITY"] == ["6"] && ready["_PID"] == ["\(cli.process.processIdentifier)"], "\(ready)")
+        let evict = try #require(records("evict").first)
+        #expect(evict["CACHEWARDEN_FILE"] == ["old\nfile"] && evict["CACHEWARDEN_REASON"] == ["quota"], "\(evict)")
+        let trim = try #require(records("trim").first)
+        #expect(trim["CACHEWARDEN_REMOVED"] == ["1"] && trim["PRIORITY"] == ["5"], "\(trim)")
+        #expect(trim["MESSAGE"]?.first?.hasPrefix("\(name): trim (quota) removed 1 files, freed ") == true, "\(trim)")
+        #expect(!cli.stdout.contains("\"event\""), "events_to = journal printed events: \(cli.stdout)")
     }
 }
