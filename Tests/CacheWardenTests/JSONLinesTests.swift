@@ -71,8 +71,9 @@ import Testing
         }
     }
 
-    @Test func jqAcceptsTheLines() throws {
-        guard let jq = which("jq") else { return }
+    @Test(.enabled(if: which("jq") != nil, "needs jq"))
+    func jqAcceptsTheLines() throws {
+        let jq = try #require(which("jq"))
         let text = Self.hostileNames.map {
             WardenEvent(.write(FileWritten(dir: "d", file: $0, size: 1, total: 2, files: 3, quota: 4))).jsonLine()
         }.joined()

@@ -5,19 +5,16 @@ import Testing
 @testable import CacheWarden
 
 /// Low-disk warnings and purges: on a scripted filesystem and a manual clock, plus one end-to-end check of
-/// `statvfs` on a small real tmpfs (needs root and mount; skipped with a reason otherwise).
+/// `statvfs` on a small real tmpfs (needs root and mount; reported as skipped otherwise).
 @Suite(.serialized) struct LowDiskTests {
     /// The scripted filesystem's size; at `low_disk_free = 50%` the threshold is 2 MiB and the margin ends at 2.2 MiB.
     static let size: Int64 = 4 * 1024 * 1024
 
-    /// Mounts a tmpfs of `size` (4 MiB) on a fresh folder; nil (and a printed reason) when mounting is not permitted.
-    static func mountSmallTmpfs(size: String = "4m") -> TemporaryTree? {
+    /// Mounts a tmpfs of `size` (4 MiB) on a fresh folder (tests enabled where `mountUnavailable` is nil).
+    static func mountSmallTmpfs(size: String = "4m") throws -> TemporaryTree {
         let tree = TemporaryTree("cw-tmpfs")
-        let r = try? runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", tree.path])
-        guard r?.status == 0 else {
-            print("skipping: cannot mount a tmpfs here (\(r?.err.trimmingCharacters(in: .newlines) ?? "mount failed")); low-disk tests need root")
-            return nil
-        }
+        let r = try runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", tree.path])
+        guard r.status == 0 else { throw ParseFailure(message: "cannot mount a tmpfs: \(r.err)") }
         return tree
     }
 
@@ -40,9 +37,9 @@ import Testing
         return watcher
     }
 
-    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    @Test(.enabled(if: mountUnavailable == nil, "needs root and the right to mount a tmpfs"))
     func aRealTmpfsBelowTheThresholdIsReportedWithItsMountPoint() throws {
-        guard let fs = Self.mountSmallTmpfs() else { return }
+        let fs = try Self.mountSmallTmpfs()
         defer { Self.unmount(fs) }
         fs.write("big1", size: 2_500_000)   // free < 50 % of 4 MiB
         let log = EventLog()

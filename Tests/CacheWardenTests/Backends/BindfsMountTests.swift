@@ -5,21 +5,22 @@ import Testing
 
 /// The polling backend where inotify is blind: a real FUSE mount (`bindfs` of one temporary folder onto another),
 /// registered with `backend = auto`, changed behind the mount's back (in the folder underneath, which the FUSE
-/// daemon serves but this kernel's inotify never hears of). Skipped, with the reason printed, without /dev/fuse
-/// or bindfs (`.ci/deps.sh` installs it).
+/// daemon serves but this kernel's inotify never hears of). Reported as skipped, with the reason, without
+/// /dev/fuse or bindfs (`.ci/deps.sh` installs it).
 @Suite(.serialized) struct BindfsMountTests {
     /// A bindfs mount of a fresh folder; unmounted (`fusermount -u`) when dropped.
     final class Mount {
         let under = TemporaryTree("cw-under")
         let point = TemporaryTree("cw-mount")
 
-        init?() throws {
-            let bindfs = ["/usr/bin/bindfs", "/bin/bindfs"].first { FileManager.default.isExecutableFile(atPath: $0) }
-            guard FileManager.default.fileExists(atPath: "/dev/fuse") else { print("skipped: no /dev/fuse here"); return nil }
-            guard let bindfs else { print("skipped: bindfs is not installed (apt-get install bindfs; see .ci/deps.sh)"); return nil }
+        /// Throws what bindfs said when it cannot mount.
+        init() throws {
+            guard let bindfs = Self.bindfs else { throw ParseFailure(message: "bindfs is not installed") }
             let (status, message) = try Self.daemonize(bindfs, [under.path, point.path])
-            guard status == 0 else { print("skipped: bindfs could not mount (\(message))"); return nil }
+            guard status == 0 else { throw ParseFailure(message: "bindfs could not mount (\(message))") }
         }
+
+        static let bindfs = ["/usr/bin/bindfs", "/bin/bindfs"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
         /// Runs a program that leaves a daemon behind, through `system(3)`: Foundation's `Process` waits for
         /// its pipes and descriptors, which the daemon keeps. Returns the status and what it wrote on stderr.
@@ -39,8 +40,9 @@ import Testing
         }
     }
 
-    @Test func changesBehindAFuseMountAreSeenWithinAnIntervalAndTrimmed() throws {
-        guard let mount = try Mount() else { return }
+    @Test(.enabled(if: unavailable == nil, "needs a bindfs mount (/dev/fuse and bindfs)"))
+    func changesBehindAFuseMountAreSeenWithinAnIntervalAndTrimmed() throws {
+        let mount = try Mount()
         #expect(try Syscall.fileSystemMagic(mount.point.path) == 0x6573_5546, "not a FUSE mount")
         let now = Date().timeIntervalSince1970
         for i in 0..<10 { mount.under.write("d\(i % 3)/f\(i)", size: 10_000, mtime: now - Double(1000 - i * 10)) }
@@ -86,18 +88,17 @@ import Testing
     /// Why a bindfs mount cannot be had here, or nil: one is tried.
     static let unavailable: String? = {
         guard FileManager.default.fileExists(atPath: "/dev/fuse") else { return "no /dev/fuse here" }
-        guard ["/usr/bin/bindfs", "/bin/bindfs"].contains(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            return "bindfs is not installed (apt-get install bindfs; see .ci/deps.sh)"
-        }
-        return (try? Mount()) == nil ? "bindfs could not mount here" : nil
+        guard Mount.bindfs != nil else { return "bindfs is not installed (apt-get install bindfs; see .ci/deps.sh)" }
+        do { _ = try Mount() } catch { return "\(error)" }
+        return nil
     }()
 
     /// bindfs refuses `renameat2(RENAME_NOREPLACE)` (`EINVAL`): a unit cannot leave in one rename there, so it is
     /// deleted file by file, said once by an `error` line of kind `unit_not_atomic`; and every file is still
     /// deleted (its check in place, without the trash's move).
-    @Test(.enabled(if: unavailable == nil, "needs a bindfs mount"))
+    @Test(.enabled(if: unavailable == nil, "needs a bindfs mount (/dev/fuse and bindfs)"))
     func unitsOnAMountWithoutAtomicRenamesGoFileByFile() throws {
-        let mount = try #require(try Mount(), "bindfs could not mount")
+        let mount = try Mount()
         for u in 0..<6 { for i in 0..<4 { mount.under.write("unit\(u)/f\(i)", size: 10_000, mtime: 1_000_000 + Double(u * 10 + i)) } }
         var dir = DirectorySettings(name: "fuse", path: mount.point.path, quota: 150_000)
         dir.evictUnit = .entry
@@ -113,20 +114,5 @@ import Testing
         #expect(notAtomic.count == 1, "\(notAtomic)")
         for e in log.evictions { #expect(!FileManager.default.fileExists(atPath: mount.under.url(e.file)), "\(e.file) evicted but there") }
         #expect(eventually(timeout: 5) { watcher.totals().first?.total == diskTotals(mount.point.path, basis: .apparent).total })
-    }
-
-    /// A loopback NFS export needs an NFS server in this kernel (nfsd) and the right to mount; a container
-    /// usually has neither. Runs nothing then, and says why.
-    @Test func loopbackNFSIsSkippedWithTheReasonWhereTheKernelCannot() throws {
-        let filesystems = (try? String(contentsOfFile: "/proc/filesystems", encoding: .utf8)) ?? ""
-        guard filesystems.contains("nfsd") else {
-            print("skipped: loopback NFS: this kernel offers no nfsd (not in /proc/filesystems), so nothing can be exported here")
-            return
-        }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/exportfs") else {
-            print("skipped: loopback NFS: nfs-kernel-server is not installed (exportfs missing)")
-            return
-        }
-        print("skipped: loopback NFS: an nfsd exists, but starting an NFS server is left to a machine set up for it")
     }
 }

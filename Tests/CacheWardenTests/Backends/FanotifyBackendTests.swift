@@ -134,7 +134,7 @@ import Testing
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
-    @Test(.enabled(if: getuid() == 0, "needs root to run as another user"))
+    @Test(.enabled(if: getuid() == 0 && which("setpriv") != nil, "needs root and setpriv to run as another user"))
     func askingForFanotifyWithoutThePrivilegeStopsRunWithExit2() throws {
         let tree = TemporaryTree()
         tree.write("c/f", size: 100)
@@ -143,7 +143,8 @@ import Testing
         let config = tree.url("cw.conf")
         try "dir.c.path = \(tree.url("c"))\ndir.c.backend = fanotify\n".write(toFile: config, atomically: true, encoding: .utf8)
         _ = chmod(config, 0o644)
-        guard let setpriv = which("setpriv"), access(cachewardenBinary(), X_OK) == 0 else { return }
+        let setpriv = try #require(which("setpriv"))
+        #expect(access(cachewardenBinary(), X_OK) == 0, "no \(cachewardenBinary()) to run")
         let r = try runProcess(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", "--", cachewardenBinary(), "run", "--config", config])
         #expect(r.status == 2, "\(r)")
         #expect(r.err.split(separator: "\n").count == 1 && r.err.contains("dir.c: backend = fanotify, but") && r.err.contains("CAP_SYS_ADMIN"), "\(r.err)")
