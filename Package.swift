@@ -36,7 +36,7 @@ let package = Package(
                 "CWardenShims",
                 .product(name: "SystemPackage", package: "swift-system"),
                 // OrderedCollections alone: the `Collections` umbrella linked every module of the package
-                // (ropes, hash trees, bit sets, …, 1.2 MB of the static binary) for one OrderedDictionary.
+                // (ropes, hash trees, bit sets, …, all in the static binary) for one OrderedDictionary.
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ]

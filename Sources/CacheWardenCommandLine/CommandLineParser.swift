@@ -2,10 +2,9 @@
 ///
 /// Written here rather than taken from swift-argument-parser (which the ecosystem would suggest): that package
 /// calls FoundationEssentials' `JSONEncoder` from its parsing code (for `--experimental-dump-help`), which keeps
-/// about 7.5 MB of FoundationEssentials (calendars, time zones, URL, property lists) in every static binary that
-/// uses it. Measured here: a static program with one argument-parser command is 14.5 MB stripped, idles at
-/// 9.1 MB RSS and starts in 5.6 ms, against 6.1 MB, 5.2 MB and 2.3 ms for a static hello world; CacheWarden's
-/// targets are ≤ 15 MB, ≤ 8 MB and ≤ 2 ms for the whole daemon. What CacheWarden needs is small: one level of
+/// much of FoundationEssentials (calendars, time zones, URL, property lists) in every static binary that uses it:
+/// a program with one argument-parser command alone would use most of CacheWarden's size, memory and start-up
+/// budgets (docs/performance.md, Footprint). What CacheWarden needs is small: one level of
 /// subcommands, long and short options, flags, repeated options, positionals, help, a manual page and
 /// completions.
 ///

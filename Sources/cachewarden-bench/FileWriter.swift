@@ -120,7 +120,7 @@ enum BurstWriter {
 /// for the next, which is cheaper than writing an identical one again.
 struct SpareTree: Sendable {
     /// How many the throughput runs keep: the half-tree trim uses two (its tree and `xargs rm`'s). Keeping all
-    /// four 200k-file trees filled a 3 GiB tmpfs, so the last writer and the trim-latency writer made empty files.
+    /// four full-size trees can fill a small tmpfs, and the last writers would then make empty files.
     static let kept = 2
 
     var path: String

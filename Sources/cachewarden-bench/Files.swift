@@ -41,9 +41,9 @@ enum Files {
     /// Moves `path` (file or tree) into the trash folder instead of deleting it now; the trash goes with the work
     /// folder at the very end. Deleting between measurements would skew them: ext4 without a journal skips, one by
     /// one, every inode freed in the last 30 s when it allocates a new one, so file creation right after a large
-    /// `rm -rf` can be ten times slower.
+    /// `rm -rf` is much slower.
     /// When less than a third of the filesystem is free, though, the trash is emptied and `path` removed at once:
-    /// a skewed measurement is better than a full disk (a 3 GiB tmpfs filled up during the full-mode runs).
+    /// a skewed measurement is better than a full disk (a small tmpfs fills up in the full mode).
     static func discard(_ path: String) {
         guard let trash = trashDirectory.value else { removeTree(path); return }
         var vfs = statvfs()

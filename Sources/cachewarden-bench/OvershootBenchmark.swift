@@ -32,8 +32,8 @@ struct OvershootResult: Sendable {
     var alone: [OvershootRun] { runs.filter { !$0.watched } }
     /// Peak overshoot per watched run, in percent of the quota.
     var overshootPercents: [Double] { watched.compactMap { $0.peakOverBytes.map { max(0, Double($0)) / Double(quota) * 100 } } }
-    /// Best writer speed watched ÷ best alone: the unwatched bursts on a fresh tmpfs swing 2–3× from run to run
-    /// (page allocation after the last burst's 500 MiB were freed), so each side's best run is compared.
+    /// Best writer speed watched ÷ best alone: the unwatched bursts on a fresh tmpfs swing widely from run to
+    /// run (page allocation after the last burst's pages were freed), so each side's best run is compared.
     var writerRatio: Double? {
         let a = alone.map(\.writerRate).max() ?? 0, w = watched.map(\.writerRate).max() ?? 0
         return a > 0 && w > 0 ? w / a : nil
@@ -60,7 +60,7 @@ enum OvershootBenchmark {
             try Self.burst(watched: watched, root: root, files: files, size: size, quota: quota, rate: rate, cli: cli, mount: mount, work: work)
         }
         if !own && result.mount != "tmpfs" { result.note = "not root and \(mount) is not on tmpfs: used bytes include other writers" }
-        // A first burst that is not counted: tmpfs's first pages and the writer's warm-up made it 2–3× slower.
+        // A first burst that is not counted: tmpfs's first pages and the writer's warm-up made it several times slower.
         _ = try burst(false, "\(mount)/warmup")
         for i in 0..<runs {
             result.runs.append(try burst(false, "\(mount)/alone\(i)"))

@@ -6,10 +6,10 @@ import SystemPackage
 ///
 /// Why: a `DispatchSourceRead` on an inotify descriptor keeps it armed in libdispatch's epoll, and every record the
 /// kernel queues then runs the wake-up chain (inotify's wait queue → epoll callback → waking the dispatch thread)
-/// in the context of whoever made the change. Suspending the source does not take it out. Measured on tmpfs, a
-/// watched `unlinkat` of a 4 KiB file cost 5.8 µs with the queue unread and 8–9.8 µs with a thread waiting in
-/// `epoll_wait` on it; that wake-up was 30 % of a trim's `unlinkat` time in `perf`, and a writer under the watcher
-/// pays the same on each of its own records. Here each descriptor is registered `EPOLLONESHOT`: the first record
+/// in the context of whoever made the change. Suspending the source does not take it out. A watched `unlinkat`
+/// costs much more with a thread waiting in `epoll_wait` on the queue than with the queue unread (figures in
+/// docs/performance.md, Notes), a large share of a trim's `unlinkat` time, and a writer under the watcher pays
+/// the same on each of its own records. Here each descriptor is registered `EPOLLONESHOT`: the first record
 /// after arming wakes the dispatch source (which watches this set's descriptor), the backend disarms it, and
 /// nothing is woken again until the backend has read and processed its batch and calls `arm()` — while a trim
 /// deletes, its `IN_DELETE` records only queue. Re-arming polls the descriptor again, so a record queued in
@@ -17,7 +17,7 @@ import SystemPackage
 ///
 /// Disarmed means out of the set (`EPOLL_CTL_DEL`), not registered with no events: a registered entry stays on the
 /// inotify queue's wait list, and every record still runs epoll's callback (a lock taken with interrupts off, in
-/// the deleting thread) only to find it disarmed — 5 % of a trim's `unlinkat` time in `perf`. Arming adds it back
+/// the deleting thread) only to find it disarmed, still visible in a trim's `unlinkat` time. Arming adds it back
 /// (`EPOLL_CTL_ADD` polls it at once, as a re-arm does).
 struct OneShotReadiness: Sendable {
     /// Closes the set when the last copy of this value (the backend's, its read source's) is gone.

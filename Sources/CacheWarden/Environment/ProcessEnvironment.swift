@@ -2,7 +2,7 @@ import CWardenShims
 import Glibc
 
 /// This process's environment variables and usable processors, read from the C library. Not FoundationEssentials'
-/// `ProcessInfo`: its class keeps about 1 MB of FoundationEssentials (host names, OS versions, thermal state) in the
+/// `ProcessInfo`: its class keeps a share of FoundationEssentials (host names, OS versions, thermal state) in the
 /// static binary for two figures the C library gives directly.
 package enum ProcessEnvironment {
     /// Every `NAME=value` of `environ` (the first of a repeated name, as `getenv` finds it).

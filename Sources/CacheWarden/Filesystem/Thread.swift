@@ -3,7 +3,7 @@ import Glibc
 
 /// A thread of its own for work that blocks (the tree walkers of an initial scan, the stdout writer): the part of
 /// Foundation's `Thread` the library used — a block, a name, `start()` — on pthreads. Foundation's comes with the
-/// whole of Foundation, and in a static binary with ICU's 30 MB of locale data; the library needs neither.
+/// whole of Foundation, and in a static binary with ICU's locale data; the library needs neither.
 /// (`package`: the journal sink in CacheWardenService sends from one too.)
 /// The thread is detached: it ends when its block returns, and nothing joins it.
 package final class Thread {

@@ -62,7 +62,7 @@ extension SizeLedger {
     /// the order `popOldestGroup` would give them one group after another. A trim knows about how many files it
     /// will take: when that is a fair share of the heap (an eighth or more), one sort of the heap's (age, record)
     /// pairs replaces the pops. A pop's sift reads two records per level, and after each `unlinkat` those are out
-    /// of the cache (`perf`: the sift was 3.2 % of a quota trim, a third of it on one load of a record's flags);
+    /// of the cache (in `perf`, a visible share of a quota trim, much of it one load of a record's flags);
     /// the sort reads each record once, in the heap's order. What stays is sorted, so it is a heap already.
     mutating func popOldest(_ root: RootID, atLeast count: Int) -> [(record: RecordID, age: Int64)] {
         let i = root.index

@@ -1,7 +1,7 @@
 /// How close to its quota a root may be before the engine stops resting between batches (see `nearQuota`).
 let nearQuotaShare = 0.75
 
-/// Keeping a quota under a fast writer. A writer at tmpfs speed fills 10 % of a 64 MB quota in a few
+/// Keeping a quota under a fast writer. A writer at tmpfs speed fills a tenth of a quota in a few
 /// milliseconds, so the time from a crossing write to the first deletion is the overshoot. Far from every quota
 /// the backend rests 2 ms after each batch, which keeps the watcher's CPU per file low (records arrive in batches
 /// of hundreds); while a root is near its quota it does not rest (`BackendPace.keepReading`), so the crossing is

@@ -238,7 +238,7 @@ public struct WardenEvent: Sendable, Equatable {
 
     /// The event kinds; each maps to one `"event"` value in JSON. The large reports of rare kinds are boxed
     /// (`indirect`), so an event is as small as the frequent ones (`write`, `evict`): a trim of n files holds n
-    /// `evict` events until they reach the sinks, and a `TrimReport` inline made each one 2.5 times larger.
+    /// `evict` events until they reach the sinks, and a `TrimReport` inline made each one several times larger.
     public enum Kind: Sendable, Equatable {
         /// `ready`: the initial scan of a directory finished.
         case ready(DirectoryTotals)

@@ -1,8 +1,8 @@
 /// Reads one JSON document (RFC 8259) into a `JSONValue`: what the control socket's requests and replies are.
 ///
 /// Written here rather than with FoundationEssentials' `JSONDecoder`, which the ecosystem would suggest: the
-/// decoder keeps about 7.5 MB of FoundationEssentials (dates, calendars, URL, property lists) in the static
-/// binary, half of its size, for lines of a few hundred bytes. It is strict where the decoder is: no trailing
+/// decoder keeps much of FoundationEssentials (dates, calendars, URL, property lists) in the static binary,
+/// about as much again as the rest of it, for lines of a few hundred bytes. It is strict where the decoder is: no trailing
 /// commas, comments, single quotes, leading zeros, unescaped control characters, invalid UTF-8 or lone surrogates;
 /// stricter in one more way: a key twice in one object is an error naming the key (a parser that kept the first
 /// or the last value would let `{"command":"status","command":"clear"}` mean what the sender's parser did not).

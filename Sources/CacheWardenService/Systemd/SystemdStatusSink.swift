@@ -47,7 +47,7 @@ public final class SystemdStatusSink: EventSink, @unchecked Sendable {
     }
 
     /// The local wall-clock time as `HH:MM:SS`, from `localtime_r` (the system's time zone, `TZ` or
-    /// /etc/localtime). Not `DateFormatter`: it is Foundation's, and would bring ICU's 30 MB of locale data into
+    /// /etc/localtime). Not `DateFormatter`: it is Foundation's, and would bring ICU's locale data into
     /// the binary for one time of day; a journal reader wants a plain 24-hour clock anyway.
     static func clock(_ time: Date) -> String {
         var seconds = time_t(time.timeIntervalSince1970.rounded(.down))
