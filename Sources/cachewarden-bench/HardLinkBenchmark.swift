@@ -1,3 +1,4 @@
+import CacheWardenService
 import Foundation
 import Glibc
 

@@ -1,3 +1,5 @@
+import CacheWardenService
+
 /// The index section: one result per tree size.
 struct IndexSection: BenchSection {
     var results: [IndexResult]

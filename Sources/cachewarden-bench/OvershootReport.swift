@@ -1,3 +1,5 @@
+import CacheWardenService
+
 /// The `overshoot` section of the table and the JSON summary.
 struct OvershootSection: BenchSection {
     var result: OvershootResult

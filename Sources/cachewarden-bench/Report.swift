@@ -1,3 +1,4 @@
+import CacheWardenService
 import Foundation
 
 /// One section of the benchmark's output: its rows in the table and its part of the JSON summary. Each

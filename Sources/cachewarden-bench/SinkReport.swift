@@ -1,3 +1,5 @@
+import CacheWardenService
+
 extension SinkResult: BenchSection {
     var rows: [Report.Row] {
         let s = self

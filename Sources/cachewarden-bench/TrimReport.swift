@@ -1,3 +1,5 @@
+import CacheWardenService
+
 /// The trim section: quota-trim latency and the half-tree trim beside `xargs rm`.
 struct TrimSection: BenchSection {
     var latency: TrimLatencyResult?
