@@ -43,8 +43,12 @@ public struct ClientLock: Sendable, Equatable {
     public var configText: String { kind == .flock ? path : "\(path) \(kind.rawValue)" }
 
     /// Why `path` cannot name a client's lock, or nil: absolute, empty or `.` components, or leaving the root —
-    /// but for `../NAME`, one file directly beside it.
+    /// but for `../NAME`, one file directly beside it. A backslash is refused: `fnmatch` reads `\*` as a literal
+    /// `*`, which the lock's `protect` glob cannot say, so that lock file could be trimmed.
     static func pathProblem(_ path: String) -> String? {
+        if path.contains("\\") {
+            return "\(path) has a backslash; a lock path has no escapes (a lock file named with `*`, `?`, `[` or `\\` cannot be named)"
+        }
         if path.hasPrefix("/") { return "\(path) is absolute; expected a path relative to the root (or ../NAME, a file directly beside it)" }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         if parts.contains(where: { $0.isEmpty || $0 == "." }) {

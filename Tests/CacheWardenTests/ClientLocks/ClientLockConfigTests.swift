@@ -74,6 +74,19 @@ import Testing
         #expect(wait.status == 2 && wait.err.contains("c.conf:2: bad value `2w` for client_lock_wait"), "\(wait)")
     }
 
+    /// `locks/\*.lock` matched a file named `*.lock` under fnmatch, while its protect glob (`/locks/\*.lock`)
+    /// did not keep that file out of trims: a backslash is refused at its line, before anything is read.
+    @Test func aBackslashInALockPathIsAnErrorAtItsLine() throws {
+        tree.mkdir("c")
+        for value in ["locks/\\*.lock", ".locks/{unit}/a\\?.lock", "\\.lock"] {
+            #expect(throws: ConfigError.self, "\(value)") { try parse("dir.c.path = c\ndir.c.evict_unit = entry\ndir.c.client_lock = \(value)\n") }
+            let r = try check("dir.c.path = c\ndir.c.evict_unit = entry\ndir.c.client_lock = \(value)\n")
+            #expect(r.status == 2 && r.out.isEmpty && r.err.split(separator: "\n").count == 1, "\(value): \(r)")
+            #expect(r.err.hasPrefix("cachewarden: \(tree.url("c.conf")):3: bad value `\(value)` for dir.c.client_lock: ")
+                    && r.err.contains("has a backslash"), "\(value): \(r.err)")
+        }
+    }
+
     /// Only `check` and `run` look at the lock files: a command that reads the config for its socket or its
     /// directories (`status`, `trim`, `clear` asking a daemon) opens none, whatever is there.
     @Test func readingTheConfigOpensNoLockFile() throws {
