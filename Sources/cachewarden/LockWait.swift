@@ -21,9 +21,7 @@ struct LockWait {
     init(_ arguments: ParsedArguments) throws {
         noWait = arguments.flag("no-wait")
         if let text = arguments.value("timeout") {
-            guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
-                throw arguments.usageError("bad value `\(text)` for --timeout: expected a number of seconds, like 60")
-            }
+            guard let seconds = LockWaitText.timeout(text) else { throw arguments.usageError(LockWaitText.badTimeout(text)) }
             timeout = seconds
         }
         guard !(noWait && timeout != nil) else { throw arguments.usageError("give --no-wait or --timeout, not both") }
@@ -35,14 +33,17 @@ struct LockWait {
         let start = DispatchTime.now().uptimeNanoseconds
         var pause = 0.25
         var announced = false
+        // A try that ran and stopped when a lock changed under it (`vanished`) deleted what it did before then.
+        var stopped = false
         while true {
             do { return try attempt() } catch {
                 guard let (lock, limit) = busy(error) else { throw error }
-                if noWait { throw LockWaitEnded(message: "\(what): \(lock); not waiting (--no-wait), nothing deleted") }
-                let deadline = timeout ?? Double(limit ?? 3600)
+                stopped = stopped || lock.why == .vanished
+                if noWait { throw LockWaitEnded(message: LockWaitText.ended(what, lock, waited: nil, stopped: stopped)) }
+                let deadline = timeout ?? min(Double(limit ?? 3600), LockWaitText.maximumTimeout)
                 let waited = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
                 guard waited < deadline else {
-                    throw LockWaitEnded(message: "\(what): gave up after \(Int(waited)) s: \(lock); nothing deleted")
+                    throw LockWaitEnded(message: LockWaitText.ended(what, lock, waited: waited, stopped: stopped))
                 }
                 if !announced {
                     StandardStreams.error("cachewarden: \(what): waiting: \(lock); at most \(Int(deadline)) s (--no-wait or --timeout to give up)\n")

