@@ -50,6 +50,8 @@ struct MemberTurns {
         guard var run = runs.removeValue(forKey: id) ?? make(&state) else {
             out.insert(id)
             drained.insert(id)
+            // Its client holds its lock: a `deferred` line says so, and no `trim` line (not one for an earlier skip).
+            if state.clientLocks.busy[id] != nil { skips[id] = nil }
             return false
         }
         defer { runs[id] = run }

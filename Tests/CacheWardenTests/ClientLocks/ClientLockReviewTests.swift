@@ -32,6 +32,32 @@ import Testing
         return tree
     }
 
+    /// A low-disk purge: a member waiting for `trim_after_idle` is skipped in the first rounds, then, below the low
+    /// watermark, asked again and found with its client's lock held: a `deferred` line and no `trim` line.
+    @Test func aLowDiskMemberSkippedForIdleThenFoundBusyHasNoTrimLine() throws {
+        let clock = ManualClock(), log = EventLog()
+        let busy = TemporaryTree(), other = TemporaryTree()
+        busy.write(".lock", size: 0, mtime: 900_000)
+        for i in 0..<25 { busy.write("old\(i)", size: 100_000, mtime: 1_000_000 + Double(i)) }
+        for i in 0..<4 { other.write("o\(i)", size: 100_000, mtime: 1_500_000 + Double(i)) }
+        let holder = HeldByTest(busy.url(".lock"))
+        defer { holder.release() }
+        var b = DirectorySettings(name: "busy", path: busy.path, quota: 10_000_000_000)
+        b.trimAfterIdle = 600
+        b.clientLock = ClientLocks([ClientLock(".lock")])
+        let fs = LowDiskRulesTests.Filesystem([busy, other])
+        let watcher = try LowDiskRulesTests.watcher([b, DirectorySettings(name: "other", path: other.path)], fs, clock, log)
+        defer { watcher.stop() }
+        clock.advance(by: 1)
+        busy.write("marker", size: 10)
+        #expect(eventually { log.writes.contains { $0.file == "marker" } })
+        fs.leave(free: LowDiskRulesTests.low - 750_000)   // other's 400 kB are not enough: busy is asked in round 3
+        clock.advance(by: 1)
+        #expect(log.evictions.map(\.dir) == Array(repeating: "other", count: 4), "\(log.evictions.map(\.file))")
+        #expect(log.deferrals.map(\.reason) == [.lowDisk] && log.deferrals.first?.busy.why == .held, "\(log.deferrals)")
+        #expect(!log.trims.contains { $0.dir == "busy" }, "\(log.trims.filter { $0.dir == "busy" })")
+    }
+
     /// `--timeout 1e19` passed the check and crashed the command (`Int(deadline)`) once a lock was busy: one
     /// usage line now, exit 2, nothing deleted.
     @Test func aTimeoutTooLargeIsOneUsageLine() throws {
