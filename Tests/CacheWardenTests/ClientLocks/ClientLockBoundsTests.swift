@@ -10,6 +10,16 @@ import CacheWardenCommandLine
 @Suite struct ClientLockBoundsTests {
     static let pattern = ClientLocks([ClientLock(".locks/{unit}/*.lock")])
 
+    /// `/proc/locks` names devices as hex `MAJ:MIN`: a lock on an inode of the same number on another filesystem is
+    /// another file, and its pid is never named as the holder.
+    @Test func aHolderIsNamedOnlyFromTheFilesOwnDevice() {
+        let text = """
+            1: FLOCK  ADVISORY  WRITE 111 08:01:1234 0 EOF
+            2: FLOCK  ADVISORY  WRITE 222 00:2a:1234 0 EOF
+            3: OFDLCK ADVISORY  WRITE -1 00:2a:99 0 EOF
+            3: -> FLOCK  ADVISORY  WRITE 333 00:2a:1234 0 EOF
+            4: POSIX  ADVISORY  WRITE 444 00:2a:12345 0 EOF
+
             """
         #expect(LockHolders.listedPIDs(text, ino: 1234, dev: 0x2a) == LockHolders.Listed(pids: [111, 222], onDevice: [222], any: true))
         #expect(LockHolders.listedPIDs(text, ino: 1234, dev: 0x0801).onDevice == [111])
