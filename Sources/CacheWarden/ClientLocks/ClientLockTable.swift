@@ -33,6 +33,9 @@ struct ClientLockTable {
     let files = LockFileRegistry()
     /// Root-level locks taken for the goal running now.
     var held: [RootID: HeldClientLocks] = [:]
+    /// Per-unit locks of the goal running now, one set per root for all its passes: a unit found busy stays busy
+    /// (a clear's prune pass included).
+    var units: [RootID: UnitClientLocks] = [:]
     /// What the goal running now found busy, by root: `tried` when a lock was tried (not skipped by back-off).
     var busy: [RootID: (busy: ClientLockBusy, tried: Bool)] = [:]
     var waiting: [Key: Waiting] = [:]
@@ -44,6 +47,8 @@ struct ClientLockTable {
     mutating func releaseAll() {
         for held in held.values { held.release() }
         held.removeAll()
+        for units in units.values { units.release() }
+        units.removeAll()
     }
 
     /// Whether `w` is current: a policy's wait until it is resolved, a request's while it is asked for.

@@ -32,12 +32,15 @@ extension PipelineState {
     }
 
     /// `inner`, refusing every deletion once root `id`'s locks no longer stand, and, in a root of units with
-    /// per-unit locks, each file whose unit's lock is held (see `ClientLockGuardedDeleter`).
-    func guardedDeleter(_ inner: any FileDeleter, _ id: RootID) -> any FileDeleter {
+    /// per-unit locks, each file whose unit's lock is held (see `ClientLockGuardedDeleter`). Every deleter of the
+    /// goal for that root shares one unit lock set (`clientLocks.units`).
+    mutating func guardedDeleter(_ inner: any FileDeleter, _ id: RootID) -> any FileDeleter {
         guard let held = clientLocks.held[id], let rt = roots[id], let locks = rt.settings.clientLock else { return inner }
         var units: UnitClientLocks?
         if case .depth(let depth) = rt.settings.evictUnit, !locks.perUnit.isEmpty {
-            units = UnitClientLocks(locks: locks, rootPath: rt.path, dir: rt.name, depth: depth, registry: clientLocks.files)
+            units = clientLocks.units[id]
+                ?? UnitClientLocks(locks: locks, rootPath: rt.path, dir: rt.name, depth: depth, registry: clientLocks.files)
+            clientLocks.units[id] = units
         }
         guard !held.isEmpty || units != nil else { return inner }
         return ClientLockGuardedDeleter(inner: inner, held: held, units: units)

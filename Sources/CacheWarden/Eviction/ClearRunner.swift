@@ -57,12 +57,15 @@ struct ClearRunner {
     }
 
     /// Removes the subdirectories of a root that hold nothing, deepest first (never the root itself), under the
-    /// clear's client locks: none once the root's lock was lost, none in a unit whose lock is held.
+    /// clear's client locks: none once the root's lock was lost, none in a unit whose lock is held or was found held
+    /// (or unusable) earlier in the clear.
     private func pruneEmptyDirectories(_ id: RootID, _ state: inout PipelineState) {
         guard let top = state.ledger.account(id)?.rootNode, let rt = state.roots[id] else { return }
         var order: [NodeID] = []
         state.ledger.forEachNode(under: top) { order.append($0) }
-        var deleter = state.guardedDeleter(evictor.makeDeleter(rt, state.ledger), id)
+        // The goal's unit lock set: a unit found busy earlier in this clear stays busy here.
+        let inner = evictor.makeDeleter(rt, state.ledger)
+        var deleter = state.guardedDeleter(inner, id)
         defer { deleter.finish() }
         for n in order.reversed() where n != top {
             guard state.ledger.isLive(n), state.ledger.node(n).files.isEmpty, state.ledger.node(n).subdirs.isEmpty else { continue }

@@ -47,7 +47,13 @@ struct Evictor {
         guard let rt = state.roots[root], rt.lost == nil, state.ledger.account(root) != nil else { return nil }
         guard dryRun || reportOnly || state.admitClientLocks(root, rt, goal) else { return nil }   // the client holds its lock: wait
         if state.ledger.account(root)?.ordered != true { state.ledger.setOrdered(root, true) }
-        let deleter = reportOnly ? ReportOnlyDeleter() : state.guardedDeleter(makeDeleter(rt, state.ledger), root)
+        let deleter: any FileDeleter
+        if reportOnly {
+            deleter = ReportOnlyDeleter()
+        } else {
+            let inner = makeDeleter(rt, state.ledger)
+            deleter = state.guardedDeleter(inner, root)
+        }
         let run = TrimRun(root: root, runtime: rt, goal: goal, state: state, dryRun: dryRun, deleter: deleter, progress: progress)
         state.events.reserve(run.expectedVictims)
         return run

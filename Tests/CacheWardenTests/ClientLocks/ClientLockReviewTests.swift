@@ -32,6 +32,29 @@ import Testing
         return tree
     }
 
+    /// A clear's prune pass (`prune_dirs`) keeps the units found busy earlier in the clear: the lock set of the
+    /// run, not a fresh one that tries them again (here the client let go meanwhile; the clear still said busy).
+    @Test func aClearsPrunePassKeepsTheUnitsFoundBusyInIt() throws {
+        let tree = Self.units(["models--a", "models--b"])
+        tree.mkdir("models--a/refs/empty")
+        let holder = Mutex<HeldByTest?>(HeldByTest(tree.url(".locks/models--a/e0.lock"), exclusive: true))
+        let (clock, log) = (ManualClock(), EventLog())
+        let watcher = try ClientLockGuardTests.watcher(tree, clock, log) { dir in
+            dir.evictUnit = .entry
+            dir.pruneDirs = true
+            dir.clientLock = ClientLocks([ClientLock(".locks/{unit}/*.lock")])
+            dir.shouldEvict = { candidate in
+                if candidate.file == "models--b" { holder.withLock { $0?.release(); $0 = nil } }
+                return true
+            }
+        }
+        defer { watcher.stop() }
+        let cleared = try watcher.clear(["c"])
+        #expect(holder.withLock { $0 == nil }, "the hook never ran")
+        #expect(cleared.removed == 1 && !tree.exists("models--b") && tree.exists("models--a/blob"), "\(log.evictions.map(\.file))")
+        #expect(tree.exists("models--a/refs/empty"), "the prune pass took the busy unit's lock again and emptied it")
+    }
+
     /// A low-disk purge: a member waiting for `trim_after_idle` is skipped in the first rounds, then, below the low
     /// watermark, asked again and found with its client's lock held: a `deferred` line and no `trim` line.
     @Test func aLowDiskMemberSkippedForIdleThenFoundBusyHasNoTrimLine() throws {
