@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -167,4 +168,17 @@ int cwsys_open_directory_path(int dirfd, const char *name) {
 int cwsys_ofd_try_lock(int fd, int write) {
     struct flock lock = { .l_type = write ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0, .l_pid = 0 };
     return fcntl(fd, F_OFD_SETLK, &lock);
+}
+
+int cwsys_open_files_limit(int raise, uint64_t *soft, uint64_t *hard) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -1;
+    if (raise && limit.rlim_cur < limit.rlim_max) {
+        struct rlimit raised = { .rlim_cur = limit.rlim_max, .rlim_max = limit.rlim_max };
+        if (setrlimit(RLIMIT_NOFILE, &raised) != 0) return -1;
+        limit = raised;
+    }
+    *soft = limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)limit.rlim_cur;
+    *hard = limit.rlim_max == RLIM_INFINITY ? UINT64_MAX : (uint64_t)limit.rlim_max;
+    return 0;
 }

@@ -47,6 +47,7 @@ struct ClearCommand: CLICommand {
             throw CLIUsageError(message: "no directory named \(name); known: \(settings.directories.map(\.name).joined(separator: ", "))")
         }
         signal(SIGPIPE, SIG_IGN)
+        OpenFileLimit.raiseToHard()   // each client lock file taken is held open (huggingface_hub: one per blob)
         // Without a daemon the trees are read only once no client holds its lock (a take and a release each);
         // the clear then takes the locks itself, and a client that took one in between makes it wait again.
         try wait.run(what, {

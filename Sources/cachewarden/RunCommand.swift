@@ -45,6 +45,7 @@ struct RunCommand: CLICommand {
 
     func run() throws {
         let (settings, source) = try daemon.settings(from: source)
+        OpenFileLimit.raiseToHard()   // each client lock file taken is held open (huggingface_hub: one per blob)
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .info

@@ -125,4 +125,8 @@ int cwsys_open_directory_path(int dirfd, const char *name);
 /// locks. Returns 0, or -1 with `errno` set (`EAGAIN` or `EACCES`: another holds a conflicting lock).
 int cwsys_ofd_try_lock(int fd, int write);
 
+/// The soft and hard `RLIMIT_NOFILE` (`RLIM_INFINITY` as `UINT64_MAX`); with `raise`, the soft one is set to the
+/// hard one first. Returns 0, or -1 with `errno` set. (`getrlimit`'s resource type differs with `_GNU_SOURCE`.)
+int cwsys_open_files_limit(int raise, uint64_t *soft, uint64_t *hard);
+
 #endif

@@ -4,7 +4,8 @@ import SystemPackage
 /// removed or replaced during the trim, or one that was missing and appeared, or a new file matching a pattern,
 /// means a client may now hold a lock that was not taken, so that deletion and every later one is refused
 /// (`.lockLost`: left in place, and the trim stops there). And each unit's (`UnitClientLocks`): a file of a unit
-/// whose lock is held, or was found held at any time during this trim, is never deleted (`.lockHeld`).
+/// whose lock is held, or was found held at any time during this trim, is never deleted (`.lockHeld`), nor one
+/// whose locks cannot be taken (`.lockUnusable`).
 ///
 /// The trim brackets each unit it deletes whole (`beginUnit` … `endUnit`): the unit's locks are taken at its
 /// start, and every lock, the root's and the unit's, is looked at again right before the rename that takes the unit
@@ -26,7 +27,7 @@ struct ClientLockGuardedDeleter: FileDeleter {
     mutating func beginUnit(_ path: [UInt8]) -> DeletionOutcome? {
         unit = path
         guard held.stillHeld() else { return .lockLost }
-        if let units, !units.take(path) { return .lockHeld }
+        if let units, let refused = units.take(path) { return refused }
         return nil
     }
 
@@ -36,8 +37,8 @@ struct ClientLockGuardedDeleter: FileDeleter {
     private func refusal(_ r: RecordID, _ ledger: SizeLedger) -> DeletionOutcome? {
         guard held.stillHeld() else { return .lockLost }
         guard let units else { return nil }
-        if let unit { return units.stillHeld(unit) ? nil : .lockHeld }
-        return units.admit(r, in: ledger) ? nil : .lockHeld
+        if let unit { return units.stillHeld(unit) }
+        return units.admit(r, in: ledger)
     }
 
     mutating func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? {
@@ -55,7 +56,7 @@ struct ClientLockGuardedDeleter: FileDeleter {
     /// A unit checked whole (`check`) goes in one rename, unless a lock changed since: then it stays.
     mutating func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome {
         guard held.stillHeld() else { return .lockLost }
-        if let unit, let units, !units.stillHeld(unit) { return .lockHeld }
+        if let unit, let units, let refused = units.stillHeld(unit) { return refused == .lockUnusable ? .lockUnusable : .lockHeld }
         return inner.evictUnit(n, files: files, in: ledger)
     }
 
@@ -64,8 +65,8 @@ struct ClientLockGuardedDeleter: FileDeleter {
     private func refusal(link: PointerLink, _ ledger: SizeLedger) -> DeletionOutcome? {
         guard held.stillHeld() else { return .lockLost }
         guard let units else { return nil }
-        if let unit, !units.stillHeld(unit) { return .lockHeld }
-        return units.admit(folder: link.dir, in: ledger) ? nil : .lockHeld
+        if let unit, let refused = units.stillHeld(unit) { return refused }
+        return units.admit(folder: link.dir, in: ledger)
     }
 
     mutating func checkLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome? {
@@ -90,7 +91,7 @@ struct ClientLockGuardedDeleter: FileDeleter {
     mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool {
         guard held.stillHeld() else { return false }
         // Inside the unit being deleted, its locks; elsewhere, those of the unit the folder is in (if any).
-        if let units, !(unit.map(units.stillHeld) ?? units.admit(folder: n, in: ledger)) { return false }
+        if let units, (unit.map(units.stillHeld) ?? units.admit(folder: n, in: ledger)) != nil { return false }
         return inner.deleteEmptyDirectory(n, in: ledger, withSymlinks: withSymlinks)
     }
 

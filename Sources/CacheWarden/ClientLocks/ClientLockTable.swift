@@ -36,6 +36,8 @@ struct ClientLockTable {
     /// Per-unit locks of the goal running now, one set per root for all its passes: a unit found busy stays busy
     /// (a clear's prune pass included).
     var units: [RootID: UnitClientLocks] = [:]
+    /// The unit problems said (`error` lines of kind `client_lock`), by directory, lock and reason: each once.
+    var said = Set<String>()
     /// What the goal running now found busy, by root: `tried` when a lock was tried (not skipped by back-off).
     var busy: [RootID: (busy: ClientLockBusy, tried: Bool)] = [:]
     var waiting: [Key: Waiting] = [:]

@@ -34,17 +34,26 @@ extension ClientLocks {
     /// Takes the locks of `scope`, in order, under the root at the canonical `rootPath`, never blocking: all of
     /// them, or none (the first one busy releases those taken before it). `registry`: the locks this process holds
     /// already (a file held there is shared, never taken twice). `findHolders`: look in `/proc` for who holds a busy
-    /// lock (what a `deferred` line names). `onLocked`: a test's seam, called between the lock and the check that
-    /// the path still names the file.
+    /// lock (what a `deferred` line names). `maxFiles`: the most lock files the scope may name (each is held open
+    /// while taken); more is `unusable`, found before any is opened. `onLocked`: a test's seam, called between the
+    /// lock and the check that the path still names the file.
     func tryTake(rootPath: String, dir: String, scope: Scope, registry: LockFileRegistry = LockFileRegistry(),
-                 findHolders: Bool = true, onLocked: ((LockTarget) -> Void)? = nil) -> Result<HeldClientLocks, ClientLockBusy> {
+                 findHolders: Bool = true, maxFiles: Int? = nil,
+                 onLocked: ((LockTarget) -> Void)? = nil) -> Result<HeldClientLocks, ClientLockBusy> {
         let held = HeldClientLocks(registry: registry)
+        var files = 0
         for lock in locks {
             guard let parts = components(of: lock, scope) else { continue }
             let resolution: LockResolution
             do throws(LockPathUnusable) { resolution = try LockTargets.resolve(parts, rootPath: rootPath) } catch {
                 held.release()
                 return .failure(ClientLockBusy(dir: dir, lock: error.display, why: .unusable, detail: error.detail))
+            }
+            files += resolution.targets.count
+            if let maxFiles, files > maxFiles {
+                held.release()
+                let shown = PathBytes.display(Array(parts.map(\.bytes).joined(separator: [PathBytes.separator])))
+                return .failure(ClientLockBusy(dir: dir, lock: shown, why: .unusable, detail: Self.tooMany(files, maxFiles)))
             }
             held.watch(resolution)
             for target in resolution.targets {
@@ -55,6 +64,12 @@ extension ClientLocks {
             }
         }
         return .success(held)
+    }
+
+    /// Why a unit's lock files cannot all be held open at once.
+    static func tooMany(_ files: Int, _ budget: Int) -> String {
+        "its \(files) lock files are more than the \(budget) descriptors a trim holds for units' locks at once "
+            + "(a quarter of the open-file limit, RLIMIT_NOFILE); the unit stays: raise the limit (LimitNOFILE=) to have it trimmed"
     }
 
     /// Takes one lock file into `held`; the reason when it cannot be taken (nil: taken, or nothing to take).

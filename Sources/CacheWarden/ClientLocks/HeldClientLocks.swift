@@ -28,6 +28,10 @@ final class HeldClientLocks {
     /// Set once `stillHeld()` found a change: from then on every deletion of the trim is refused.
     private(set) var lost: ClientLockBusy.Why?
     private(set) var lostLock: String?
+    /// The folders of all of the above, made at the first `stillHeld()`.
+    private var watches: [LockFolderWatch]?
+    /// Lock files looked at one by one by `stillHeld()` so far (what a quiet folder saves; for tests).
+    private(set) var filesLookedAt = 0
 
     init(registry: LockFileRegistry) { self.registry = registry }
 
@@ -43,25 +47,61 @@ final class HeldClientLocks {
     }
 
     /// Whether every lock still stands as taken; the first change found is kept (`lost`, `lostLock`) and reported
-    /// by every later call without looking again. One `fstatat` per lock file, and one listing per pattern folder.
+    /// by every later call without looking again. Each folder first (`LockFolderWatch`: its path must still name the
+    /// folder held; one with no name come or gone since the last look needs no more), then one `fstatat` per lock
+    /// file and one listing per pattern folder in the folders that may have changed. A folder of thousands of lock
+    /// files (huggingface_hub's, one per blob) costs two system calls per look once it is quiet, not thousands.
     func stillHeld() -> Bool {
         if lost != nil { return false }
-        for t in taken {
+        if watches == nil { watches = Self.watches(of: taken.map(\.target.folder) + absent.map(\.folder) + patterns.map(\.folder)) }
+        var quiet = Set<ObjectIdentifier>()
+        var looked: [(Int, LockFolderWatch.Stamp?)] = []
+        for (i, w) in (watches ?? []).enumerated() {
+            switch w.look() {
+            case .quiet: quiet.insert(ObjectIdentifier(w.folder))
+            case .changed(let stamp): looked.append((i, stamp))
+            case .moved: return lose(w.folder.display)
+            }
+        }
+        for t in taken where !quiet.contains(ObjectIdentifier(t.target.folder)) {
+            filesLookedAt += 1
             guard let st = try? t.target.lstat(), FileIdentity(st) == t.identity else { return lose(t.target.display) }
         }
-        for a in absent {
+        for a in absent where !quiet.contains(ObjectIdentifier(a.folder)) {
+            filesLookedAt += 1
             do throws(Errno) { _ = try a.lstat() } catch { if error == .noSuchFileOrDirectory { continue } }
             return lose(a.display)   // there now (or no longer known not to be)
         }
-        guard !patterns.isEmpty else { return true }
+        if let lock = newPatternMatch(skipping: quiet) { return lose(lock) }
+        for (i, stamp) in looked { watches?[i].settle(stamp) }
+        return true
+    }
+
+    /// A file matching a pattern that was not taken (or a folder that cannot be listed): its display; nil: none.
+    /// A pattern of one component in a quiet folder is not listed again.
+    private func newPatternMatch(skipping quiet: Set<ObjectIdentifier>) -> String? {
+        guard !patterns.isEmpty else { return nil }
         let mine = identities
-        for site in patterns {
-            for target in LockTargets.targets(of: site) {
+        for site in patterns where !(site.rest.count == 1 && quiet.contains(ObjectIdentifier(site.folder))) {
+            guard let targets = LockTargets.targets(of: site) else { return site.folder.display }
+            for target in targets {
+                filesLookedAt += 1
                 guard let st = try? target.lstat(), st.isRegularFile, !mine.contains(FileIdentity(st)) else { continue }
-                return lose(target.display)
+                return target.display
             }
         }
-        return true
+        return nil
+    }
+
+    /// One watch per folder (the same folder may be held through more than one descriptor: one each).
+    private static func watches(of folders: [LockFolder]) -> [LockFolderWatch] {
+        var seen = Set<ObjectIdentifier>()
+        return folders.filter { seen.insert(ObjectIdentifier($0)).inserted }.map(LockFolderWatch.init)
+    }
+
+    /// Descriptors this holds open: one per lock file taken (shared ones too), one per folder.
+    var descriptors: Int {
+        taken.count + Set((taken.map(\.target.folder) + absent.map(\.folder) + patterns.map(\.folder)).map(ObjectIdentifier.init)).count
     }
 
     private func lose(_ lock: String) -> Bool {
@@ -82,6 +122,7 @@ final class HeldClientLocks {
         taken.removeAll()
         absent.removeAll()
         patterns.removeAll()
+        watches = nil
     }
 
     deinit { release() }

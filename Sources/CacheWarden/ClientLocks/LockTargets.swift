@@ -21,6 +21,27 @@ struct LockComponent: Equatable {
     }
 }
 
+/// A folder on a lock's path, held open (`O_PATH`), with the path it was reached by from the root (or its folder):
+/// a re-check looks there again (`stillHeld()`), so that a folder removed or replaced since is seen, not the old one
+/// through this descriptor.
+final class LockFolder {
+    let fd: Int32
+    /// Its absolute path, and that NUL-terminated.
+    let path: [UInt8]
+    let cPath: [CChar]
+    /// Relative to the root, as reports show it (`.`, `../`, `.locks/models--a`).
+    let display: String
+
+    init(_ fd: Int32, path: [UInt8], display: [UInt8]) {
+        self.fd = fd
+        self.path = path
+        cPath = path.map { CChar(bitPattern: $0) } + [0]
+        self.display = display.isEmpty ? "." : PathBytes.display(display)
+    }
+
+    deinit { Syscall.close(fd) }
+}
+
 /// The files a client lock's path names now: the path walked from the root (or, for `../NAME`, from the root's
 /// folder) one component at a time, each folder opened `O_PATH | O_DIRECTORY | O_NOFOLLOW` from the one before, so
 /// that no symlink is ever followed and nothing outside is reached; a pattern component is matched against the
@@ -28,7 +49,7 @@ struct LockComponent: Equatable {
 /// no target (no client has made it, so none can hold it), but it is remembered (`absent`), and so is every folder a
 /// pattern was matched in (`patterns`): a name that appears there later is a lock that was not taken.
 struct LockTarget {
-    init(folder: OwnedDescriptor, name: [UInt8], prefix: [UInt8], literal: Bool) {
+    init(folder: LockFolder, name: [UInt8], prefix: [UInt8], literal: Bool) {
         self.folder = folder
         self.name = name
         self.display = PathBytes.display(prefix + name)
@@ -37,7 +58,7 @@ struct LockTarget {
     }
 
     /// The folder the file is in (shared by the targets in it).
-    let folder: OwnedDescriptor
+    let folder: LockFolder
     let name: [UInt8]
     /// `name` NUL-terminated, made once: a held lock's path is looked at before every deletion.
     let cName: [CChar]
@@ -54,7 +75,7 @@ struct LockTarget {
 
 /// A folder where a pattern component was matched, and the path from there: walked again before each deletion.
 struct LockPatternSite {
-    let folder: OwnedDescriptor
+    let folder: LockFolder
     let rest: [LockComponent]
     let prefix: [UInt8]
 }
@@ -82,24 +103,34 @@ enum LockTargets {
             throw LockPathUnusable(display: beside ? "../" : ".", detail: "its folder \(base) cannot be opened (\(String(cString: strerror(error.rawValue))))")
         }
         var out = LockResolution()
-        try walk(beside ? Array(components.dropFirst()) : components, in: OwnedDescriptor(fd),
+        let folder = LockFolder(fd, path: Array(base.utf8), display: beside ? Array("..".utf8) : [])
+        try walk(beside ? Array(components.dropFirst()) : components, in: folder,
                  prefix: beside ? Array("../".utf8) : [], literal: true, into: &out)
         return out
     }
 
-    /// The targets `site` names now (a look again at a pattern's folder).
-    static func targets(of site: LockPatternSite) -> [LockTarget] {
+    /// The targets `site` names now (a look again at a pattern's folder); nil when a folder there cannot be read
+    /// (`EMFILE`, `EACCES`, …): then whether a lock appeared cannot be told.
+    static func targets(of site: LockPatternSite) -> [LockTarget]? {
         var out = LockResolution()
-        try? walk(site.rest, in: site.folder, prefix: site.prefix, literal: false, into: &out)
+        do throws(LockPathUnusable) { try walk(site.rest, in: site.folder, prefix: site.prefix, literal: false, into: &out) } catch { return nil }
         return out.targets
     }
 
-    private static func walk(_ rest: [LockComponent], in folder: OwnedDescriptor, prefix: [UInt8], literal: Bool,
+    private static func walk(_ rest: [LockComponent], in folder: LockFolder, prefix: [UInt8], literal: Bool,
                              into out: inout LockResolution) throws(LockPathUnusable) {
         guard let first = rest.first else { return }
         // A pattern not inside another one: its folder is listed again later (the outer one's covers the inner).
         if first.isPattern && literal { out.patterns.append(LockPatternSite(folder: folder, rest: rest, prefix: prefix)) }
-        let names = first.isPattern ? matching(first.bytes, in: folder) : [first.bytes]
+        let names: [[UInt8]]
+        if first.isPattern {
+            // A folder that cannot be listed may hold a lock: never taken as holding none.
+            do throws(Errno) { names = try matching(first.bytes, in: folder) } catch {
+                throw LockPathUnusable(display: folder.display, detail: "its folder \(folder.display) cannot be listed (\(String(cString: strerror(error.rawValue))))")
+            }
+        } else {
+            names = [first.bytes]
+        }
         let isLiteral = literal && !first.isPattern
         if rest.count == 1 {
             out.targets += names.map { LockTarget(folder: folder, name: $0, prefix: prefix, literal: isLiteral) }
@@ -114,24 +145,25 @@ enum LockTargets {
                     if isLiteral { out.absent.append(LockTarget(folder: folder, name: name, prefix: prefix, literal: true)) }
                     continue
                 }
-                if !isLiteral { continue }
+                // A pattern does not match what is no folder; one it cannot open (`EMFILE`, `EACCES`) may hold a lock.
+                if !isLiteral && (error == .notDirectory || error == .tooManySymbolicLinkLevels) { continue }
                 let shown = PathBytes.display(prefix + name)
                 let what = error == .notDirectory || error == .tooManySymbolicLinkLevels ? "not a folder (or a symlink)" : "not reachable (\(String(cString: strerror(error.rawValue))))"
                 throw LockPathUnusable(display: shown, detail: "\(shown) is \(what)")
             }
-            try walk(Array(rest.dropFirst()), in: OwnedDescriptor(fd), prefix: prefix + name + [PathBytes.separator],
-                     literal: isLiteral, into: &out)
+            let child = LockFolder(fd, path: folder.path + [PathBytes.separator] + name, display: prefix + name)
+            try walk(Array(rest.dropFirst()), in: child, prefix: prefix + name + [PathBytes.separator], literal: isLiteral, into: &out)
         }
     }
 
     /// The names in `folder` that `pattern` matches (`fnmatch` without flags: `*` matches a leading dot too), in
     /// byte order.
-    private static func matching(_ pattern: [UInt8], in folder: OwnedDescriptor) -> [[UInt8]] {
-        guard let listing = try? Syscall.reopenForListing(folder.fd) else { return [] }
+    private static func matching(_ pattern: [UInt8], in folder: LockFolder) throws(Errno) -> [[UInt8]] {
+        let listing = try Syscall.reopenForListing(folder.fd)
         defer { Syscall.close(listing) }
         var names: [[UInt8]] = []
         let cPattern = pattern.map { CChar(bitPattern: $0) } + [0]
-        try? Syscall.readDirectory(listing) { entry in
+        try Syscall.readDirectory(listing) { entry in
             if fnmatch(cPattern, entry.name, 0) == 0 {
                 names.append(Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name))))
             }

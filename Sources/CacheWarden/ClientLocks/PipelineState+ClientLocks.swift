@@ -53,6 +53,7 @@ extension PipelineState {
     mutating func settleClientLocks(_ reason: TrimReason, policy: Int?) -> (lost: ClientLockBusy?, wakeUp: UInt64?) {
         let now = clock.uptimeNanoseconds
         var lost: ClientLockBusy?
+        sayUnitProblems()
         for (id, held) in clientLocks.held.sorted(by: { $0.key < $1.key }) {
             if let report = held.lostReport(dir: roots[id]?.name ?? "") {
                 clientLocks.busy[id] = (report, true)
@@ -69,5 +70,19 @@ extension PipelineState {
         }
         clientLocks.busy.removeAll()
         return (lost, wakeUp)
+    }
+
+    /// The units whose locks could not be taken at all in this goal: one `error` line each (kind `client_lock`),
+    /// once per directory, lock and reason while the engine runs. Not a wait: a unit of more lock files than the
+    /// descriptors allowed stays so until the limit is raised.
+    private mutating func sayUnitProblems() {
+        for (id, units) in clientLocks.units.sorted(by: { $0.key < $1.key }) {
+            for (unit, busy) in units.takeProblems() {
+                let key = "\(busy.dir)\u{0}\(busy.lock)\u{0}\(busy.detail ?? "")"
+                if clientLocks.said.count >= 4096 { clientLocks.said.removeAll() }
+                guard roots[id] != nil, clientLocks.said.insert(key).inserted else { continue }
+                events.error("\(busy); the unit stays, not counted as in use", dir: busy.dir, file: PathBytes.display(unit), kind: "client_lock")
+            }
+        }
     }
 }

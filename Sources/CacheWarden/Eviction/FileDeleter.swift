@@ -17,6 +17,9 @@ enum DeletionOutcome: Equatable {
     case lockLost
     /// Its unit's client holds the unit's lock (or it was lost while held): left in place, counted as in use.
     case lockHeld
+    /// Its unit's locks cannot be taken at all (more lock files than the descriptors allowed, `EMFILE`, not a
+    /// file): left in place, not counted as in use; an `error` line says why (`UnitClientLocks`).
+    case lockUnusable
 }
 
 /// What became of moving a unit out of its client's view (`FileDeleter.evictUnit`).
@@ -35,6 +38,8 @@ enum UnitOutcome: Equatable {
     case lockLost
     /// The unit's client holds its lock: it stays.
     case lockHeld
+    /// The unit's locks cannot be taken at all (see `DeletionOutcome.lockUnusable`): it stays.
+    case lockUnusable
 }
 
 /// Carries out the evictor's decisions for one root. `SafeRemover` deletes; `DryRunDeleter` only says it would.

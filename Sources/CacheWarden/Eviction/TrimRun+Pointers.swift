@@ -113,7 +113,7 @@ extension TrimRun {
                 case .simulated: guard simulatedUnitFiles.insert(r).inserted else { continue }
                 case .vanished: continue
                 case .changed: changed.append(r); return false
-                case .lockLost, .lockHeld: noteLockRefusal(outcome); return false
+                case .lockLost, .lockHeld, .lockUnusable: noteLockRefusal(outcome); return false
                 case .failed(let errno):
                     state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(path), kind: "delete")
                     return false
@@ -130,7 +130,7 @@ extension TrimRun {
         let outcome = deleter.deleteLink(link, in: state.ledger)
         switch outcome {
         case .removed: gone.entries.append((path, 0, true))
-        case .lockLost, .lockHeld: noteLockRefusal(outcome); return false
+        case .lockLost, .lockHeld, .lockUnusable: noteLockRefusal(outcome); return false
         case .simulated: if simulatedLinks.insert(path).inserted { gone.entries.append((path, 0, true)) }
         case .vanished: break
         case .changed:

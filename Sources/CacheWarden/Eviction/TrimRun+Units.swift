@@ -180,6 +180,7 @@ extension TrimRun {
         case .changed: changed += unit.files; return (0, 0)
         case .lockLost: noteLockRefusal(.lockLost); return (0, 0)
         case .lockHeld: noteLockRefusal(.lockHeld); return (0, 0)
+        case .lockUnusable: return (0, 0)
         case .failed(let errno):
             state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
             return (0, 0)
@@ -213,7 +214,7 @@ extension TrimRun {
             case .simulated: deleted.files += 1; deleted.bytes += bytes
             case .vanished: continue
             case .changed: changed.append(r)
-            case .lockLost, .lockHeld: noteLockRefusal(outcome); break files
+            case .lockLost, .lockHeld, .lockUnusable: noteLockRefusal(outcome); break files
             case .failed(let errno):
                 state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
             }

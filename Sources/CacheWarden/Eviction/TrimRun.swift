@@ -236,7 +236,7 @@ struct TrimRun {
         case .failed(let errno):
             state.events.error("cannot delete: \(errno)", dir: runtime.name, file: rel, kind: "delete")
             return false
-        case .lockLost, .lockHeld:
+        case .lockLost, .lockHeld, .lockUnusable:
             noteLockRefusal(outcome)
             return false
         }

@@ -10,6 +10,46 @@ import CacheWardenCommandLine
 @Suite struct ClientLockBoundsTests {
     static let pattern = ClientLocks([ClientLock(".locks/{unit}/*.lock")])
 
+    @Test func unitLocksHoldAtMostTheirDescriptorBudget() throws {
+        let tree = TemporaryTree()
+        for u in 0..<6 { for i in 0..<5 { tree.write(".locks/u\(u)/e\(i).lock", size: 0) } }
+        for i in 0..<40 { tree.write(".locks/big/e\(i).lock", size: 0) }
+        let registry = LockFileRegistry()
+        let units = UnitClientLocks(locks: Self.pattern, rootPath: tree.path, dir: "c", depth: 1, registry: registry, budget: 20)
+        for u in 0..<6 {
+            #expect(units.take(Array("u\(u)".utf8)) == nil)
+            #expect(units.descriptors <= 20 && registry.count <= 20, "\(units.descriptors) descriptors, \(registry.count) files")
+        }
+        // 40 lock files cannot be held within 20 descriptors: an error to say, not a busy unit.
+        #expect(units.take(Array("big".utf8)) == .lockUnusable && units.busy.isEmpty)
+        let problems = units.takeProblems()
+        #expect(problems.count == 1 && problems.first?.unit == Array("big".utf8)
+                && problems.first?.busy.detail?.contains("its 40 lock files are more than the 20 descriptors") == true, "\(problems)")
+        #expect(units.take(Array("big".utf8)) == .lockUnusable && units.takeProblems().isEmpty && registry.count <= 20)
+        // A unit let go for the budget is taken again when needed.
+        #expect(units.take(Array("u0".utf8)) == nil && units.descriptors <= 20)
+        units.release()
+        #expect(registry.count == 0 && units.descriptors == 0)
+    }
+
+    /// huggingface_hub's lock folder of a big repository: once its times are a second old, a re-check is two
+    /// system calls for the folder, not an `fstatat` per lock file; a new lock file changes the folder and is seen.
+    @Test func aQuietLockFolderIsNotLookedIntoAgain() throws {
+        let tree = TemporaryTree()
+        for i in 0..<500 { tree.write(".locks/models--a/e\(i).lock", size: 0) }
+        let held = try Self.pattern.tryTake(rootPath: tree.path, dir: "c", scope: .unit(Array("models--a".utf8))).get()
+        defer { held.release() }
+        #expect(eventually(timeout: 10) {
+            let before = held.filesLookedAt
+            return held.stillHeld() && held.filesLookedAt == before
+        }, "every re-check looked at each lock file")
+        let before = held.filesLookedAt
+        for _ in 0..<100 { #expect(held.stillHeld()) }
+        #expect(held.filesLookedAt == before, "\(held.filesLookedAt - before) lock files looked at by 100 quiet re-checks")
+        tree.write(".locks/models--a/new.lock", size: 0)
+        #expect(!held.stillHeld() && held.lostReport(dir: "c")?.lock == ".locks/models--a/new.lock")
+    }
+
     /// `/proc/locks` names devices as hex `MAJ:MIN`: a lock on an inode of the same number on another filesystem is
     /// another file, and its pid is never named as the holder.
     @Test func aHolderIsNamedOnlyFromTheFilesOwnDevice() {

@@ -20,6 +20,48 @@ import Testing
         return tree
     }
 
+    /// A unit whose lock cannot be taken at all (here a folder where the lock file should be): one `error` line
+    /// saying why; the unit stays, and is not counted as in use, and the other units go.
+    @Test func aUnitLockThatCannotBeTakenIsAnErrorLineNotInUse() throws {
+        let tree = Self.units(["models--a", "models--b", "models--c"])
+        tree.mkdir("locks/models--a/lock")
+        for name in ["models--b", "models--c"] { tree.write("locks/\(name)/lock", size: 0, mtime: Self.old + 100) }
+        let (clock, log) = (ManualClock(), EventLog())
+        let watcher = try ClientLockGuardTests.watcher(tree, clock, log) { dir in
+            dir.quota = 50_000
+            dir.evictUnit = .entry
+            dir.clientLock = ClientLocks([ClientLock("locks/{unit}/lock")])
+        }
+        defer { watcher.stop() }
+        #expect(log.evictions.map(\.file) == ["models--b", "models--c"], "\(log.evictions.map(\.file))")
+        let error = try #require(log.errors.first { $0.kind == "client_lock" }, "\(log.errors)")
+        #expect(error.dir == "c" && error.message.contains("locks/models--a/lock") && error.message.contains("directory"), "\(error)")
+        #expect(log.trims.first?.spared?.inUse ?? 0 == 0 && log.deferrals.isEmpty, "\(log.trims)")
+        #expect(tree.exists("models--a/blob"))
+    }
+
+    /// huggingface_hub keeps one lock file per blob and never deletes them: a unit's take opened all of them at once,
+    /// and past the process's descriptor limit (`EMFILE`) the unit was silently "busy" and never trimmed. The CLI
+    /// raises the soft limit to the hard one: the big repository goes.
+    @Test func aUnitWithMoreLockFilesThanTheSoftLimitGoesOnceTheLimitIsRaised() throws {
+        let tree = Self.bigRepository(lockFiles: 300)
+        let r = try runProcess("/bin/sh", ["-c", "ulimit -S -n 128 && exec \"$0\" clear -c \"$1\" --no-wait", cachewardenBinary(), tree.url("c.conf")],
+                               environment: ["RUNTIME_DIRECTORY": nil])
+        #expect(r.status == 0 && !tree.exists("cache/models--big") && !tree.exists("cache/models--small"), "\(r)")
+        #expect(!r.out.contains("\"event\":\"error\""), "\(r.out)")
+    }
+
+    /// Where the hard limit is low too, a unit whose lock files are more than the descriptors a trim may hold for
+    /// units is one `error` line naming why, and stays; the others go.
+    @Test func aUnitWithMoreLockFilesThanTheBudgetIsAnErrorLine() throws {
+        let tree = Self.bigRepository(lockFiles: 300)
+        let r = try runProcess("/bin/sh", ["-c", "ulimit -n 128 && exec \"$0\" clear -c \"$1\" --no-wait", cachewardenBinary(), tree.url("c.conf")],
+                               environment: ["RUNTIME_DIRECTORY": nil])
+        #expect(r.status == 0 && tree.exists("cache/models--big/blob") && !tree.exists("cache/models--small"), "\(r)")
+        let errors = r.out.split(separator: "\n").filter { $0.contains("\"event\":\"error\"") }
+        #expect(errors.count == 1 && errors[0].contains("\"kind\":\"client_lock\"") && errors[0].contains("300 lock files"), "\(r.out)")
+    }
+
     /// `cache/models--big` with `lockFiles` lock files, `cache/models--small` with one, and `c.conf` clearing them.
     static func bigRepository(lockFiles: Int) -> TemporaryTree {
         let tree = TemporaryTree()
@@ -30,6 +72,37 @@ import Testing
         let conf = "dir.cache.path = cache\ndir.cache.evict_unit = entry\ndir.cache.client_lock = .locks/{unit}/*.lock\n"
         try? conf.write(toFile: tree.url("c.conf"), atomically: true, encoding: .utf8)
         return tree
+    }
+
+    /// huggingface_hub's lock folder of a repository renamed away and made anew while a clear deletes that
+    /// repository file by file, a download's lock held in the new one: the re-check finds the folder at the path
+    /// from the root (not the descriptor taken before), and the rest of the repository stays.
+    @Test func aLockFolderReplacedWhileHeldIsSeen() throws {
+        let tree = TemporaryTree()
+        tree.write(".locks/models--a/e1.lock", size: 0, mtime: Self.old)
+        tree.write("models--a/keep", size: 10, mtime: Self.old)
+        tree.write("models--a/f1", size: 1000, mtime: Self.old + 1)
+        tree.write("models--a/f2", size: 1000, mtime: Self.old + 2)
+        let download = Mutex<LockHolderProcess?>(nil)
+        let (clock, log) = (ManualClock(), EventLog())
+        let watcher = try ClientLockGuardTests.watcher(tree, clock, log) { dir in
+            dir.evictUnit = .entry
+            dir.protect = ["keep"]
+            dir.clientLock = ClientLocks([ClientLock(".locks/{unit}/*.lock")])
+            dir.shouldEvict = { candidate in
+                if candidate.file == "models--a/f2" {
+                    rename(tree.url(".locks/models--a"), tree.url(".locks/old"))
+                    tree.write(".locks/models--a/e1.lock", size: 0)
+                    download.withLock { $0 = try? LockHolderProcess.flock(tree.url(".locks/models--a/e1.lock"), shared: false) }
+                }
+                return true
+            }
+        }
+        defer { watcher.stop() }
+        let cleared = try watcher.clear(["c"])
+        #expect(download.withLock { $0 != nil }, "flock(1) did not take the new lock file")
+        #expect(cleared.removed == 1 && !tree.exists("models--a/f1") && tree.exists("models--a/f2"), "\(log.evictions.map(\.file))")
+        download.withLock { $0?.release() }
     }
 
     /// A clear's prune pass (`prune_dirs`) keeps the units found busy earlier in the clear: the lock set of the
