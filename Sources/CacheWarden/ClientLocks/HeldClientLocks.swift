@@ -30,8 +30,6 @@ final class HeldClientLocks {
     private(set) var lostLock: String?
     /// The folders of all of the above, made at the first `stillHeld()`.
     private var watches: [LockFolderWatch]?
-    /// Lock files looked at one by one by `stillHeld()` so far (what a quiet folder saves; for tests).
-    private(set) var filesLookedAt = 0
 
     init(registry: LockFileRegistry) { self.registry = registry }
 
@@ -48,44 +46,32 @@ final class HeldClientLocks {
 
     /// Whether every lock still stands as taken; the first change found is kept (`lost`, `lostLock`) and reported
     /// by every later call without looking again. Each folder first (`LockFolderWatch`: its path must still name the
-    /// folder held; one with no name come or gone since the last look needs no more), then one `fstatat` per lock
-    /// file and one listing per pattern folder in the folders that may have changed. A folder of thousands of lock
-    /// files (huggingface_hub's, one per blob) costs two system calls per look once it is quiet, not thousands.
+    /// folder held), then one `fstatat` per lock file and one listing per pattern folder, every time: a folder's
+    /// times are not trusted to tell that nothing changed in it (another node's clock on a cluster filesystem, a
+    /// clock stepped back under coarse timestamps). The cost is a re-check per deletion only where a unit goes file
+    /// by file; a unit goes in one rename, one re-check.
     func stillHeld() -> Bool {
         if lost != nil { return false }
         if watches == nil { watches = Self.watches(of: taken.map(\.target.folder) + absent.map(\.folder) + patterns.map(\.folder)) }
-        var quiet = Set<ObjectIdentifier>()
-        var looked: [(Int, LockFolderWatch.Stamp?)] = []
-        for (i, w) in (watches ?? []).enumerated() {
-            switch w.look() {
-            case .quiet: quiet.insert(ObjectIdentifier(w.folder))
-            case .changed(let stamp): looked.append((i, stamp))
-            case .moved: return lose(w.folder.display)
-            }
-        }
-        for t in taken where !quiet.contains(ObjectIdentifier(t.target.folder)) {
-            filesLookedAt += 1
+        for w in watches ?? [] where !w.stillThere() { return lose(w.folder.display) }
+        for t in taken {
             guard let st = try? t.target.lstat(), FileIdentity(st) == t.identity else { return lose(t.target.display) }
         }
-        for a in absent where !quiet.contains(ObjectIdentifier(a.folder)) {
-            filesLookedAt += 1
+        for a in absent {
             do throws(Errno) { _ = try a.lstat() } catch { if error == .noSuchFileOrDirectory { continue } }
             return lose(a.display)   // there now (or no longer known not to be)
         }
-        if let lock = newPatternMatch(skipping: quiet) { return lose(lock) }
-        for (i, stamp) in looked { watches?[i].settle(stamp) }
+        if let lock = newPatternMatch() { return lose(lock) }
         return true
     }
 
     /// A file matching a pattern that was not taken (or a folder that cannot be listed): its display; nil: none.
-    /// A pattern of one component in a quiet folder is not listed again.
-    private func newPatternMatch(skipping quiet: Set<ObjectIdentifier>) -> String? {
+    private func newPatternMatch() -> String? {
         guard !patterns.isEmpty else { return nil }
         let mine = identities
-        for site in patterns where !(site.rest.count == 1 && quiet.contains(ObjectIdentifier(site.folder))) {
+        for site in patterns {
             guard let targets = LockTargets.targets(of: site) else { return site.folder.display }
             for target in targets {
-                filesLookedAt += 1
                 guard let st = try? target.lstat(), st.isRegularFile, !mine.contains(FileIdentity(st)) else { continue }
                 return target.display
             }
