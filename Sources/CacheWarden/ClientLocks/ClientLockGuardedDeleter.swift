@@ -27,18 +27,19 @@ struct ClientLockGuardedDeleter: FileDeleter {
     mutating func beginUnit(_ path: [UInt8]) -> DeletionOutcome? {
         unit = path
         guard held.stillHeld() else { return .lockLost }
-        if let units, let refused = units.take(path) { return refused }
-        return nil
+        return units?.begin(path)
     }
 
-    mutating func endUnit() { unit = nil }
+    mutating func endUnit() {
+        unit = nil
+        units?.end()
+    }
 
-    /// Whether every lock that covers `r` stands now, looked at afresh: nil, or why `r` must stay.
+    /// Whether every lock that covers `r` stands now, looked at afresh: nil, or why `r` must stay. Within a unit,
+    /// the unit's locks, and those of the unit `r` is in when it is another (a companion file).
     private func refusal(_ r: RecordID, _ ledger: SizeLedger) -> DeletionOutcome? {
         guard held.stillHeld() else { return .lockLost }
-        guard let units else { return nil }
-        if let unit { return units.stillHeld(unit) }
-        return units.admit(r, in: ledger)
+        return units?.admit(r, in: ledger)
     }
 
     mutating func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? {
@@ -64,9 +65,7 @@ struct ClientLockGuardedDeleter: FileDeleter {
     /// those of the unit the pointer's folder is in (if any), all looked at afresh.
     private func refusal(link: PointerLink, _ ledger: SizeLedger) -> DeletionOutcome? {
         guard held.stillHeld() else { return .lockLost }
-        guard let units else { return nil }
-        if let unit, let refused = units.stillHeld(unit) { return refused }
-        return units.admit(folder: link.dir, in: ledger)
+        return units?.admit(folder: link.dir, in: ledger)
     }
 
     mutating func checkLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome? {
@@ -91,7 +90,7 @@ struct ClientLockGuardedDeleter: FileDeleter {
     mutating func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool {
         guard held.stillHeld() else { return false }
         // Inside the unit being deleted, its locks; elsewhere, those of the unit the folder is in (if any).
-        if let units, (unit.map(units.stillHeld) ?? units.admit(folder: n, in: ledger)) != nil { return false }
+        if let units, units.admit(folder: n, in: ledger) != nil { return false }
         return inner.deleteEmptyDirectory(n, in: ledger, withSymlinks: withSymlinks)
     }
 

@@ -4,7 +4,7 @@ import CWardenShims
 /// huggingface_hub keeps one lock file per blob: `cachewarden run` and a daemon-less `clear` raise the soft limit to
 /// the hard one when they start, as systemd recommends for programs that need many descriptors (its default soft
 /// limit is 1024 for select(2)'s sake, which CacheWarden does not use; the hard one 524,288). Units' locks may then
-/// hold a quarter of it (`UnitClientLocks.defaultBudget()`).
+/// hold a quarter of it (`UnitLockBudget.defaultLimit()`, one budget for the process).
 public enum OpenFileLimit {
     /// Raises the soft limit to the hard one; the soft limit before and after (nil: it could not be read or set).
     @discardableResult

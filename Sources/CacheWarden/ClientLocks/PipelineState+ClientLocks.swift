@@ -21,7 +21,9 @@ extension PipelineState {
         }
         // Who holds it is looked up in /proc when a wait begins and when it goes past client_lock_wait.
         let findHolders = waiting.map { !$0.overdue && ClientLockTable.elapsed($0.since, now) >= Nanoseconds.span(seconds: settings.clientLockWait) } ?? true
-        switch locks.tryTake(rootPath: rt.path, dir: rt.name, scope: .root, registry: clientLocks.files, findHolders: findHolders) {
+        // A root's own patterns are bounded by the units' budget too (not counted in it: one root's take at a time).
+        switch locks.tryTake(rootPath: rt.path, dir: rt.name, scope: .root, registry: clientLocks.files, findHolders: findHolders,
+                             maxFiles: clientLocks.files.unitBudget.limit) {
         case .success(let held):
             clientLocks.held[id] = held
             return true
@@ -72,13 +74,20 @@ extension PipelineState {
         return (lost, wakeUp)
     }
 
+    /// The kind of a unit's problem, from its detail without its numbers: too many lock files, no room beside the
+    /// unit being deleted, or the lock file itself.
+    static func problemKind(_ detail: String?) -> String {
+        String((detail ?? "").unicodeScalars.filter { !("0"..."9").contains($0) })
+    }
+
     /// The units whose locks could not be taken at all in this goal: one `error` line each (kind `client_lock`),
     /// once per directory, lock and reason while the engine runs. Not a wait: a unit of more lock files than the
     /// descriptors allowed stays so until the limit is raised.
     private mutating func sayUnitProblems() {
         for (id, units) in clientLocks.units.sorted(by: { $0.key < $1.key }) {
             for (unit, busy) in units.takeProblems() {
-                let key = "\(busy.dir)\u{0}\(busy.lock)\u{0}\(busy.detail ?? "")"
+                // The lock and the kind of reason, not its detail: a count of files in it would make a new line each time.
+                let key = "\(busy.dir)\u{0}\(busy.lock)\u{0}\(busy.why)\u{0}\(Self.problemKind(busy.detail))"
                 if clientLocks.said.count >= 4096 { clientLocks.said.removeAll() }
                 guard roots[id] != nil, clientLocks.said.insert(key).inserted else { continue }
                 events.error("\(busy); the unit stays, not counted as in use", dir: busy.dir, file: PathBytes.display(unit), kind: "client_lock")

@@ -7,62 +7,63 @@
 /// use (`stillHeld`).
 ///
 /// Descriptors are bounded, not units: each lock file taken is held open, and huggingface_hub keeps one per blob and
-/// never deletes it, so one repository can have thousands. At most `budget` descriptors are held for units at once
-/// (the least recently used units let go first, taken again if needed); a unit with more lock files than that, or
-/// one whose lock cannot be opened at all (`EMFILE`, a folder where the file should be), is `.lockUnusable`: it
-/// stays, is not counted as in use, and its reason is an `error` line (`problems`, said by the engine).
+/// never deletes it, so one repository can have thousands. Every root's units share one budget for the process
+/// (`UnitLockBudget`, the registry's): past it the least recently used units let go first, taken again if needed,
+/// never the unit being deleted whole (pinned from `begin` to `end`). A unit with more lock files than the budget,
+/// one that does not fit beside the pinned units, or one whose lock cannot be opened at all (`EMFILE`, a folder
+/// where the file should be), is `.lockUnusable`: it stays, is not counted as in use, and its reason is an `error`
+/// line (`problems`, said by the engine).
 final class UnitClientLocks {
     let locks: ClientLocks
     let rootPath: String
     let dir: String
     let depth: Int
     let registry: LockFileRegistry
-    let budget: Int
+    var budget: UnitLockBudget { registry.unitBudget }
     private var held: [[UInt8]: HeldClientLocks] = [:]
-    private var recent: [[UInt8]] = []
-    private var inUse = 0
+    /// The unit being deleted whole: never let go for the budget until `end()`.
+    private var pinned: [UInt8]?
     private(set) var busy = Set<[UInt8]>()
     private(set) var failed = Set<[UInt8]>()
     /// Why units could not be taken, not yet said (`takeProblems()`), with each unit's path.
     private var problems: [(unit: [UInt8], busy: ClientLockBusy)] = []
+    /// Each folder's unit, found once per pass. Keyed by `NodeID`, which the ledger reuses once a folder is gone:
+    /// emptied at `release()` (the end of each pass), so a later pass never takes a freed node's old unit.
     private var unitOfFolder: [NodeID: [UInt8]] = [:]
 
-    init(locks: ClientLocks, rootPath: String, dir: String, depth: Int, registry: LockFileRegistry,
-         budget: Int = UnitClientLocks.defaultBudget()) {
+    init(locks: ClientLocks, rootPath: String, dir: String, depth: Int, registry: LockFileRegistry) {
         self.locks = locks
         self.rootPath = rootPath
         self.dir = dir
         self.depth = depth
         self.registry = registry
-        self.budget = budget
     }
 
-    /// A quarter of the soft open-file limit (`RLIMIT_NOFILE`), from 16 to 16,384: the rest is the watcher's, the
-    /// control socket's and its clients'. `cachewarden run` and `clear` raise the soft limit to the hard one at start.
-    static func defaultBudget() -> Int {
-        guard let soft = OpenFileLimit.soft() else { return 256 }
-        return min(16_384, max(16, Int(clamping: soft) / 4))
+    /// Descriptors held for this root's units now.
+    var descriptors: Int { held.values.reduce(0) { $0 + $1.descriptors } }
+
+    func isPinned(_ unit: [UInt8]) -> Bool { pinned == unit }
+
+    /// Takes `unit`'s locks for its deletion whole and pins them (never let go for the budget until `end()`).
+    func begin(_ unit: [UInt8]) -> DeletionOutcome? {
+        pinned = nil
+        if let refused = take(unit) { return refused }
+        pinned = unit
+        return nil
     }
 
-    /// Descriptors held for units now.
-    var descriptors: Int { inUse }
+    func end() { pinned = nil }
 
     /// Takes `unit`'s locks (or finds those taken still standing); nil: taken, else why the unit stays.
     func take(_ unit: [UInt8]) -> DeletionOutcome? {
         if failed.contains(unit) { return .lockUnusable }
         if busy.contains(unit) { return .lockHeld }
-        if held[unit] != nil {
-            if let refused = stillHeld(unit) { return refused }
-            recent.removeAll { $0 == unit }
-            recent.append(unit)
-            return nil
-        }
-        switch locks.tryTake(rootPath: rootPath, dir: dir, scope: .unit(unit), registry: registry, findHolders: false, maxFiles: budget) {
+        if held[unit] != nil { return stillHeld(unit) }
+        switch locks.tryTake(rootPath: rootPath, dir: dir, scope: .unit(unit), registry: registry, findHolders: false, maxFiles: budget.limit) {
         case .success(let taken):
             held[unit] = taken
-            inUse += taken.descriptors
-            recent.append(unit)
-            while inUse > budget, recent.count > 1 { letGo(recent[0]) }
+            budget.charge(self, unit, taken.descriptors)
+            guard budget.makeRoom(for: self, unit) else { return crowdedOut(unit, taken) }
             return nil
         case .failure(let found) where found.why == .unusable:
             // Not busy: a client's lock that cannot be taken (too many files, a descriptor limit, not a file).
@@ -75,38 +76,65 @@ final class UnitClientLocks {
         }
     }
 
+    /// `unit`, just taken, does not fit in the budget beside the pinned units: let go again, and refused (not for
+    /// ever: once the unit being deleted is done, it may fit).
+    private func crowdedOut(_ unit: [UInt8], _ taken: HeldClientLocks) -> DeletionOutcome {
+        let count = taken.descriptors
+        let lock = taken.taken.first?.target.display ?? PathBytes.display(unit)
+        letGo(unit)
+        let detail = "its locks need \(count) descriptors, and with those of the unit being deleted that is more than the "
+            + "\(budget.limit) a trim holds for units' locks at once (a quarter of the open-file limit, RLIMIT_NOFILE); "
+            + "the unit stays: raise the limit (LimitNOFILE=) to have it trimmed"
+        problems.append((unit, ClientLockBusy(dir: dir, lock: lock, why: .unusable, detail: detail)))
+        return .lockUnusable
+    }
+
     /// Whether the locks taken for `unit` all still stand, looked at afresh (`HeldClientLocks.stillHeld()`: a new
-    /// lock file matching a pattern too); one lost makes the unit busy and is let go.
+    /// lock file matching a pattern too); one lost makes the unit busy and is let go. Standing, it is the unit used
+    /// last (the last the budget lets go).
     func stillHeld(_ unit: [UInt8]) -> DeletionOutcome? {
         guard let h = held[unit] else { return take(unit) }
-        if h.stillHeld() { return nil }
+        if h.stillHeld() {
+            budget.touch(self, unit)
+            return nil
+        }
         letGo(unit)
         busy.insert(unit)
         return .lockHeld
     }
 
-    private func letGo(_ unit: [UInt8]) {
-        guard let h = held.removeValue(forKey: unit) else { return }
-        inUse -= h.descriptors
-        h.release()
-        recent.removeAll { $0 == unit }
+    func letGo(_ unit: [UInt8]) {
+        budget.refund(ObjectIdentifier(self), unit)
+        held.removeValue(forKey: unit)?.release()
     }
 
-    /// Whether record `r` may be deleted: its unit's locks are held (taken now if need be) and still stand.
-    func admit(_ r: RecordID, in ledger: SizeLedger) -> DeletionOutcome? {
+    /// The unit `r` is in: its folder at the unit's depth, or the file itself when shallower.
+    func unit(of r: RecordID, in ledger: SizeLedger) -> [UInt8] {
         let folder = ledger.record(r).dir
-        if let known = unitOfFolder[folder] { return take(known) }
+        if let known = unitOfFolder[folder] { return known }
         let chain = ledger.chain(of: folder)
-        guard chain.count >= depth else { return take(ledger.relativePath(ofRecord: r)) }
+        guard chain.count >= depth else { return ledger.relativePath(ofRecord: r) }
         let unit = ledger.relativePath(of: chain[depth - 1])
         unitOfFolder[folder] = unit
+        return unit
+    }
+
+    /// Whether record `r` may be deleted: its unit's locks are held (taken now if need be) and still stand. Within
+    /// the deletion of `pinned`, a file of another unit (a companion) needs that unit's locks too.
+    func admit(_ r: RecordID, in ledger: SizeLedger) -> DeletionOutcome? {
+        let unit = unit(of: r, in: ledger)
+        if let pinned, pinned != unit, let refused = stillHeld(pinned) { return refused }
         return take(unit)
     }
 
-    /// Whether empty folder `n` may be removed: inside a unit, that unit's locks are held; above the units, yes.
+    /// Whether empty folder `n` may be removed: inside a unit, that unit's locks are held; above the units, yes
+    /// (within the deletion of `pinned`, once its locks are found standing).
     func admit(folder n: NodeID, in ledger: SizeLedger) -> DeletionOutcome? {
         let chain = ledger.chain(of: n)
-        return chain.count < depth ? nil : take(ledger.relativePath(of: chain[depth - 1]))
+        if let pinned, let refused = stillHeld(pinned) { return refused }
+        guard chain.count >= depth else { return nil }
+        let unit = ledger.relativePath(of: chain[depth - 1])
+        return unit == pinned ? nil : take(unit)
     }
 
     /// The reasons found since the last call, each with its unit's path (the engine says each as an `error` line).
@@ -115,12 +143,12 @@ final class UnitClientLocks {
         return problems
     }
 
-    /// Lets every lock go (the end of a pass or of the goal); what was found busy or unusable is kept.
+    /// Lets every lock go (the end of a pass or of the goal); what was found busy or unusable is kept. The folders'
+    /// units are forgotten: a node of this pass may be another folder in the next.
     func release() {
-        for h in held.values { h.release() }
-        held.removeAll()
-        recent.removeAll()
-        inUse = 0
+        for unit in Array(held.keys) { letGo(unit) }
+        pinned = nil
+        unitOfFolder.removeAll()
     }
 
     deinit { release() }

@@ -13,8 +13,8 @@ import CacheWardenCommandLine
         let tree = TemporaryTree()
         for u in 0..<6 { for i in 0..<5 { tree.write(".locks/u\(u)/e\(i).lock", size: 0) } }
         for i in 0..<40 { tree.write(".locks/big/e\(i).lock", size: 0) }
-        let registry = LockFileRegistry()
-        let units = UnitClientLocks(locks: Self.pattern, rootPath: tree.path, dir: "c", depth: 1, registry: registry, budget: 20)
+        let registry = LockFileRegistry(unitBudget: 20)
+        let units = UnitClientLocks(locks: Self.pattern, rootPath: tree.path, dir: "c", depth: 1, registry: registry)
         for u in 0..<6 {
             #expect(units.take(Array("u\(u)".utf8)) == nil)
             #expect(units.descriptors <= 20 && registry.count <= 20, "\(units.descriptors) descriptors, \(registry.count) files")
