@@ -6,33 +6,47 @@ import Glibc
 /// but its pid is not always the holder's: a `flock` lock belongs to an open file, which a child inherits across
 /// `fork` (the pid may be a parent that is gone), and an OFD lock shows `-1`. So each pid it names is checked in
 /// `/proc/<pid>/fdinfo/*`, whose `lock:` lines are the locks held through that very descriptor; when none of them
-/// holds it, every process's descriptors are looked at. A descriptor is taken as the file only when `stat` of
-/// `/proc/<pid>/fd/<n>` gives its device and inode (`/proc/locks` names the filesystem's own device, which a btrfs
-/// subvolume's or an overlay's `st_dev` is not, so the device is compared there). Processes of other users cannot
-/// be looked into without privileges: their pid is still reported as `/proc/locks` gives it, where it lists the lock
-/// on the file's own device (an inode of that number on another filesystem is another file; on a btrfs subvolume
-/// the devices differ, and such a holder is "another process").
+/// holds it, every process's descriptors are looked at. A descriptor is taken as the file only from what `/proc`
+/// says of it without touching the file: its `fdinfo`'s `ino:` and `mnt_id:` against those of this process's own
+/// descriptor of the lock file (before Linux 5.14, no `ino:`: the `readlink` of `/proc/<pid>/fd/<n>` against ours).
+/// Never `stat` through the link: that reaches the file's filesystem, and a hung NFS server would hang the daemon.
+/// Processes of other users cannot be looked into without privileges: their pid is still reported as `/proc/locks`
+/// gives it, where it lists the lock on the file's own device (an inode of that number on another filesystem is
+/// another file; on a btrfs subvolume the devices differ, and such a holder is "another process").
 ///
 /// The look is bounded: it runs on the engine's queue, once per `deferred` line (and once more past
-/// `client_lock_wait`), never at a retry. At most `maxProcesses` processes are looked into, for at most a quarter
-/// of a second, and the command line (`/proc/<pid>/cmdline`, which waits on the process's memory map: a process
-/// stuck with it held makes the read wait too) is read for the first three holders only, those a line names.
+/// `client_lock_wait`), never at a retry. At most `maxProcesses` processes are looked into, at most
+/// `maxDescriptors` descriptors of each, for at most a quarter of a second in all (the deadline is looked at before
+/// each process and each descriptor). A holder's command is its `comm` name (`/proc/<pid>/comm`, at most 15
+/// characters, e.g. `cargo`), read for the first three holders, those a line names: never its command line
+/// (`/proc/<pid>/cmdline` waits on the process's memory map, which a process stuck with it held never lets go).
 enum LockHolders {
     static let maxProcesses = 4096
+    static let maxDescriptors = 1024
     static let scanNanoseconds: UInt64 = 250_000_000
     static let named = 3
+
+    /// The file a lock is on, as `/proc` shows this process's own descriptor of it.
+    struct Target {
+        let ino: UInt64
+        let needle: String
+        let mountID: Substring?
+        let link: String?
+        let deadline: UInt64
+    }
 
     /// The holders of a lock on the file open as `fd` (this process's own descriptor is never one: it holds nothing).
     static func of(_ fd: Int32) -> [ClientLockHolder] {
         guard let st = try? Syscall.fstat(fd) else { return [] }
-        let file = (dev: UInt64(st.st_dev), ino: UInt64(st.st_ino))
-        let needle = ":\(file.ino) "
-        let listed = FileContents.read("/proc/locks", limit: 16 << 20).map { listedPIDs($0, ino: file.ino, dev: file.dev) } ?? Listed()
-        var found = listed.pids.filter { holds($0, needle, file) }
+        let (ino, dev) = (UInt64(st.st_ino), UInt64(st.st_dev))
+        let mine = FileContents.read("/proc/self/fdinfo/\(fd)", limit: 1 << 16).flatMap { field("mnt_id:", in: $0) }
+        let target = Target(ino: ino, needle: ":\(ino) ", mountID: mine, link: Syscall.readLink("/proc/self/fd/\(fd)"),
+                            deadline: monotonic() + scanNanoseconds)
+        let listed = FileContents.read("/proc/locks", limit: 16 << 20).map { listedPIDs($0, ino: ino, dev: dev) } ?? Listed()
+        var found = listed.pids.prefix(maxProcesses).filter { monotonic() < target.deadline && holds($0, target) }
         if found.isEmpty && listed.any {
-            let deadline = monotonic() + scanNanoseconds
             found = allPIDs().prefix(maxProcesses).filter { pid in
-                monotonic() < deadline && !listed.pids.contains(pid) && holds(pid, needle, file)
+                monotonic() < target.deadline && !listed.pids.contains(pid) && holds(pid, target)
             }
         }
         // Nobody found through its descriptors (another user's process, a btrfs subvolume): the pids /proc/locks
@@ -74,40 +88,48 @@ enum LockHolders {
         return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
     }
 
-    /// Whether process `pid` holds a lock on the file through one of its descriptors.
-    private static func holds(_ pid: Int32, _ needle: String, _ file: (dev: UInt64, ino: UInt64)) -> Bool {
-        names(in: "/proc/\(pid)/fdinfo").contains { fd in
-            guard let info = FileContents.read("/proc/\(pid)/fdinfo/\(fd)", limit: 1 << 20),
-                  info.split(separator: "\n").contains(where: { $0.hasPrefix("lock:") && $0.contains(needle) }),
-                  let st = followed("/proc/\(pid)/fd/\(fd)") else { return false }
-            return UInt64(st.st_dev) == file.dev && UInt64(st.st_ino) == file.ino
+    /// Whether process `pid` holds a lock on the file through one of its descriptors (at most `maxDescriptors` of
+    /// them looked at, until the deadline).
+    private static func holds(_ pid: Int32, _ target: Target) -> Bool {
+        names(in: "/proc/\(pid)/fdinfo", limit: maxDescriptors).contains { fd in
+            guard monotonic() < target.deadline, let info = FileContents.read("/proc/\(pid)/fdinfo/\(fd)", limit: 1 << 20),
+                  info.split(separator: "\n").contains(where: { $0.hasPrefix("lock:") && $0.contains(target.needle) })
+            else { return false }
+            return isFile(info, "/proc/\(pid)/fd/\(fd)", target)
         }
     }
 
-    /// `stat(2)` through the link: what a `/proc/<pid>/fd/<n>` descriptor is open on.
-    private static func followed(_ path: String) -> stat? {
-        var st = stat()
-        guard (try? Syscall.retrying({ stat(path, &st) })) != nil else { return nil }
-        return st
+    /// Whether a descriptor whose `fdinfo` is `info` is open on the target file: its inode and mount, else (no
+    /// `ino:` line) its link's text and mount. Nothing here reaches the file itself.
+    static func isFile(_ info: String, _ link: String, _ target: Target) -> Bool {
+        guard let mountID = target.mountID, field("mnt_id:", in: info) == mountID else { return false }
+        if let ino = field("ino:", in: info) { return UInt64(ino) == target.ino }
+        guard let mine = target.link else { return false }
+        return Syscall.readLink(link) == mine
+    }
+
+    /// The value of an `fdinfo` line `name` (e.g. `mnt_id:`), without its blanks.
+    static func field(_ name: String, in info: String) -> Substring? {
+        info.split(separator: "\n").first { $0.hasPrefix(name) }.map { $0.dropFirst(name.count).trimmingPrefix(while: \.isWhitespace) }
     }
 
     /// Every process's pid.
     private static func allPIDs() -> [Int32] { names(in: "/proc").compactMap { Int32($0) } }
 
     /// The names in a directory (but `.` and `..`); empty when it cannot be read.
-    private static func names(in path: String) -> [String] {
+    private static func names(in path: String, limit: Int = .max) -> [String] {
         guard let fd = try? Syscall.openDirectory(path: path) else { return [] }
         defer { Syscall.close(fd) }
         var out: [String] = []
-        try? Syscall.readDirectory(fd) { out.append(String(cString: $0.name)) }
+        try? Syscall.readDirectory(fd) { if out.count < limit { out.append(String(cString: $0.name)) } }
         return out
     }
 
-    /// `/proc/<pid>/cmdline`, its NUL-separated arguments joined by spaces, at most 200 characters.
+    /// `/proc/<pid>/comm`: the process's name (at most 15 characters), which the kernel keeps in the task itself:
+    /// reading it never waits on the process's memory map, as `cmdline` does.
     static func command(of pid: Int32) -> String? {
-        guard let raw = FileContents.read("/proc/\(pid)/cmdline", limit: 4096), !raw.isEmpty else { return nil }
-        let words = raw.split(separator: "\0", omittingEmptySubsequences: true).joined(separator: " ")
-        let printable = String(words.map { $0.isASCII && ($0.asciiValue ?? 0) < 0x20 ? " " : $0 })
-        return printable.count > 200 ? String(printable.prefix(199)) + "…" : printable
+        guard let raw = FileContents.read("/proc/\(pid)/comm", limit: 64) else { return nil }
+        let name = String((raw.split(separator: "\n").first ?? "").map { $0.isASCII && ($0.asciiValue ?? 0) < 0x20 ? " " : $0 })
+        return name.isEmpty ? nil : name
     }
 }

@@ -48,6 +48,17 @@ import CacheWardenCommandLine
         #expect(LockHolders.listedPIDs(text, ino: 77, dev: 0x2a) == LockHolders.Listed())
     }
 
+    /// A holder's descriptor is matched from its `fdinfo` alone (inode and mount, else its link's text), never by
+    /// a `stat` through it; its command is its `comm` name, not its command line.
+    @Test func aHoldersDescriptorIsMatchedFromFdinfo() {
+        let target = LockHolders.Target(ino: 1234, needle: ":1234 ", mountID: "24", link: "/c/.lock", deadline: .max)
+        #expect(LockHolders.isFile("pos:\t0\nflags:\t02\nmnt_id:\t24\nino:\t1234\nlock:\t1: FLOCK ...\n", "/nonexistent", target))
+        #expect(!LockHolders.isFile("pos:\t0\nmnt_id:\t25\nino:\t1234\n", "/nonexistent", target), "another mount's inode 1234")
+        #expect(!LockHolders.isFile("pos:\t0\nmnt_id:\t24\nino:\t99\n", "/nonexistent", target))
+        #expect(!LockHolders.isFile("pos:\t0\nmnt_id:\t24\n", "/nonexistent", target), "no ino: line, and a link that is not ours")
+        #expect(LockHolders.command(of: getpid()) == String(ProcessInfo.processInfo.processName.prefix(15)))
+    }
+
     /// `--timeout` is bounded (past `Int.max` seconds the command crashed), and the last line says what was deleted:
     /// nothing, unless a try ran and stopped when the lock changed under it (`why: vanished`).
     @Test func theCommandSaysWhatItDeletedWhenItStopsWaiting() {

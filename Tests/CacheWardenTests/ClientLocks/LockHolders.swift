@@ -49,7 +49,7 @@ final class LockHolderProcess: @unchecked Sendable {
 
     /// util-linux `flock(1)` taking `path` (shared by default), then running `sleep 600` in its place (`--no-fork`:
     /// one process, the lock's descriptor inherited, no orphan left holding the test's pipes); back once the kernel
-    /// lists the lock. Its command line is then `sleep 600`.
+    /// lists the lock. Its command line is then `sleep 600`, its name (`comm`) `sleep`.
     static func flock(_ path: String, shared: Bool = true) throws -> LockHolderProcess {
         let holder = LockHolderProcess(try RunningCLI(["--no-fork", shared ? "-s" : "-x", path, "sleep", "600"], executable: "/usr/bin/flock"))
         // Listed once flock(1) has the lock; `sleep 600` once it has run it in its place.
