@@ -1,8 +1,8 @@
-/// A process holding a client's lock, as `/proc` shows it: its pid and its command line.
+/// A process holding a client's lock, as `/proc` shows it: its pid and its name.
 public struct ClientLockHolder: Sendable, Equatable {
     public var pid: Int32
-    /// `/proc/<pid>/cmdline`, its arguments joined by spaces (nil when it cannot be read: another user's process,
-    /// or one that has exited).
+    /// `/proc/<pid>/comm`, the process's name, at most 15 characters (e.g. `cargo`), not its command line (nil
+    /// when it cannot be read: a process that has exited).
     public var command: String?
 
     public init(pid: Int32, command: String?) {
