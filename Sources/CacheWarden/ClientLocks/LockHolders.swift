@@ -5,81 +5,118 @@ import Glibc
 /// `/proc/locks` lists every granted lock as `N: FLOCK|POSIX|OFDLCK ADVISORY READ|WRITE <pid> <maj>:<min>:<ino> …`,
 /// but its pid is not always the holder's: a `flock` lock belongs to an open file, which a child inherits across
 /// `fork` (the pid may be a parent that is gone), and an OFD lock shows `-1`. So each pid it names is checked in
-/// `/proc/<pid>/fdinfo/*`, whose `lock:` lines are the locks held through that very descriptor; when none of them
-/// holds it, every process's descriptors are looked at. A descriptor is taken as the file only from what `/proc`
-/// says of it without touching the file: its `fdinfo`'s `ino:` and `mnt_id:` against those of this process's own
-/// descriptor of the lock file (before Linux 5.14, no `ino:`: the `readlink` of `/proc/<pid>/fd/<n>` against ours).
-/// Never `stat` through the link: that reaches the file's filesystem, and a hung NFS server would hang the daemon.
-/// Processes of other users cannot be looked into without privileges: their pid is still reported as `/proc/locks`
-/// gives it, where it lists the lock on the file's own device (an inode of that number on another filesystem is
-/// another file; on a btrfs subvolume the devices differ, and such a holder is "another process").
+/// `/proc/<pid>/fdinfo/*`, whose `lock:` lines (the same format) are the locks held through that very descriptor;
+/// when none of them holds it, every other process's descriptors are looked at. A descriptor holds the lock when one
+/// of its `lock:` lines names the file's `MAJ:MIN:INO` exactly as `/proc/locks` does (its `ino:` first, when the
+/// kernel gives one, 5.14 on, a fast filter): the same text in every mount namespace, unlike `mnt_id:` (a daemon
+/// under `ProtectSystem=`/`PrivateTmp=` has its own namespace, its own mount IDs) or the `/proc/<pid>/fd` link (a
+/// path in the holder's namespace). `MAJ:MIN` is the file's superblock's device, which `st_dev` is not on btrfs or
+/// overlayfs: it is read from this process's `/proc/self/mountinfo` line for the mount of its own descriptor of the
+/// file (its `mnt_id:`), the kernel's same number, and written as the kernel writes it in `/proc/locks` (hex, at least
+/// two digits). Nothing here reaches the file: never `stat` through `/proc/<pid>/fd` (a hung NFS server would hang the
+/// daemon). Processes of other users cannot be looked into without privileges: their pid is still reported as
+/// `/proc/locks` gives it for the file's `MAJ:MIN:INO`.
+///
+/// btrfs: the subvolumes of one filesystem share its device in `/proc/locks`, and each numbers its inodes from 256,
+/// so two files can show the same `MAJ:MIN:INO`. On btrfs, when `/proc/locks` lists more than one granted lock for
+/// it, which is this file's cannot be told: no holder is named ("another process") rather than a wrong one.
 ///
 /// The look is bounded: it runs on the engine's queue, once per `deferred` line (and once more past
-/// `client_lock_wait`), never at a retry. At most `maxProcesses` processes are looked into, at most
-/// `maxDescriptors` descriptors of each, for at most a quarter of a second in all (the deadline is looked at before
-/// each process and each descriptor). A holder's command is its `comm` name (`/proc/<pid>/comm`, at most 15
-/// characters, e.g. `cargo`), read for the first three holders, those a line names: never its command line
-/// (`/proc/<pid>/cmdline` waits on the process's memory map, which a process stuck with it held never lets go).
+/// `client_lock_wait`), never at a retry. At most `maxProcesses` processes are looked into (this one, which holds a
+/// descriptor per lock it took, only when `/proc/locks` names it: a test's own lock); all the
+/// descriptors (up to `maxListedDescriptors`) of a process `/proc/locks` names, at most `maxDescriptors` of each other
+/// one (the lowest numbers); for at most a quarter of a second in all (the deadline is looked at before each process
+/// and each descriptor, and while a directory is listed). A holder's command is its `comm` name (`/proc/<pid>/comm`,
+/// at most 15 characters, e.g. `cargo`), read for the first three holders, those a line names: never its command
+/// line (`/proc/<pid>/cmdline` waits on the process's memory map, which a process stuck with it held never lets go).
 enum LockHolders {
     static let maxProcesses = 4096
     static let maxDescriptors = 1024
+    static let maxListedDescriptors = 1 << 20
     static let scanNanoseconds: UInt64 = 250_000_000
     static let named = 3
 
-    /// The file a lock is on, as `/proc` shows this process's own descriptor of it.
+    /// The file a lock is on: its inode, and its `MAJ:MIN:INO` as `/proc/locks` writes it.
     struct Target {
         let ino: UInt64
-        let needle: String
-        let mountID: Substring?
-        let link: String?
+        let id: String
         let deadline: UInt64
     }
 
     /// The holders of a lock on the file open as `fd` (this process's own descriptor is never one: it holds nothing).
     static func of(_ fd: Int32) -> [ClientLockHolder] {
         guard let st = try? Syscall.fstat(fd) else { return [] }
-        let (ino, dev) = (UInt64(st.st_ino), UInt64(st.st_dev))
-        let mine = FileContents.read("/proc/self/fdinfo/\(fd)", limit: 1 << 16).flatMap { field("mnt_id:", in: $0) }
-        let target = Target(ino: ino, needle: ":\(ino) ", mountID: mine, link: Syscall.readLink("/proc/self/fd/\(fd)"),
-                            deadline: monotonic() + scanNanoseconds)
-        let listed = FileContents.read("/proc/locks", limit: 16 << 20).map { listedPIDs($0, ino: ino, dev: dev) } ?? Listed()
-        var found = listed.pids.prefix(maxProcesses).filter { monotonic() < target.deadline && holds($0, target) }
-        if found.isEmpty && listed.any {
-            found = allPIDs().prefix(maxProcesses).filter { pid in
-                monotonic() < target.deadline && !listed.pids.contains(pid) && holds(pid, target)
+        let ino = UInt64(st.st_ino)
+        let mount = ownMount(of: fd)
+        let target = Target(ino: ino, id: "\(mount?.device ?? device(UInt64(st.st_dev))):\(ino)", deadline: monotonic() + scanNanoseconds)
+        let listed = FileContents.read("/proc/locks", limit: 16 << 20).map { listedPIDs($0, id: target.id) } ?? Listed()
+        // Two locks on one btrfs MAJ:MIN:INO: another subvolume's file may be one of them.
+        if listed.locks > 1 && mount?.type == "btrfs" { return [] }
+        let me = getpid()
+        var found = listed.pids.prefix(maxProcesses).filter { pid in
+            monotonic() < target.deadline && holds(pid, target, limit: maxListedDescriptors)
+        }
+        if found.isEmpty && listed.locks > 0 {
+            found = allPIDs(until: target.deadline).prefix(maxProcesses).filter { pid in
+                pid != me && monotonic() < target.deadline && !listed.pids.contains(pid) && holds(pid, target, limit: maxDescriptors)
             }
         }
-        // Nobody found through its descriptors (another user's process, a btrfs subvolume): the pids /proc/locks
-        // gives for an inode of that number on this very device, never those of another filesystem's.
-        if found.isEmpty { found = listed.onDevice.filter { $0 > 0 } }
+        // Nobody found through its descriptors (another user's process): the pids /proc/locks gives for the file.
+        if found.isEmpty { found = listed.pids }
         return Set(found).sorted().enumerated().map { i, pid in ClientLockHolder(pid: pid, command: i < named ? command(of: pid) : nil) }
     }
 
-    /// What `/proc/locks` lists for an inode: the pids of granted locks on an inode of that number (not the waiters,
-    /// `->`), those on the file's own device (`MAJ:MIN` in hex, as the kernel writes them), and whether any lock was
-    /// listed at all (an OFD lock's pid is -1).
+    /// What `/proc/locks` lists for a file's `MAJ:MIN:INO`: the pids of its granted locks (not the waiters, `->`;
+    /// an OFD lock's pid, -1, left out) and how many granted locks there are.
     struct Listed: Equatable {
         var pids: [Int32] = []
-        var onDevice: [Int32] = []
-        var any = false
+        var locks = 0
     }
 
-    static func listedPIDs(_ text: String, ino: UInt64, dev: UInt64) -> Listed {
-        let needle = ":\(ino) "
-        let device = (major: ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff), minor: (dev & 0xff) | ((dev >> 12) & ~0xff))
+    static func listedPIDs(_ text: String, id: String) -> Listed {
         var out = Listed()
-        for line in text.split(separator: "\n") where line.contains(needle) && !line.contains("->") {
+        for line in text.split(separator: "\n") where line.contains(id) && !line.contains("->") {
             let fields = line.split(separator: " ")
             // `N:`, the class, `ADVISORY`/`MANDATORY`, `READ`/`WRITE`, the pid, `maj:min:ino`, start, end.
-            guard fields.count >= 6 else { continue }
-            let id = fields[5].split(separator: ":")
-            guard id.count == 3, UInt64(id[2]) == ino else { continue }
-            out.any = true
-            let pid = Int32(fields[4]) ?? -1
-            if pid > 0 { out.pids.append(pid) }
-            if UInt64(id[0], radix: 16) == device.major && UInt64(id[1], radix: 16) == device.minor { out.onDevice.append(pid) }
+            guard fields.count >= 6, fields[5] == id else { continue }
+            out.locks += 1
+            if let pid = Int32(fields[4]), pid > 0 { out.pids.append(pid) }
         }
         return out
+    }
+
+    /// `MAJ:MIN` as `/proc/locks` writes a device: each number in hex, at least two digits.
+    static func device(major: UInt64, minor: UInt64) -> String {
+        func hex(_ n: UInt64) -> String { n < 16 ? "0" + String(n, radix: 16) : String(n, radix: 16) }
+        return "\(hex(major)):\(hex(minor))"
+    }
+
+    /// `st_dev` split as glibc's `major`/`minor` do: only when `mountinfo` does not say (it is not the superblock's
+    /// device on btrfs or overlayfs).
+    static func device(_ dev: UInt64) -> String {
+        device(major: ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff), minor: (dev & 0xff) | ((dev >> 12) & ~0xff))
+    }
+
+    /// The device (as `/proc/locks` writes it) and filesystem type of the mount this process's descriptor `fd` is on:
+    /// its `fdinfo`'s `mnt_id:`, found in this process's own `mountinfo` (the same namespace as that ID).
+    static func ownMount(of fd: Int32) -> (device: String, type: Substring)? {
+        guard let info = FileContents.read("/proc/self/fdinfo/\(fd)", limit: 1 << 16), let id = field("mnt_id:", in: info),
+              let table = FileContents.read("/proc/self/mountinfo", limit: 16 << 20) else { return nil }
+        return mount(id, in: table)
+    }
+
+    /// Mount `id`'s line of a `mountinfo` table: `ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS…] - TYPE SOURCE …`,
+    /// its numbers in decimal.
+    static func mount(_ id: Substring, in table: String) -> (device: String, type: Substring)? {
+        for line in table.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 3, fields[0] == id else { continue }
+            let numbers = fields[2].split(separator: ":")
+            guard numbers.count == 2, let major = UInt64(numbers[0]), let minor = UInt64(numbers[1]),
+                  let dash = fields.firstIndex(of: "-"), dash + 1 < fields.count else { return nil }
+            return (device(major: major, minor: minor), fields[dash + 1])
+        }
+        return nil
     }
 
     private static func monotonic() -> UInt64 {
@@ -88,24 +125,22 @@ enum LockHolders {
         return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
     }
 
-    /// Whether process `pid` holds a lock on the file through one of its descriptors (at most `maxDescriptors` of
-    /// them looked at, until the deadline).
-    private static func holds(_ pid: Int32, _ target: Target) -> Bool {
-        names(in: "/proc/\(pid)/fdinfo", limit: maxDescriptors).contains { fd in
-            guard monotonic() < target.deadline, let info = FileContents.read("/proc/\(pid)/fdinfo/\(fd)", limit: 1 << 20),
-                  info.split(separator: "\n").contains(where: { $0.hasPrefix("lock:") && $0.contains(target.needle) })
-            else { return false }
-            return isFile(info, "/proc/\(pid)/fd/\(fd)", target)
+    /// Whether process `pid` holds a lock on the file through one of its descriptors (at most `limit` of them
+    /// looked at, until the deadline).
+    private static func holds(_ pid: Int32, _ target: Target, limit: Int) -> Bool {
+        names(in: "/proc/\(pid)/fdinfo", limit: limit, until: target.deadline).contains { fd in
+            guard monotonic() < target.deadline, let info = FileContents.read("/proc/\(pid)/fdinfo/\(fd)", limit: 1 << 20) else { return false }
+            return isFile(info, target)
         }
     }
 
-    /// Whether a descriptor whose `fdinfo` is `info` is open on the target file: its inode and mount, else (no
-    /// `ino:` line) its link's text and mount. Nothing here reaches the file itself.
-    static func isFile(_ info: String, _ link: String, _ target: Target) -> Bool {
-        guard let mountID = target.mountID, field("mnt_id:", in: info) == mountID else { return false }
-        if let ino = field("ino:", in: info) { return UInt64(ino) == target.ino }
-        guard let mine = target.link else { return false }
-        return Syscall.readLink(link) == mine
+    /// Whether a descriptor whose `fdinfo` is `info` holds a lock on the target file: its `ino:` (when given) is
+    /// the file's, and one of its `lock:` lines names the file's `MAJ:MIN:INO`. Nothing here reaches the file itself.
+    static func isFile(_ info: String, _ target: Target) -> Bool {
+        if let ino = field("ino:", in: info), UInt64(ino) != target.ino { return false }
+        return info.split(separator: "\n").contains { line in
+            line.hasPrefix("lock:") && !line.contains("->") && line.split(whereSeparator: \.isWhitespace).contains { $0 == target.id }
+        }
     }
 
     /// The value of an `fdinfo` line `name` (e.g. `mnt_id:`), without its blanks.
@@ -113,15 +148,22 @@ enum LockHolders {
         info.split(separator: "\n").first { $0.hasPrefix(name) }.map { $0.dropFirst(name.count).trimmingPrefix(while: \.isWhitespace) }
     }
 
-    /// Every process's pid.
-    private static func allPIDs() -> [Int32] { names(in: "/proc").compactMap { Int32($0) } }
+    /// Every process's pid (those listed before the deadline).
+    private static func allPIDs(until deadline: UInt64) -> [Int32] { names(in: "/proc", until: deadline).compactMap { Int32($0) } }
 
-    /// The names in a directory (but `.` and `..`); empty when it cannot be read.
-    private static func names(in path: String, limit: Int = .max) -> [String] {
+    /// The names in a directory (but `.` and `..`), the first `limit` of them, those listed before the deadline
+    /// (looked at every 256 names: the listing itself goes to its end, a `getdents64` at a time); empty when it
+    /// cannot be read.
+    private static func names(in path: String, limit: Int = .max, until deadline: UInt64) -> [String] {
         guard let fd = try? Syscall.openDirectory(path: path) else { return [] }
         defer { Syscall.close(fd) }
         var out: [String] = []
-        try? Syscall.readDirectory(fd) { if out.count < limit { out.append(String(cString: $0.name)) } }
+        var open = true
+        try? Syscall.readDirectory(fd) { entry in
+            guard open, out.count < limit else { return }
+            if out.count % 256 == 255 && monotonic() >= deadline { open = false }
+            out.append(String(cString: entry.name))
+        }
         return out
     }
 

@@ -32,7 +32,7 @@ import CacheWardenCommandLine
     }
 
     /// `/proc/locks` names devices as hex `MAJ:MIN`: a lock on an inode of the same number on another filesystem is
-    /// another file, and its pid is never named as the holder.
+    /// another file, and its pid is never named as the holder. The device is the mount's, from `mountinfo`.
     @Test func aHolderIsNamedOnlyFromTheFilesOwnDevice() {
         let text = """
             1: FLOCK  ADVISORY  WRITE 111 08:01:1234 0 EOF
@@ -40,23 +40,54 @@ import CacheWardenCommandLine
             3: OFDLCK ADVISORY  WRITE -1 00:2a:99 0 EOF
             3: -> FLOCK  ADVISORY  WRITE 333 00:2a:1234 0 EOF
             4: POSIX  ADVISORY  WRITE 444 00:2a:12345 0 EOF
+            5: OFDLCK ADVISORY  READ -1 00:2a:1234 0 EOF
 
             """
-        #expect(LockHolders.listedPIDs(text, ino: 1234, dev: 0x2a) == LockHolders.Listed(pids: [111, 222], onDevice: [222], any: true))
-        #expect(LockHolders.listedPIDs(text, ino: 1234, dev: 0x0801).onDevice == [111])
-        #expect(LockHolders.listedPIDs("1: FLOCK ADVISORY WRITE 7 103:05:1234 0 EOF\n", ino: 1234, dev: (0x103 << 8) | 5).onDevice == [7])
-        #expect(LockHolders.listedPIDs(text, ino: 77, dev: 0x2a) == LockHolders.Listed())
+        #expect(LockHolders.listedPIDs(text, id: "00:2a:1234") == LockHolders.Listed(pids: [222], locks: 2))
+        #expect(LockHolders.listedPIDs(text, id: "08:01:1234") == LockHolders.Listed(pids: [111], locks: 1))
+        #expect(LockHolders.listedPIDs(text, id: "00:2a:77") == LockHolders.Listed())
+        #expect(LockHolders.device(major: 0x103, minor: 5) == "103:05" && LockHolders.device((0x103 << 8) | 5) == "103:05")
+        let table = "22 1 0:21 / /proc rw shared:12 - proc proc rw\n31 22 0:42 / /srv/cache rw,relatime - btrfs /dev/sdb rw\n"
+        #expect(LockHolders.mount("31", in: table).map { "\($0.device) \($0.type)" } == "00:2a btrfs")
+        #expect(LockHolders.mount("3", in: table) == nil)
     }
 
-    /// A holder's descriptor is matched from its `fdinfo` alone (inode and mount, else its link's text), never by
-    /// a `stat` through it; its command is its `comm` name, not its command line.
+    /// A holder's descriptor is matched from its `fdinfo` alone: its `ino:`, and a `lock:` line naming the file's
+    /// `MAJ:MIN:INO` (no mount ID: it differs between mount namespaces), never by a `stat` through it; its command
+    /// is its `comm` name, not its command line.
     @Test func aHoldersDescriptorIsMatchedFromFdinfo() {
-        let target = LockHolders.Target(ino: 1234, needle: ":1234 ", mountID: "24", link: "/c/.lock", deadline: .max)
-        #expect(LockHolders.isFile("pos:\t0\nflags:\t02\nmnt_id:\t24\nino:\t1234\nlock:\t1: FLOCK ...\n", "/nonexistent", target))
-        #expect(!LockHolders.isFile("pos:\t0\nmnt_id:\t25\nino:\t1234\n", "/nonexistent", target), "another mount's inode 1234")
-        #expect(!LockHolders.isFile("pos:\t0\nmnt_id:\t24\nino:\t99\n", "/nonexistent", target))
-        #expect(!LockHolders.isFile("pos:\t0\nmnt_id:\t24\n", "/nonexistent", target), "no ino: line, and a link that is not ours")
+        let target = LockHolders.Target(ino: 1234, id: "00:2a:1234", deadline: .max)
+        let lock = "lock:\t1: FLOCK  ADVISORY  WRITE 7 00:2a:1234 0 EOF\n"
+        #expect(LockHolders.isFile("pos:\t0\nflags:\t02\nmnt_id:\t24\nino:\t1234\n" + lock, target))
+        #expect(LockHolders.isFile("pos:\t0\nmnt_id:\t977\n" + lock, target), "another namespace's mount ID, no ino: (before 5.14)")
+        #expect(!LockHolders.isFile("pos:\t0\nmnt_id:\t24\nino:\t1234\n", target), "open, no lock through it")
+        #expect(!LockHolders.isFile("pos:\t0\nino:\t1234\nlock:\t1: FLOCK  ADVISORY  WRITE 7 08:01:1234 0 EOF\n", target),
+                "another device's inode 1234")
+        #expect(!LockHolders.isFile("pos:\t0\nino:\t99\n" + lock, target))
         #expect(LockHolders.command(of: getpid()) == String(ProcessInfo.processInfo.processName.prefix(15)))
+    }
+
+    /// A holder in a mount namespace of its own (`unshare -m`: its mount IDs are not the test's) is named: by the
+    /// pid `/proc/locks` gives (`flock`), and found through its descriptors where it gives none (OFD, -1).
+    @Test(.enabled(if: LockHolderProcess.canUnshareMounts, "needs root and util-linux unshare (unshare -m)"))
+    func aHolderInAnotherMountNamespaceIsNamed() throws {
+        let tree = TemporaryTree()
+        tree.write(".lock", size: 0)
+        let flock = try LockHolderProcess.flock(tree.url(".lock"), shared: false, ownMounts: true)
+        #expect(LockHolderProcess.hasOwnMounts(flock.pid))
+        let byFlock = Self.busy(ClientLocks([ClientLock(".lock")]).tryTake(rootPath: tree.path, dir: "c", scope: .root))
+        #expect(byFlock?.holders == [ClientLockHolder(pid: flock.pid, command: "sleep")], "\(byFlock)")
+        flock.release()
+        let ofd = try LockHolderProcess.python(LockHolderProcess.ofdWriteLock, tree.url(".lock"), ownMounts: true)
+        #expect(LockHolderProcess.hasOwnMounts(ofd.pid))
+        let byOFD = Self.busy(ClientLocks([ClientLock(".lock", kind: .ofd)]).tryTake(rootPath: tree.path, dir: "c", scope: .root))
+        #expect(byOFD?.holders.map(\.pid) == [ofd.pid], "\(byOFD)")
+        ofd.release()
+    }
+
+    static func busy(_ result: Result<HeldClientLocks, ClientLockBusy>) -> ClientLockBusy? {
+        if case .failure(let busy) = result { return busy }
+        return nil
     }
 
     /// `--timeout` is bounded (past `Int.max` seconds the command crashed), and the last line says what was deleted:

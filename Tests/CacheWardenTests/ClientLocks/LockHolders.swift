@@ -49,9 +49,12 @@ final class LockHolderProcess: @unchecked Sendable {
 
     /// util-linux `flock(1)` taking `path` (shared by default), then running `sleep 600` in its place (`--no-fork`:
     /// one process, the lock's descriptor inherited, no orphan left holding the test's pipes); back once the kernel
-    /// lists the lock. Its command line is then `sleep 600`, its name (`comm`) `sleep`.
-    static func flock(_ path: String, shared: Bool = true) throws -> LockHolderProcess {
-        let holder = LockHolderProcess(try RunningCLI(["--no-fork", shared ? "-s" : "-x", path, "sleep", "600"], executable: "/usr/bin/flock"))
+    /// lists the lock. Its command line is then `sleep 600`, its name (`comm`) `sleep`. `ownMounts`: run by
+    /// `unshare -m` (root only), in a mount namespace of its own, as a daemon under `ProtectSystem=` sees one.
+    static func flock(_ path: String, shared: Bool = true, ownMounts: Bool = false) throws -> LockHolderProcess {
+        let arguments = ["--no-fork", shared ? "-s" : "-x", path, "sleep", "600"]
+        let holder = LockHolderProcess(try ownMounts ? RunningCLI(unshare + ["/usr/bin/flock"] + arguments, executable: "/usr/bin/unshare")
+                                                     : RunningCLI(arguments, executable: "/usr/bin/flock"))
         // Listed once flock(1) has the lock; `sleep 600` once it has run it in its place.
         let command = "/proc/\(holder.pid)/cmdline"
         precondition(eventually { isListed(path) && (try? String(contentsOfFile: command, encoding: .utf8)) == "sleep\u{0}600\u{0}" },
@@ -61,11 +64,24 @@ final class LockHolderProcess: @unchecked Sendable {
 
     /// python3 running `script` on `path` (its `sys.argv[1]`); back once it prints its first line (`locked`, or
     /// the pid of a child left holding the lock, which becomes `heir`).
-    static func python(_ script: String, _ path: String) throws -> LockHolderProcess {
-        let holder = LockHolderProcess(try RunningCLI(["-c", script, path], executable: which("python3") ?? "/usr/bin/python3"))
+    static func python(_ script: String, _ path: String, ownMounts: Bool = false) throws -> LockHolderProcess {
+        let python = which("python3") ?? "/usr/bin/python3"
+        let holder = LockHolderProcess(try ownMounts ? RunningCLI(unshare + [python, "-c", script, path], executable: "/usr/bin/unshare")
+                                                     : RunningCLI(["-c", script, path], executable: python))
         precondition(eventually { !holder.cli.lines.isEmpty }, "python did not lock \(path): \(holder.cli.stderr)")
         holder.heir = Int32(holder.cli.lines[0])
         return holder
+    }
+
+    /// `unshare(1)`'s arguments for a mount namespace of its own (it then runs the command in its place).
+    static let unshare = ["-m", "--propagation", "private"]
+
+    /// Whether `unshare -m` can run here: as root, with util-linux's `unshare`.
+    static var canUnshareMounts: Bool { getuid() == 0 && access("/usr/bin/unshare", X_OK) == 0 }
+
+    /// Whether process `pid` is in another mount namespace than this one.
+    static func hasOwnMounts(_ pid: Int32) -> Bool {
+        (Syscall.readLink("/proc/\(pid)/ns/mnt") ?? "") != (Syscall.readLink("/proc/self/ns/mnt") ?? "")
     }
 
     /// A POSIX write lock over the whole file (`fcntl.lockf`, `F_SETLK`): what Java's `FileChannel.tryLock` takes.
