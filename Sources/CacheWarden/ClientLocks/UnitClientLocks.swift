@@ -10,6 +10,7 @@
 /// never deletes it, so one repository can have thousands. Every root's units share one budget for the process
 /// (`UnitLockBudget`, the registry's): past it the least recently used units let go first, taken again if needed,
 /// never the unit being deleted whole (pinned from `begin` to `end`). A unit with more lock files than the budget,
+/// or more descriptors (lock files and their folders) than the budget on its own (`failed`: never opened again),
 /// one that does not fit beside the pinned units, or one whose lock cannot be opened at all (`EMFILE`, a folder
 /// where the file should be), is `.lockUnusable`: it stays, is not counted as in use, and its reason is an `error`
 /// line (`problems`, said by the engine).
@@ -76,15 +77,19 @@ final class UnitClientLocks {
         }
     }
 
-    /// `unit`, just taken, does not fit in the budget beside the pinned units: let go again, and refused (not for
-    /// ever: once the unit being deleted is done, it may fit).
+    /// `unit`, just taken, does not fit in the budget: let go again, and refused. Alone over the limit (its lock
+    /// files are within it, `tryTake`'s bound, but not with the folders they are in), for ever: it is `failed`, never
+    /// opened again. Beside the pinned units, not for ever: once the unit being deleted is done, it may fit.
     private func crowdedOut(_ unit: [UInt8], _ taken: HeldClientLocks) -> DeletionOutcome {
         let count = taken.descriptors
         let lock = taken.taken.first?.target.display ?? PathBytes.display(unit)
         letGo(unit)
-        let detail = "its locks need \(count) descriptors, and with those of the unit being deleted that is more than the "
-            + "\(budget.limit) a trim holds for units' locks at once (a quarter of the open-file limit, RLIMIT_NOFILE); "
-            + "the unit stays: raise the limit (LimitNOFILE=) to have it trimmed"
+        let alone = count > budget.limit
+        if alone { failed.insert(unit) }
+        let detail = "its locks need \(count) descriptors (its lock files and the folders they are in), "
+            + (alone ? "" : "and with those of the unit being deleted that is ")
+            + "more than the \(budget.limit) a trim holds for units' locks at once (a quarter of the open-file limit, "
+            + "RLIMIT_NOFILE); the unit stays: raise the limit (LimitNOFILE=) to have it trimmed"
         problems.append((unit, ClientLockBusy(dir: dir, lock: lock, why: .unusable, detail: detail)))
         return .lockUnusable
     }

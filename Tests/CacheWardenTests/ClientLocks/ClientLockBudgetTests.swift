@@ -138,4 +138,20 @@ extension ClientLockBudgetTests {
         #expect(!Self.clientCouldLock(tree.url(".locks/v/x.lock")) && Self.clientCouldLock(tree.url(".locks/u/x.lock")))
         units.release()
     }
+
+    /// A unit whose lock files fit in the budget but not with the folder they are in, nothing else held, is unusable
+    /// for good: said once, never opened again at each file admitted, and not said to be crowded by a unit deleted.
+    @Test func aUnitOverTheBudgetAloneIsFailedOnce() {
+        let tree = TemporaryTree()
+        for i in 0..<5 { tree.write(".locks/big/e\(i).lock", size: 0) }
+        let registry = LockFileRegistry(unitBudget: 5)
+        let units = UnitClientLocks(locks: Self.pattern, rootPath: tree.path, dir: "c", depth: 1, registry: registry)
+        let big = Array("big".utf8)
+        #expect(units.take(big) == .lockUnusable && units.failed.contains(big) && registry.count == 0)
+        let problems = units.takeProblems()
+        #expect(problems.count == 1 && problems[0].busy.detail?.contains("its locks need 6 descriptors") == true
+                && problems[0].busy.detail?.contains("unit being deleted") == false, "\(problems)")
+        for _ in 0..<3 { #expect(units.take(big) == .lockUnusable) }
+        #expect(units.takeProblems().isEmpty && registry.count == 0 && registry.unitBudget.inUse == 0)
+    }
 }
