@@ -21,7 +21,8 @@ extension PipelineState {
         }
         // Who holds it is looked up in /proc when a wait begins and when it goes past client_lock_wait.
         let findHolders = waiting.map { !$0.overdue && ClientLockTable.elapsed($0.since, now) >= Nanoseconds.span(seconds: settings.clientLockWait) } ?? true
-        // A root's own patterns are bounded by the units' budget too (not counted in it: one root's take at a time).
+        // A root's own locks name at most as many files as the units' budget, but are not counted in it: they are
+        // held for the whole goal (a group's or a low-disk purge's members' at once), beside the units' budget.
         switch locks.tryTake(rootPath: rt.path, dir: rt.name, scope: .root, registry: clientLocks.files, findHolders: findHolders,
                              maxFiles: clientLocks.files.unitBudget.limit) {
         case .success(let held):
