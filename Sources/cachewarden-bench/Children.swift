@@ -219,6 +219,21 @@ final class Child {
     deinit { stop(signal: SIGKILL, grace: 0) }
 }
 
+extension Child {
+    /// `inotifywait` at `path` with `arguments` (stdout to /dev/null), once it printed "Watches established.";
+    /// its stderr is drained from then on. Returns the child and `Clock.nanos()` at that line.
+    static func inotifywait(_ path: String, _ arguments: [String], timeout: Double = 30) throws -> (child: Child, established: UInt64) {
+        let child = try Child(path, arguments, stdout: .null, stderr: .pipe)
+        var transcript = ""
+        guard let established = child.waitForStderr(containing: "Watches established.", timeout: timeout, transcript: &transcript) else {
+            child.stop(signal: SIGKILL, grace: 0)
+            throw BenchError(transcript.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        child.drainStderrInBackground()
+        return (child, established)
+    }
+}
+
 /// A failure that ends the benchmark with a message.
 struct BenchError: Error, CustomStringConvertible {
     var description: String

@@ -51,6 +51,31 @@ final class EventTail {
         pending.removeFirst(start)
     }
 
+    /// Polls until the `ready` line of `child` (which writes this file) arrives; throws when the child exits or
+    /// `timeout` seconds pass first, with `what` and the first `error` line in the message.
+    func awaitReady(of child: Child, timeout: Double = 30, what: String = "the watcher child") throws {
+        let deadline = Clock.nanos() + UInt64(timeout * 1e9)
+        while ready == nil {
+            guard child.isRunning, Clock.nanos() < deadline else {
+                let why = errors.first ?? "exit status \(child.isRunning ? "none" : String(child.stop()))"
+                throw WatcherNotReady(description: "\(what) did not report ready (\(why))")
+            }
+            Clock.sleep(0.001)
+            poll()
+        }
+    }
+
+    /// Sends SIGUSR1 to `child` and polls until the `status` line answering it arrives (`timeout` seconds at
+    /// most); `false` when none came. `lastStatus` then holds its totals.
+    @discardableResult
+    func askStatus(of child: Child, timeout: Double = 2) -> Bool {
+        let asked = statusCount
+        kill(child.pid, SIGUSR1)
+        let waitUntil = Clock.nanos() + UInt64(timeout * 1e9)
+        repeat { Clock.sleep(0.002); poll() } while statusCount == asked && Clock.nanos() < waitUntil
+        return statusCount > asked
+    }
+
     private func handle(_ line: ArraySlice<UInt8>) {
         if line.starts(with: Self.writePrefix) { writeLines += 1; return }
         guard line.first == UInt8(ascii: "{"),

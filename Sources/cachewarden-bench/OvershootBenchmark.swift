@@ -96,12 +96,7 @@ enum OvershootBenchmark {
             child = c
             let t = try EventTail(path: output)
             tail = t
-            let deadline = Clock.nanos() + 30_000_000_000
-            while t.ready == nil {
-                guard c.isRunning, Clock.nanos() < deadline else { throw WatcherNotReady(description: "overshoot: no ready line") }
-                Clock.sleep(0.001)
-                t.poll()
-            }
+            try t.awaitReady(of: c, what: "overshoot: the watcher")
         }
         let sampler = UsedBytesSampler(mount: mount)
         if watched { sampler.start() }
@@ -135,10 +130,7 @@ enum OvershootBenchmark {
         let deadline = Clock.nanos() + 10_000_000_000
         var scan = FreshScan.of(root)
         while Clock.nanos() < deadline && child.isRunning {
-            let asked = tail.statusCount
-            kill(child.pid, SIGUSR1)
-            let waitUntil = Clock.nanos() + 2_000_000_000
-            repeat { Clock.sleep(0.002); tail.poll() } while tail.statusCount == asked && Clock.nanos() < waitUntil
+            tail.askStatus(of: child)
             scan = FreshScan.of(root)
             if tail.lastStatus == EventTail.Totals(files: scan.files, total: scan.bytes) { break }
             Clock.sleep(0.02)

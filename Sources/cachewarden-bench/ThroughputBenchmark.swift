@@ -134,16 +134,7 @@ enum ThroughputBenchmark {
                               stdout: .file(output), stderr: .inherit)
         defer { child.stop() }
         let tail = try EventTail(path: output)
-
-        // Ready.
-        let readyDeadline = Clock.nanos() + 30_000_000_000
-        while tail.ready == nil {
-            guard child.isRunning, Clock.nanos() < readyDeadline else {
-                throw WatcherNotReady(description: "the watcher child did not report ready (\(tail.errors.first ?? "exit status \(child.isRunning ? "none" : String(child.stop()))"))")
-            }
-            Clock.sleep(0.001)
-            tail.poll()
-        }
+        try tail.awaitReady(of: child)
         let setup = Clock.seconds(since: child.startedAt)
         let cpu0 = ProcessCPU.seconds(of: child.pid) ?? 0
 
@@ -156,10 +147,7 @@ enum ThroughputBenchmark {
         var lastSeen: (EventTail.Totals?, Double?) = (nil, nil)
         let deadline = Clock.nanos() + 120_000_000_000
         while Clock.nanos() < deadline && child.isRunning {
-            let asked = tail.statusCount
-            kill(child.pid, SIGUSR1)
-            let waitUntil = Clock.nanos() + 2_000_000_000
-            repeat { Clock.sleep(0.002); tail.poll() } while tail.statusCount == asked && Clock.nanos() < waitUntil
+            tail.askStatus(of: child)
             let now = Clock.nanos()
             if tail.lastStatus == expected { caughtUpAt = now; break }
             let cpu = ProcessCPU.seconds(of: child.pid)
@@ -201,13 +189,8 @@ enum ThroughputBenchmark {
         try Files.makeDirectory(root)
         var spare = false
         defer { if !spare { Files.discard(root) } }
-        let child = try Child(path, ["-m", "-r", "-e", "close_write", root], stdout: .null, stderr: .pipe)
+        let (child, established) = try Child.inotifywait(path, ["-m", "-r", "-e", "close_write", root])
         defer { child.stop(signal: SIGKILL, grace: 0) }
-        var transcript = ""
-        guard let established = child.waitForStderr(containing: "Watches established.", timeout: 30, transcript: &transcript) else {
-            throw BenchError(transcript.trimmingCharacters(in: .whitespacesAndNewlines))
-        }
-        child.drainStderrInBackground()
         let cpu0 = ProcessCPU.seconds(of: child.pid) ?? 0
         let burst = BurstWriter.run(root: root, count: files, size: size)
 
