@@ -31,7 +31,8 @@ struct BenchCommand {
             `run` on an empty folder, `--version` time; vs inotifywait; measures --binary, default the static build of \
             `make build` when present, else the CLI), backends (inotify beside fanotify: ready time and kernel objects on \
             200k folders and on the largest index tree, CPU per file under the writer at full speed and paced at \
-            3,000 files/s; needs root). --quick: 10k-file index, 20k writes, 5 trims; under a minute on 2 cores. Full: 100k and 1M-file index, 200k writes, 20 trims of 1,000 files.
+            3,000 files/s; needs root), paced (a writer of 4 KiB files at 400 and 4,000 files/s for --paced-seconds, \
+            watched by `run` and by inotifywait -m -r in alternating turns: watcher CPU and context switches per file). --quick: 10k-file index, 20k writes, 5 trims; under a minute on 2 cores. Full: 100k and 1M-file index, 200k writes, 20 trims of 1,000 files.
             """,
         options: [
             .flag("quick", help: "Small sizes: finishes in under a minute."),
@@ -42,13 +43,14 @@ struct BenchCommand {
             .value("half-trim-files", "N", help: "Tree size for the half-tree trim (default 100000, quick 10000)."),
             .value("hard-link-files", "N", help: "Files in the hard-linked tree (default 100000, quick 10000)."),
             .value("sink-lines", "N", help: "JSON lines to encode (default 1000000, quick 100000)."),
-            .value("runs", "N", help: "Timed runs per median (index; default 3)."),
+            .value("runs", "N", help: "Timed runs per median (index, paced rounds; default 3, paced 1 with --quick)."),
+            .value("paced-seconds", "N", help: "Seconds of each paced burst (default 12, quick 3)."),
             .value("dir", "path", help: "Where to create the temporary folder (default /tmp).", completion: .directory),
             .value("json", "file", help: "Also write the JSON summary to this file.", completion: .file),
             .value("cli", "path", help: "The cachewarden CLI binary for the throughput child (default: next to this binary, then .build/{release,debug}).", completion: .file),
             .value("binary", "path", help: "The cachewarden binary the footprint section measures (default: .build-install/release/cachewarden, what `make build` writes and `make install` installs, when it exists; else the CLI).", completion: .file),
             .value("fill", "fill", help: "Index-tree data: auto, real or sparse.", completion: .values(Fill.allCases.map(\.rawValue))),
-            .value("only", "list", help: "Comma-separated sections to run: index,links,throughput,trim,overshoot,sink,footprint,backends (default: all)."),
+            .value("only", "list", help: "Comma-separated sections to run: index,links,throughput,trim,overshoot,sink,footprint,backends,paced (default: all)."),
             .flag("keep", help: "Keep the temporary folder."),
         ]
     )
@@ -62,6 +64,7 @@ struct BenchCommand {
     var hardLinkFiles: Int?
     var sinkLines: Int?
     var runs: Int
+    var pacedSeconds: Int?
     var dir: String
     var json: String?
     var cli: String?
@@ -83,6 +86,7 @@ struct BenchCommand {
         hardLinkFiles = try a.integer("hard-link-files", in: 1...Int.max)
         sinkLines = try a.integer("sink-lines", in: 1...Int.max)
         runs = try a.integer("runs", in: 1...Int.max) ?? 3
+        pacedSeconds = try a.integer("paced-seconds", in: 1...3600)
         dir = a.value("dir") ?? "/tmp"
         json = a.value("json")
         cli = a.value("cli")
@@ -103,7 +107,8 @@ struct BenchCommand {
                    writes: writes ?? (quick ? 20_000 : 200_000), trims: trims ?? (quick ? 5 : 20),
                    perTrim: filesPerTrim ?? (quick ? 100 : 1000), halfTrim: halfTrimFiles ?? (quick ? 10_000 : 100_000),
                    sinkLines: sinkLines ?? (quick ? 100_000 : 1_000_000), hardLinks: hardLinkFiles ?? (quick ? 10_000 : 100_000),
-                   fill: fill, runs: runs, overshootRuns: quick ? 1 : 3, backendDirectories: quick ? 20_000 : 200_000, backendRuns: quick ? 1 : runs)
+                   fill: fill, runs: runs, overshootRuns: quick ? 1 : 3, backendDirectories: quick ? 20_000 : 200_000, backendRuns: quick ? 1 : runs,
+                   pacedSeconds: Double(pacedSeconds ?? (quick ? 3 : 12)), pacedRuns: quick ? 1 : runs)
     }
 
     func run() throws {

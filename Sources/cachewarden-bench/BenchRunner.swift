@@ -15,12 +15,15 @@ struct BenchSizes {
     /// Folders of the backends section's wide tree (one file each), and its rounds (each backend once a round).
     var backendDirectories: Int
     var backendRuns: Int
+    /// Seconds of each paced burst, and the paced section's rounds (each watcher once a round at each rate).
+    var pacedSeconds: Double
+    var pacedRuns: Int
 }
 
 /// Runs the sections the command asked for, in order, into one report; a section that fails is recorded and the
 /// others still run.
 struct BenchRunner {
-    static let allSections = ["index", "links", "throughput", "trim", "overshoot", "sink", "footprint", "backends"]
+    static let allSections = ["index", "links", "throughput", "trim", "overshoot", "sink", "footprint", "backends", "paced"]
 
     let sizes: BenchSizes
     let env: Environment
@@ -60,6 +63,9 @@ struct BenchRunner {
                     report.sections.append(BackendSection(result: try BackendBenchmark.run(
                         files: sizes.index.max() ?? 10_000, directories: sizes.backendDirectories, writes: sizes.writes,
                         runs: sizes.backendRuns, env: env, work: work, log: log)))
+                case "paced":
+                    report.sections.append(PacedSection(result: try PacedBenchmark.run(
+                        seconds: sizes.pacedSeconds, rounds: sizes.pacedRuns, env: env, work: work, log: log)))
                 default: report.sections.append(try SinkBenchmark.run(lines: sizes.sinkLines, work: work, log: log))
                 }
             } catch {

@@ -90,4 +90,13 @@ enum ProcessCPU {
         guard fields.count > 12, let utime = Double(fields[11]), let stime = Double(fields[12]) else { return nil }
         return (utime + stime) / ticksPerSecond
     }
+
+    /// The same from the process's CPU clock (`clock_getcpuclockid`), to the nanosecond where `/proc/PID/stat`
+    /// counts ticks of 10 ms; `nil` when gone.
+    static func clockSeconds(of pid: pid_t) -> Double? {
+        var id = clockid_t()
+        var ts = timespec()
+        guard clock_getcpuclockid(pid, &id) == 0, clock_gettime(id, &ts) == 0 else { return nil }
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
 }
