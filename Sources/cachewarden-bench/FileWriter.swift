@@ -87,15 +87,19 @@ struct BurstResult: Sendable {
 
 /// Runs a `FileStream` burst on a thread of its own (so the writer has a core to itself) and waits for it. With
 /// `rate`, file `i` is not begun before `i / rate` seconds from the start (a paced writer: the same speed under
-/// any watcher, so that the watcher's cost per file does not follow how much it slows the writer).
+/// any watcher, so that the watcher's cost per file does not follow how much it slows the writer). With `limit`,
+/// the burst ends after that many seconds with the files written by then (a paced writer the disk cannot follow).
 enum BurstWriter {
-    static func run(root: String, count: Int, size: Int, fanOut: Int = 100, rate: Double? = nil) -> BurstResult {
+    static func run(root: String, count: Int, size: Int, fanOut: Int = 100, rate: Double? = nil,
+                    limit: Double? = nil) -> BurstResult {
         let done = DispatchSemaphore(value: 0)
         let result = Locked<BurstResult?>(nil)
         let thread = Thread {
             let stream = FileStream(root: root, size: size, fanOut: fanOut)
             let start = Clock.nanos()
+            let stop = limit.map { start + UInt64($0 * 1e9) }
             for i in 0..<count {
+                if let stop, Clock.nanos() >= stop { break }
                 if let rate {
                     let due = start + UInt64(Double(i) / rate * 1e9), now = Clock.nanos()
                     if due > now { Clock.sleep(Double(due - now) / 1e9) }
@@ -104,7 +108,7 @@ enum BurstWriter {
             }
             let end = Clock.nanos()
             result.withLock {
-                $0 = BurstResult(files: count - stream.errors, errors: stream.errors,
+                $0 = BurstResult(files: stream.written - stream.errors, errors: stream.errors,
                                  seconds: Clock.seconds(from: start, to: end), endedAt: end)
             }
             done.signal()
