@@ -149,6 +149,16 @@ int cwsys_epoll_add(int epfd, int fd) {
 
 int cwsys_epoll_remove(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
 
+// The header's `struct cwsys_linux_dirent64` is the kernel's record: glibc's `struct dirent64` (the same record, as
+// getdents64(2) returns it on Linux) must agree field by field.
+_Static_assert(offsetof(struct dirent64, d_ino) == offsetof(struct cwsys_linux_dirent64, d_ino), "d_ino");
+_Static_assert(offsetof(struct dirent64, d_off) == offsetof(struct cwsys_linux_dirent64, d_off), "d_off");
+_Static_assert(offsetof(struct dirent64, d_reclen) == offsetof(struct cwsys_linux_dirent64, d_reclen), "d_reclen");
+_Static_assert(offsetof(struct dirent64, d_type) == offsetof(struct cwsys_linux_dirent64, d_type), "d_type");
+_Static_assert(offsetof(struct dirent64, d_name) == offsetof(struct cwsys_linux_dirent64, d_name), "d_name");
+_Static_assert(sizeof(((struct dirent64 *)0)->d_ino) == sizeof(uint64_t), "d_ino size");
+_Static_assert(sizeof(((struct dirent64 *)0)->d_reclen) == sizeof(unsigned short), "d_reclen size");
+
 long cwsys_read_directory(int fd, void *buffer, size_t length) {
     return (long)getdents64(fd, buffer, length);
 }

@@ -21,6 +21,10 @@
 //  * `getdents64(2)` is declared by <dirent.h> only under `_GNU_SOURCE`, which Swift's Glibc module does not
 //    set (`cwsys_read_directory`). `readdir(3)` would need a `dup`, an `fdopendir` (an `fstat` and two `fcntl`s)
 //    and a `closedir` per directory: a third of the system calls of a tree walk.
+//  * `struct linux_dirent64`, the record `getdents64(2)` fills the buffer with, ends in a flexible array and is not
+//    declared by any header Swift imports: its fields are read here, at the offsets the compiler gives them
+//    (`offsetof`, checked by `_Static_assert` against glibc's `struct dirent64`), never at offsets written out in
+//    Swift (`cwsys_dirent_next`).
 //  * `openat2(2)` has no glibc wrapper, and `syscall(2)` is variadic, which Swift cannot call
 //    (`cwsys_open_directory_in_mount`, `cwsys_open_root`); `name_to_handle_at(2)`'s `struct file_handle` ends in a
 //    flexible array (`cwsys_mount_id`'s fallback).
@@ -35,6 +39,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /// Birth time of `name` (relative to `dirfd`, a final symlink not followed) in nanoseconds since 1970, and the
 /// inode it was read from (the caller's `fstatat` of the name may have seen another file).
@@ -105,6 +110,40 @@ int cwsys_epoll_remove(int epfd, int fd);
 /// `getdents64(2)`: reads `struct linux_dirent64` records of the open directory `fd`, from its current offset,
 /// into `buffer`. Returns the bytes read (0 at the end), or -1 with `errno` set.
 long cwsys_read_directory(int fd, void *buffer, size_t length);
+
+/// The kernel's `struct linux_dirent64` (getdents64(2)): what `cwsys_read_directory` fills its buffer with. Declared
+/// here because no header Swift imports does (glibc's `struct dirent64`, checked equal in CWardenShims.c, needs
+/// `_GNU_SOURCE`).
+struct cwsys_linux_dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+_Static_assert(offsetof(struct cwsys_linux_dirent64, d_ino) == 0, "linux_dirent64.d_ino");
+_Static_assert(offsetof(struct cwsys_linux_dirent64, d_off) == 8, "linux_dirent64.d_off");
+_Static_assert(offsetof(struct cwsys_linux_dirent64, d_reclen) == 16, "linux_dirent64.d_reclen");
+_Static_assert(offsetof(struct cwsys_linux_dirent64, d_type) == 18, "linux_dirent64.d_type");
+_Static_assert(offsetof(struct cwsys_linux_dirent64, d_name) == 19, "linux_dirent64.d_name");
+
+/// Decodes the record at `offset` of `buf` (holding `len` bytes from one `cwsys_read_directory`): its inode number,
+/// its type (`DT_*`) and its NUL-terminated name, which points into `buf`. Returns the offset of the next record, or
+/// -1 when no complete record starts at `offset` (a short or corrupt read). Inline and allocation-free: it runs once
+/// per entry of every walk.
+static inline long cwsys_dirent_next(const void *buf, long len, long offset, uint64_t *ino, uint8_t *type,
+                                     const char **name) {
+    const long name_at = (long)offsetof(struct cwsys_linux_dirent64, d_name);
+    if (offset < 0 || len - offset < name_at + 1) return -1;
+    const char *record = (const char *)buf + offset;
+    unsigned short reclen;
+    memcpy(&reclen, record + offsetof(struct cwsys_linux_dirent64, d_reclen), sizeof reclen);
+    if ((long)reclen < name_at + 1 || (long)reclen > len - offset) return -1;
+    memcpy(ino, record + offsetof(struct cwsys_linux_dirent64, d_ino), sizeof *ino);
+    *type = (uint8_t)record[offsetof(struct cwsys_linux_dirent64, d_type)];
+    *name = record + name_at;
+    return offset + (long)reclen;
+}
 
 /// `openat(2)` of the directory `name` in `dirfd` — never through a symlink, close-on-exec — that does not cross
 /// into another mount (`openat2(2)` with `RESOLVE_NO_XDEV`): a mount point fails with `EXDEV`, and an automount

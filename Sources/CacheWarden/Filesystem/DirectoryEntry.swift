@@ -1,3 +1,4 @@
+import CWardenShims
 import Glibc
 
 /// One entry of a directory as `getdents64(2)` lists it (`struct linux_dirent64`): its name, the type the
@@ -14,18 +15,19 @@ package struct DirectoryEntry {
     package var name: UnsafePointer<CChar>
     package var type: UInt8
     package var ino: UInt64
-    /// The record's length in the buffer (`d_reclen`).
-    var recordLength: Int
 
-    /// The record at `record`, of which `available` bytes were read; nil when it does not fit (a short read).
-    init?(record: UnsafeMutableRawPointer, available: Int) {
-        // d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), then d_name, NUL-terminated.
-        guard available >= 20 else { return nil }
-        recordLength = Int(record.loadUnaligned(fromByteOffset: 16, as: UInt16.self))
-        guard recordLength >= 20, recordLength <= available else { return nil }
-        ino = record.loadUnaligned(as: UInt64.self)
-        type = record.load(fromByteOffset: 18, as: UInt8.self)
-        name = UnsafePointer((record + 19).assumingMemoryBound(to: CChar.self))
+    /// The record at `offset` of the `count` bytes read into `buffer`, decoded by `cwsys_dirent_next` (the record's
+    /// layout is the C shim's to know), with the offset of the record after it in `next`; nil when no complete
+    /// record starts there (a short read).
+    init?(_ buffer: UnsafeRawPointer, count: Int, at offset: Int, next: inout Int) {
+        var ino: UInt64 = 0
+        var type: UInt8 = 0
+        var name: UnsafePointer<CChar>?
+        next = cwsys_dirent_next(buffer, count, offset, &ino, &type, &name)
+        guard next >= 0, let name else { return nil }
+        self.name = name
+        self.type = type
+        self.ino = ino
     }
 
     var isDotOrDotDot: Bool { name[0] == 46 && (name[1] == 0 || (name[1] == 46 && name[2] == 0)) }

@@ -169,10 +169,11 @@ package enum Syscall {
             let n = try retrying { cwsys_read_directory(fd, base, buffer.count) }
             if n == 0 { return }
             var offset = 0
+            var next = 0
             while offset < n {
-                guard let entry = DirectoryEntry(record: base + offset, available: n - offset) else { throw Errno.ioError }
+                guard let entry = DirectoryEntry(base, count: n, at: offset, next: &next) else { throw Errno.ioError }
                 if !entry.isDotOrDotDot { body(entry) }
-                offset += entry.recordLength
+                offset = next
             }
         }
     }
