@@ -140,6 +140,9 @@ enum OvershootBenchmark {
 }
 
 /// A thread reading a mount's used bytes (`statvfs`) every 200 µs and keeping the peak.
+/// `@unchecked Sendable` by a lock, not a queue (no queue to assert): what the sampling thread and the caller share
+/// is in `state` (`Locked`); `thread` is written by `start()` and read by `stop()`, both called by the one thread
+/// that runs the benchmark.
 final class UsedBytesSampler: @unchecked Sendable {
     private let mount: String
     private let state = Locked<(stop: Bool, peak: Int64, samples: Int)>((false, 0, 0))

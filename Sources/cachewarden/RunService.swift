@@ -6,6 +6,11 @@ import Logging
 
 /// What `cachewarden run` wires around the watcher: the stdout sink and/or the journal's (`events_to`), the
 /// control socket, the metrics file and systemd's notify protocol, and the signals. The pipeline itself is wired in the library (`Engine`).
+///
+/// `@unchecked Sendable` without a queue to assert: every stored property but `signalSources` is a constant set in
+/// `init`, and `signalSources` is written only by `run()`, on the main thread, before `dispatchMain()`. `reload()`
+/// runs on the main queue (SIGHUP) or a control client's queue, and reads constants and calls the thread-safe
+/// `Watcher` only.
 final class RunService: @unchecked Sendable {
     private let settings: WardenSettings
     private let configFile: String?

@@ -5,7 +5,8 @@ import Dispatch
 /// writer's changes arrive in batches. `hold` and `release` stop and start the reading (the backend disarms and
 /// arms its `OneShotReadiness`); they run on the first suspension and the last resume. Confined to the engine's
 /// queue.
-final class ReadPacing: @unchecked Sendable {   // confined to the engine's queue, as the backends are
+/// `@unchecked Sendable` by that confinement (`queue`, the engine's), checked with `assertOnQueue` (debug builds).
+final class ReadPacing: @unchecked Sendable {
     private let queue: DispatchQueue
     private let delay: DispatchTimeInterval
     private let hold: () -> Void
@@ -23,11 +24,13 @@ final class ReadPacing: @unchecked Sendable {   // confined to the engine's queu
     var isSuspended: Bool { suspensions > 0 }
 
     func suspend() {
+        assertOnQueue(queue)
         suspensions += 1
         if suspensions == 1 { hold() }
     }
 
     func resume() {
+        assertOnQueue(queue)
         guard suspensions > 0 else { return }
         suspensions -= 1
         if suspensions == 0 { release() }
@@ -35,6 +38,7 @@ final class ReadPacing: @unchecked Sendable {   // confined to the engine's queu
 
     /// Holds reading for `delay` (once: a rest already under way is not extended).
     func rest() {
+        assertOnQueue(queue)
         guard !resting else { return }
         resting = true
         suspend()
@@ -45,7 +49,8 @@ final class ReadPacing: @unchecked Sendable {   // confined to the engine's queu
         }
     }
 
-    /// Forgets every suspension and a rest under way (the backend stopped).
+    /// Forgets every suspension and a rest under way (the backend stopped). Not checked: a backend's `deinit`,
+    /// on any thread, calls it too, when nothing else can reach either.
     func reset() {
         suspensions = 0
         resting = false

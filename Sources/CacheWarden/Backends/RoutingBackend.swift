@@ -8,6 +8,9 @@ import SystemPackage
 /// queue; the engine and the stages after it see one backend and one stream of `Change`s, whatever serves each
 /// directory, and the pipeline stays one-way (a backend never asks the ledger anything). A watch is adopted by the
 /// backend that made it (`WatchHandle.backend`).
+///
+/// `@unchecked Sendable`: confined to the engine's queue. It holds no queue of its own: each entry point forwards
+/// to the backends, which check that queue with `assertOnQueue` (debug builds).
 final class RoutingBackend: ChangeBackend, @unchecked Sendable {
     let inotify: any ChangeBackend
     let fanotify: any ChangeBackend

@@ -4,12 +4,14 @@ extension Engine {
 
     /// Emits a `status` event per directory (SIGUSR1 in the CLI).
     func emitStatus() {
+        assertOnQueue(queue)
         for id in state.roots.order { if let t = state.totals(id) { state.events.emit(.status(t)) } }
         deliver()
     }
 
     /// A size report of one root, from the ledger (no rescan) plus one `statvfs`.
     func statusReport(_ id: RootID) -> DirectoryStatus? {
+        assertOnQueue(queue)
         guard let totals = state.totals(id), let rt = state.roots[id] else { return nil }
         var protectedBytes: Int64 = 0
         var oldest: Int64?
@@ -61,6 +63,7 @@ extension Engine {
 
     /// Trims root `name` oldest-first until its total is at most `bytes` (nil: its own `trim_to` target).
     func trim(_ name: String, to requested: Int64?) throws(WardenError) -> TrimReport {
+        assertOnQueue(queue)
         guard running else { throw .notRunning }
         guard let evictor else { throw .readOnly }
         guard let id = state.roots.id(named: name) else { throw .unknownDirectory(name) }
@@ -84,6 +87,7 @@ extension Engine {
 
     /// Clears the named roots (all when empty), with progress phases; a dry run reports what would go.
     func clear(_ names: [String], dryRun: Bool = false, progress: (@Sendable (ClearProgress) -> Void)?) throws(WardenError) -> ClearReport {
+        assertOnQueue(queue)
         guard running else { throw .notRunning }
         guard var evictor else { throw .readOnly }
         if dryRun { evictor = Evictor(makeDeleter: { _, _ in DryRunDeleter() }, dryRun: true) }
@@ -107,6 +111,7 @@ extension Engine {
 
     /// Registers another root while running: read, watched, `ready`, policies applied.
     func register(_ directory: DirectorySettings) throws(WardenError) {
+        assertOnQueue(queue)
         guard running else { throw .notRunning }
         guard state.roots.id(named: directory.name) == nil else { throw .duplicateDirectory(directory.name) }
         let directory = directory.resolved()
@@ -128,6 +133,7 @@ extension Engine {
 
     /// Stops watching root `name` (its `stop` line is emitted); nothing is deleted.
     func unregister(_ name: String) throws(WardenError) {
+        assertOnQueue(queue)
         guard running else { throw .notRunning }
         guard let id = state.roots.id(named: name) else { throw .unknownDirectory(name) }
         if let t = state.totals(id) { state.events.emit(.stop(t)) }

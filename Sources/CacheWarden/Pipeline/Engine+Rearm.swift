@@ -12,6 +12,7 @@ extension Engine {
     /// A registered root disappeared (deleted, moved away, unmounted, its watch dropped): reported once, then
     /// looked for every second (`takeBack`); once taken back it is re-read and a `ready` line follows.
     func rootLost(_ id: RootID, why: String) {
+        assertOnQueue(queue)
         guard let rt = state.roots[id], rt.lost == nil else { return }
         state.roots[id]?.lost = "is gone (\(why))"
         state.ledger.removeRoot(id)

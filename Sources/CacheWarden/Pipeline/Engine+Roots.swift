@@ -156,6 +156,7 @@ extension Engine {
     /// changed ones take their new settings at once (a lowered quota trims immediately). A directory whose path,
     /// order, excludes, filesystem rule or size basis changed is re-read.
     func reload(_ newSettings: WardenSettings) {
+        assertOnQueue(queue)
         let new = newSettings.resolved()
         let old = state.settings
         let oldByName = Dictionary(uniqueKeysWithValues: old.directories.map { ($0.name, $0) })

@@ -21,6 +21,7 @@ extension Engine {
     /// Deletes what this process moved into each waiting root's trash, through a verified descriptor of the root;
     /// an `error` line of kind `trash` says what could not be (it goes at the next start).
     func emptyTrashes() {
+        assertOnQueue(queue)
         let roots = state.trashToEmpty
         state.trashToEmpty.removeAll()
         for id in roots {

@@ -16,6 +16,7 @@ public enum WatcherMode: Sendable, Equatable {
 /// The pipeline of one watcher, wired in one place (`process`): backend → ledger updater → ledger → policies →
 /// evictor → sinks. It owns the state the stages pass along and is confined to one serial queue (`queue`): every
 /// method runs there. That confinement is what makes the `@unchecked Sendable` true.
+/// Queue: `queue` ("cachewarden.engine"); its entry points check it with `assertOnQueue` (debug builds).
 final class Engine: @unchecked Sendable {
     let queue = DispatchQueue(label: "cachewarden.engine")
     let mode: WatcherMode
@@ -65,6 +66,7 @@ final class Engine: @unchecked Sendable {
 
     /// One batch from the backend, through every stage to the sinks.
     func process(_ batch: inout ChangeBatch) -> BackendPace {
+        assertOnQueue(queue)
         guard running else { return .keepReading }
         step(updater.apply(batch, &state))
         deliver()
@@ -88,6 +90,7 @@ final class Engine: @unchecked Sendable {
 
     /// Asks the policies what to evict and hands their goals to the evictor (none exists in observe mode).
     func enforce(_ trigger: PolicyTrigger, roots: [RootID], onlyPolicy: Int? = nil) {
+        assertOnQueue(queue)
         var wakeUps: [Int: UInt64] = [:]
         let decision = policies.decide(trigger, roots: roots, state: state, only: onlyPolicy, wakeUps: &wakeUps)
         for (policy, at) in wakeUps { scheduleWakeUp(policy, at: at) }
@@ -122,6 +125,7 @@ final class Engine: @unchecked Sendable {
     /// (`LedgerDelta.suspects`), as often as `AuditSchedule` allows; the rest waits on a one-shot timer. Returns
     /// the roots whose totals the audit changed.
     func audit(_ suspects: Set<RootID>) -> Set<RootID> {
+        assertOnQueue(queue)
         audits.request(suspects)
         let (roots, next) = audits.due(now: state.clock.uptimeNanoseconds)
         var found = updater.audit(roots, &state)
@@ -144,6 +148,7 @@ final class Engine: @unchecked Sendable {
     /// Ends a step: nodes the ledger removed lose their watches, and the updater forgets every ID it held of a
     /// removed node or record before their slots can be reused.
     func settle() {
+        assertOnQueue(queue)
         let (nodes, records) = state.ledger.settle()
         for n in nodes { backend?.unwatch(n) }
         updater.forget(nodes: Set(nodes), records: Set(records))
@@ -152,6 +157,7 @@ final class Engine: @unchecked Sendable {
 
     /// Hands the step's events to every sink.
     func deliver() {
+        assertOnQueue(queue)
         guard !state.events.isEmpty else { return }
         let events = state.events.take()
         for sink in sinks { sink.receive(events) }
@@ -160,6 +166,7 @@ final class Engine: @unchecked Sendable {
     // MARK: Lifecycle
 
     func start() throws(WardenError) {
+        assertOnQueue(queue)
         guard !running else { throw .alreadyRunning }
         do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
         let backend = try backendFactory.make(queue, logger, state.clock)
@@ -186,6 +193,7 @@ final class Engine: @unchecked Sendable {
     /// Stops; returns false when it was not running. The caller finishes the sinks (off this queue: a callback
     /// may be waiting for it).
     func stop() -> Bool {
+        assertOnQueue(queue)
         guard running else { return false }
         running = false
         for rt in state.roots.all { if let t = state.totals(rt.id) { state.events.emit(.stop(t)) } }
@@ -197,6 +205,7 @@ final class Engine: @unchecked Sendable {
     /// A one-shot clear: only the named roots are read (nothing is watched, no policy runs) and cleared through
     /// the evictor of this engine's mode (a dry run only reports).
     func clearOnce(_ names: [String], progress: (@Sendable (ClearProgress) -> Void)?) throws(WardenError) -> ClearReport {
+        assertOnQueue(queue)
         precondition(mode != .observe && !running, "a one-shot clear runs in enforce or dry-run mode, not while watching")
         guard let evictor else { throw .readOnly }
         do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
@@ -215,6 +224,7 @@ final class Engine: @unchecked Sendable {
     /// A one-shot report in observe mode: every root is read (nothing is watched, nothing can be deleted) and
     /// reported, then dropped.
     func report() throws(WardenError) -> [DirectoryStatus] {
+        assertOnQueue(queue)
         precondition(mode == .observe && !running, "a one-shot report runs in observe mode, not while watching")
         do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
         defer { teardown() }
@@ -272,11 +282,13 @@ final class Engine: @unchecked Sendable {
     /// The watchdog's heartbeat: a repeating call while this queue answers (`Heartbeat`); cancelled when the engine
     /// stops.
     func startHeartbeat(every seconds: Double, _ beat: @escaping @Sendable () -> Void) {
+        assertOnQueue(queue)
         heartbeats.append(Heartbeat(every: seconds, watching: queue, beat))
     }
 
     /// Starts a timer per policy that wants one (none in observe mode: it has no policies).
     func startTimers() {
+        assertOnQueue(queue)
         for t in timers { t.cancel() }
         timers.removeAll()
         for (i, policy) in policies.policies.enumerated() {

@@ -7,6 +7,9 @@ import SystemPackage
 /// requests are answered in order on a queue of the connection's own, so a long `clear` holds up only this client.
 /// A client that goes `idleTimeout` seconds without a complete request, while no reply is being made for it and it
 /// has not subscribed, is sent a note and disconnected.
+///
+/// `@unchecked Sendable` by that confinement: the server's queue (`serverQueue`, "cachewarden.control"), checked
+/// with `assertOnQueue` at the entry points (debug builds).
 final class ControlConnection: @unchecked Sendable {
     /// A request line longer than this is refused and the connection closed.
     static let maxLine = 64 * 1024
@@ -41,6 +44,7 @@ final class ControlConnection: @unchecked Sendable {
     }
 
     func start() {
+        assertOnQueue(serverQueue)
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: serverQueue)
         source.setEventHandler { [weak self] in self?.readAvailable() }
         source.resume()
@@ -50,6 +54,7 @@ final class ControlConnection: @unchecked Sendable {
 
     /// Sends the reply to one of this client's requests.
     func reply(_ bytes: [UInt8]) {
+        assertOnQueue(serverQueue)
         unanswered -= 1
         lastActive = DispatchTime.now().uptimeNanoseconds
         send(bytes)
@@ -73,6 +78,7 @@ final class ControlConnection: @unchecked Sendable {
 
     /// Queues bytes for the client and writes what the socket takes now.
     func send(_ bytes: [UInt8]) {
+        assertOnQueue(serverQueue)
         guard !closed && !refused else { return }
         output.append(contentsOf: bytes)
         flush()
@@ -82,6 +88,7 @@ final class ControlConnection: @unchecked Sendable {
     /// have started, so the client never sees half a line), `note` is queued, and the connection closes once the
     /// client has read it — or after `grace` seconds if it reads nothing.
     func endSubscription(note: [UInt8], grace: Double = 10) {
+        assertOnQueue(serverQueue)
         subscription = nil
         if let newline = output.firstIndex(of: UInt8(ascii: "\n")) { output.removeSubrange((newline + 1)...) } else { output.removeAll() }
         closeWhenDrained = true
@@ -93,11 +100,13 @@ final class ControlConnection: @unchecked Sendable {
 
     /// Writes what the socket takes now of the queued bytes, then closes.
     func closeAfterLastWrite() {
+        assertOnQueue(serverQueue)
         if !closed { flush() }
         close()
     }
 
     func close() {
+        assertOnQueue(serverQueue)
         guard !closed else { return }
         closed = true
         readSource?.cancel()
@@ -114,6 +123,7 @@ final class ControlConnection: @unchecked Sendable {
     }
 
     private func readAvailable() {
+        assertOnQueue(serverQueue)
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         let n: Int
         do {
@@ -158,6 +168,7 @@ final class ControlConnection: @unchecked Sendable {
     private var shutForWriting = false
 
     private func flush() {
+        assertOnQueue(serverQueue)
         while !output.isEmpty {
             let n: Int
             do { n = try output.withUnsafeBytes { try UnixSocket.writeSome(fd, $0) } } catch {

@@ -11,6 +11,9 @@ import SystemPackage
 ///
 /// The socket file is created with `mode` (0600 by default; with group bits it takes its folder's group). A stale
 /// socket file is replaced; one another process still answers on is an error. The file goes when the server stops.
+///
+/// `@unchecked Sendable`: its state is confined to `queue` ("cachewarden.control"): the public methods hop onto
+/// it, the private ones check it with `assertOnQueue` (debug builds).
 public final class ControlServer: EventSink, @unchecked Sendable {
     /// Bytes a subscriber may fall behind before it is disconnected.
     public static let maxQueuedPerSubscriber = 8 << 20
@@ -131,6 +134,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
     }
 
     private func acceptAll() {
+        assertOnQueue(queue)
         while true {
             let fd: Int32
             do throws(Errno) {
@@ -156,6 +160,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
 
     /// A client beyond `maxConnections`: one error reply (a new socket's buffer takes it whole), and it is closed.
     private func turnAway(_ fd: Int32) {
+        assertOnQueue(queue)
         let note = ControlReply.error(nil, "too many clients: \(maxConnections) are connected; try again later")
         _ = try? note.withUnsafeBytes { try UnixSocket.writeSome(fd, $0) }
         Syscall.close(fd)
@@ -168,6 +173,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
     /// listener stays readable, so the accept source would fire again at once, and did, taking half a core. It is
     /// suspended instead, until a client leaves (its descriptor is free again) or `acceptPause` has passed.
     private func pauseAccepting() {
+        assertOnQueue(queue)
         guard let acceptSource, !acceptPaused else { return }
         acceptPaused = true
         acceptSource.suspend()
@@ -175,6 +181,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
     }
 
     private func resumeAccepting() {
+        assertOnQueue(queue)
         guard let acceptSource, acceptPaused else { return }
         acceptPaused = false
         acceptSource.resume()
@@ -242,6 +249,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
     /// Each subscriber gets the lines it asked for in one write per batch (not one per line: a socket buffer
     /// holds far more bytes in a few large writes than in many small ones).
     private func fanOut(_ events: [WardenEvent]) {
+        assertOnQueue(queue)
         let subscribers = connections.values.filter { $0.subscription != nil }
         guard !subscribers.isEmpty else { return }
         let lines = events.map { ($0.name, $0.jsonLineBytes()) }

@@ -7,6 +7,9 @@ import SystemPackage
 /// the events it receives, gauges from the watcher's status (memory, no rescan). The file is replaced whole by a
 /// rename (`AtomicFile`), at most once a second after changes and every `interval` seconds otherwise, on a queue
 /// of its own: a slow disk never holds up the watcher.
+///
+/// `@unchecked Sendable`: its state is confined to `queue` ("cachewarden.metrics"): the public methods hop onto
+/// it, the private ones check it with `assertOnQueue` (debug builds).
 public final class MetricsFileSink: EventSink, @unchecked Sendable {
     public let path: String
     private let interval: Double
@@ -65,6 +68,7 @@ public final class MetricsFileSink: EventSink, @unchecked Sendable {
 
     /// One write within a second of the last: changes are coalesced, never more than one file a second.
     private func scheduleSoon() {
+        assertOnQueue(queue)
         guard !pending else { return }
         pending = true
         let earliest = (lastWrite ?? .now()) + 1.0
@@ -77,6 +81,7 @@ public final class MetricsFileSink: EventSink, @unchecked Sendable {
 
     /// Renders and replaces the file; returns what went wrong (also logged once per distinct problem).
     private func write(gauges: Bool = true) -> Errno? {
+        assertOnQueue(queue)
         if gauges, let watcher { metrics.update(watcher.status(), groups: watcher.groups) }
         lastWrite = .now()
         do throws(Errno) {

@@ -6,6 +6,9 @@ import Glibc
 /// Keeps systemd's one-line `STATUS=` (what `systemctl status` shows) current: directories, bytes, and the last
 /// trim, sent at most once a second after changes. The totals come from the events themselves (every `ready`,
 /// `write`, `trim` and `rescan` carries its directory's total), so it never asks the watcher anything.
+///
+/// `@unchecked Sendable`: its state is confined to `queue` ("cachewarden.systemd-status"): the public methods hop
+/// onto it, the private ones check it with `assertOnQueue` (debug builds).
 public final class SystemdStatusSink: EventSink, @unchecked Sendable {
     private let notifier: SystemdNotifier
     private let queue = DispatchQueue(label: "cachewarden.systemd-status")
@@ -34,6 +37,7 @@ public final class SystemdStatusSink: EventSink, @unchecked Sendable {
     public func finish() { queue.sync { finished = true } }
 
     private func apply(_ event: WardenEvent) {
+        assertOnQueue(queue)
         switch event.kind {
         case .ready(let t), .status(let t): totals[t.dir] = t.total
         case .write(let w): totals[w.dir] = w.total
@@ -58,11 +62,13 @@ public final class SystemdStatusSink: EventSink, @unchecked Sendable {
     }
 
     private func line() -> String {
+        assertOnQueue(queue)
         let bytes = totals.values.reduce(0, +)
         return "\(totals.count) dirs, \(ByteText.iec(bytes))" + (lastTrim.map { "; \($0)" } ?? "")
     }
 
     private func scheduleSoon() {
+        assertOnQueue(queue)
         guard !pending else { return }
         pending = true
         let earliest = (lastSent ?? .now()) + 1.0

@@ -18,6 +18,8 @@ import SystemPackage
 /// filesystem, and an always-armed descriptor would run the wake-up chain in every writing process; the opens
 /// group is read after the main one, into the same batch. Confined to the engine's queue, except
 /// `directoryWatcher`, which the walkers call from their threads.
+/// `@unchecked Sendable` by that confinement: the engine's queue (`queue`), checked with `assertOnQueue` at the
+/// entry points (debug builds).
 final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     static let maxReadsPerBatch = 16
     static let coalescingDelay: DispatchTimeInterval = .milliseconds(2)
@@ -49,7 +51,7 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     deinit {
-        stop()
+        release()
         readBuffer.deallocate()
     }
 
@@ -95,11 +97,15 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
+        assertOnQueue(queue)
         guard let handle = attempt.handle, let (key, opens) = pending.take(handle) else { return .none }
         return .watched(displaced: events.bind(key, opens: opens, to: node))
     }
 
-    func unwatch(_ node: NodeID) { events.unbind(node) }
+    func unwatch(_ node: NodeID) {
+        assertOnQueue(queue)
+        events.unbind(node)
+    }
 
     /// With a path, the filesystem there is marked, as following it would: a btrfs subvolume, a filesystem without
     /// file handles or one whose fsid another has is told here, before anything is read.
@@ -122,12 +128,14 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     var markCount: Int { made.withLock { ($0.main?.markCount ?? 0) + ($0.opens?.markCount ?? 0) } }
 
     func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError) {
+        assertOnQueue(queue)
         self.deliver = deliver
         attach()
     }
 
     /// Starts reading the groups made so far once delivery has started (on the engine's queue).
     private func attach() {
+        assertOnQueue(queue)
         guard deliver != nil else { return }
         let groups = made.withLock { [$0.main, $0.opens].compactMap { $0 } }
         do throws(Errno) {
@@ -151,11 +159,18 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         self.source = source
     }
 
-    func suspend() { pacing.suspend() }
+    func suspend() { pacing.suspend() }   // checked by `ReadPacing` (the same queue)
 
-    func resume() { pacing.resume() }
+    func resume() { pacing.resume() }   // checked by `ReadPacing` (the same queue)
 
     func stop() {
+        assertOnQueue(queue)
+        release()
+    }
+
+    /// What `stop` does, without the queue check: `deinit` runs on whichever thread drops the last reference, and
+    /// nothing else can reach the backend then.
+    private func release() {
         pacing.reset()
         source?.cancel()
         source = nil
@@ -170,6 +185,7 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     /// The read source's handler: up to `maxReadsPerBatch` reads of the main group, then of the opens group (a
     /// trim decided on this batch knows every close that came before the writes it saw), delivered as one batch.
     private func readBatch() {
+        assertOnQueue(queue)
         readiness?.disarm()
         let groups = made.withLock { $0 }
         guard let deliver, !pacing.isSuspended, let main = groups.main else { return }

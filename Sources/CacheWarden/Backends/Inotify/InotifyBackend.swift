@@ -12,6 +12,8 @@ import SystemPackage
 /// `IN_IGNORED` (a dropped watch) and overflow. A directory it cannot watch because `fs.inotify.max_user_watches`
 /// is reached is `limitReached`: `RoutingBackend` hands it to fanotify or polling. Confined to the engine's queue,
 /// except `directoryWatcher`, which the walkers call from their threads.
+/// `@unchecked Sendable` by that confinement: the engine's queue (`queue`), checked with `assertOnQueue` at the
+/// entry points (debug builds).
 final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     /// Reads per batch: a batch ends when the queue is empty or after this many 64 KiB reads.
     static let maxReadsPerBatch = 16
@@ -59,7 +61,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     deinit {
-        stop()
+        release()
         readBuffer.deallocate()
     }
 
@@ -103,6 +105,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
+        assertOnQueue(queue)
         guard let handle = attempt.handle else { return .none }
         return .watched(displaced: bind(handle.wd, opens: handle.opensWd, to: node))
     }
@@ -124,6 +127,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func unwatch(_ node: NodeID) {
+        assertOnQueue(queue)
         opens?.unwatch(node)
         guard let wd = nodeToWd.removeValue(forKey: node) else { return }
         wdToNode[wd] = nil
@@ -131,6 +135,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError) {
+        assertOnQueue(queue)
         self.deliver = deliver
         let source = DispatchSource.makeReadSource(fileDescriptor: readiness.fd, queue: queue)
         source.setEventHandler { @Sendable [unowned self] in self.readBatch() }
@@ -143,11 +148,18 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     /// Holds delivery: the descriptors are disarmed, so records queue without waking anyone.
-    func suspend() { pacing.suspend() }
+    func suspend() { pacing.suspend() }   // checked by `ReadPacing` (the same queue)
 
-    func resume() { pacing.resume() }
+    func resume() { pacing.resume() }   // checked by `ReadPacing` (the same queue)
 
     func stop() {
+        assertOnQueue(queue)
+        release()
+    }
+
+    /// What `stop` does, without the queue check: `deinit` runs on whichever thread drops the last reference, and
+    /// nothing else can reach the backend then.
+    private func release() {
         if let opens {
             readiness.remove(opens.inotify.fd)
             opens.stop()
@@ -166,6 +178,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
 
     /// The read source's handler: up to `maxReadsPerBatch` reads, translated and delivered as one batch.
     private func readBatch() {
+        assertOnQueue(queue)
         readiness.disarm()
         guard let deliver, !pacing.isSuspended else { return }   // resume() arms again
         batch.removeAll()

@@ -12,6 +12,8 @@ import SystemPackage
 /// open right now (the ledger forgets its open counts, `Change.Kind.opensLost`); the totals stay exact and nothing
 /// is re-read. It has no reader of its own: its descriptor is in the backend's `OneShotReadiness`, and the backend
 /// reads it after its own. Confined to the engine's queue, except `addWatch`, which walkers call from their threads.
+/// `@unchecked Sendable` by that confinement: the engine's queue. It holds no queue of its own; its one caller,
+/// `InotifyBackend`, checks that queue with `assertOnQueue` at the entry points that reach it.
 final class InotifyOpens: @unchecked Sendable {
     /// The events this instance reports. Directories' own opens (`IN_ISDIR`) are dropped as they are read.
     static let mask: UInt32 = CINOTIFY_IN_OPEN | CINOTIFY_IN_CLOSE_WRITE | CINOTIFY_IN_CLOSE_NOWRITE

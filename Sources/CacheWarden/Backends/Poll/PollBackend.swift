@@ -16,6 +16,8 @@ import SystemPackage
 ///
 /// Confined to the engine's queue (its timers fire there), except `directoryWatcher`, which the walkers call from
 /// their threads.
+/// `@unchecked Sendable` by that confinement: the engine's queue (`queue`), checked with `assertOnQueue` at the
+/// entry points (debug builds).
 final class PollBackend: ChangeBackend, @unchecked Sendable {
     /// Every 10th pass re-reads every directory, changed or not. What a timestamp cannot show: a file rewritten
     /// in place in a quiet directory, a FUSE filesystem that reports constant directory times (s3fs, rclone and
@@ -43,7 +45,7 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
         self.clock = clock
     }
 
-    deinit { stop() }
+    deinit { release() }
 
     func directoryWatcher(for events: WatchEvents, route: WatchRoute) -> DirectoryWatcher {
         let (pending, clock) = (self.pending, self.clock)
@@ -57,6 +59,7 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func adopt(_ attempt: WatchAttempt, for node: NodeID) -> WatchAdoption {
+        assertOnQueue(queue)
         guard let handle = attempt.handle, let snapshot = pending.take(handle) else { return .none }
         let root = snapshot.route.root
         if let old = rootOf[node], old != root { roots[old]?.nodes[node] = nil }
@@ -67,6 +70,7 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func unwatch(_ node: NodeID) {
+        assertOnQueue(queue)
         guard let root = rootOf.removeValue(forKey: node) else { return }
         roots[root]?.nodes[node] = nil
         guard roots[root]?.nodes.isEmpty == true else { return }
@@ -75,13 +79,18 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError) {
+        assertOnQueue(queue)
         self.deliver = deliver
         for root in roots.keys { schedule(root) }
     }
 
-    func suspend() { suspensions += 1 }
+    func suspend() {
+        assertOnQueue(queue)
+        suspensions += 1
+    }
 
     func resume() {
+        assertOnQueue(queue)
         guard suspensions > 0 else { return }
         suspensions -= 1
         guard suspensions == 0, !missed.isEmpty else { return }
@@ -91,6 +100,13 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
     }
 
     func stop() {
+        assertOnQueue(queue)
+        release()
+    }
+
+    /// What `stop` does, without the queue check: `deinit` runs on whichever thread drops the last reference, and
+    /// nothing else can reach the backend then.
+    private func release() {
         for root in roots.values { root.timer?.cancel() }
         roots.removeAll()
         rootOf.removeAll()
@@ -117,6 +133,7 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
 
     /// One pass over `root`: its directories checked, those due handed to the engine as one batch.
     func pass(_ root: RootID) {
+        assertOnQueue(queue)
         guard let deliver, roots[root] != nil else { return }
         guard suspensions == 0 else { missed.insert(root); return }
         pending.removeAll()   // every walk ran to its end in an earlier call on this queue
