@@ -1,13 +1,13 @@
 /// One positional argument of a command.
-public struct ArgumentSpec: Sendable {
-    public var name: String
-    public var help: String
+package struct ArgumentSpec: Sendable {
+    package var name: String
+    package var help: String
     /// Takes every remaining positional (zero or more); only the last argument may.
-    public var repeated: Bool
-    public var optional: Bool
-    public var completion: Completion
+    package var repeated: Bool
+    package var optional: Bool
+    package var completion: Completion
 
-    public init(_ name: String, help: String, repeated: Bool = false, optional: Bool = false, completion: Completion = .none) {
+    package init(_ name: String, help: String, repeated: Bool = false, optional: Bool = false, completion: Completion = .none) {
         self.name = name
         self.help = help
         self.repeated = repeated

@@ -16,15 +16,15 @@
 /// it); an option that takes one value is an error when given twice (`getopt_long` hands both over and the last
 /// usually wins: `--quota 1MB --quota 2MB` is more likely a mistake than a wish); and a word after what the root
 /// prints (`--version`, `help NAME`, a completion script) is an error, not ignored.
-public struct CommandLineParser: Sendable {
-    public let root: CommandSpec
+package struct CommandLineParser: Sendable {
+    package let root: CommandSpec
 
-    public init(root: CommandSpec) {
+    package init(root: CommandSpec) {
         self.root = root
     }
 
     /// What the command line asks for.
-    public enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         /// Run the command `ParsedArguments.commandPath` names.
         case run(ParsedArguments)
         /// Print this (help, the version, a completion script) on stdout and exit 0.
@@ -32,7 +32,7 @@ public struct CommandLineParser: Sendable {
     }
 
     /// `arguments` without the program name.
-    public func parse(_ arguments: [String]) throws(UsageError) -> Outcome {
+    package func parse(_ arguments: [String]) throws(UsageError) -> Outcome {
         guard !root.subcommands.isEmpty else { return try parseLeaf(root, path: [root.name], arguments[...]) }
         var rest = arguments[...]
         guard let first = rest.popFirst() else {

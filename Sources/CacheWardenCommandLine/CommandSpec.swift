@@ -1,20 +1,20 @@
 /// A command as its help, manual page and completions describe it, and as the parser reads it: a root with
 /// subcommands, or a leaf with options and positional arguments.
-public struct CommandSpec: Sendable {
-    public var name: String
+package struct CommandSpec: Sendable {
+    package var name: String
     /// One line: what the command does.
-    public var abstract: String
+    package var abstract: String
     /// More text for the help and the manual (one paragraph; may be empty).
-    public var discussion: String
-    public var options: [OptionSpec]
-    public var arguments: [ArgumentSpec]
-    public var subcommands: [CommandSpec]
+    package var discussion: String
+    package var options: [OptionSpec]
+    package var arguments: [ArgumentSpec]
+    package var subcommands: [CommandSpec]
     /// Left out of the parent's help and the completions (still runs).
-    public var hidden: Bool
+    package var hidden: Bool
     /// `--version` prints this (the root's only).
-    public var version: String?
+    package var version: String?
 
-    public init(_ name: String, abstract: String, discussion: String = "", options: [OptionSpec] = [],
+    package init(_ name: String, abstract: String, discussion: String = "", options: [OptionSpec] = [],
                 arguments: [ArgumentSpec] = [], subcommands: [CommandSpec] = [], hidden: Bool = false, version: String? = nil) {
         self.name = name
         self.abstract = abstract

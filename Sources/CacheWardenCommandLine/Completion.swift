@@ -1,5 +1,5 @@
 /// What a shell offers for a value or an argument.
-public enum Completion: Sendable, Equatable {
+package enum Completion: Sendable, Equatable {
     case none
     case file
     case directory

@@ -1,17 +1,17 @@
 /// The bash, zsh and fish completion scripts of a command tree: subcommands, each one's options, and values of
 /// files, directories or fixed choices. `make install` writes them where each shell looks.
-public struct CompletionScript: Sendable {
-    public enum Shell: String, Sendable, CaseIterable {
+package struct CompletionScript: Sendable {
+    package enum Shell: String, Sendable, CaseIterable {
         case bash, zsh, fish
     }
 
     let root: CommandSpec
 
-    public init(root: CommandSpec) {
+    package init(root: CommandSpec) {
         self.root = root
     }
 
-    public func text(for shell: Shell) -> String {
+    package func text(for shell: Shell) -> String {
         switch shell {
         case .bash: bash
         case .zsh: zsh

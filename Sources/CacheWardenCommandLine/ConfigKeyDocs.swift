@@ -2,7 +2,7 @@ import CacheWarden
 
 /// docs/configuration.md's key reference and the `cachewarden.conf(5)` manual page, both from `ConfigKey.all`
 /// (`cachewarden keys --format markdown|man`).
-public enum ConfigKeyDocs {
+package enum ConfigKeyDocs {
     static let headings: [(ConfigKey.Scope, String, String)] = [
         (.global, "Global keys", "GLOBAL KEYS"),
         (.directory, "Directory keys: `dir.<name>.*`", "DIRECTORY KEYS"),
@@ -10,7 +10,7 @@ public enum ConfigKeyDocs {
     ]
 
     /// The Markdown block pasted between `<!-- keys:begin -->` and `<!-- keys:end -->` (no trailing newline).
-    public static func markdown() -> String {
+    package static func markdown() -> String {
         var out: [String] = []
         for (scope, title, _) in headings {
             out += ["## \(title)", "", "| key | value | default | meaning |", "|---|---|---|---|"]
@@ -24,7 +24,7 @@ public enum ConfigKeyDocs {
     }
 
     /// `cachewarden.conf(5)` in roff (man macros).
-    public static func man(version: String) -> String {
+    package static func man(version: String) -> String {
         var out = [
             ".TH CACHEWARDEN.CONF 5 \"\" \"cachewarden \(escape(version))\" \"File Formats Manual\"",
             ".SH NAME", "cachewarden.conf \\- configuration file of cachewarden(1)",

@@ -1,19 +1,19 @@
 /// A command tree's manual page (section 1) in roff with man macros: name, synopsis, description, the root's
 /// options, then each subcommand with its usage, text, arguments and options. What `make man` installs as
 /// `cachewarden.1`.
-public struct ManualPage: Sendable {
+package struct ManualPage: Sendable {
     let root: CommandSpec
     /// Extra sections before SEE ALSO: (title, paragraphs).
     let extra: [(String, [String])]
     let seeAlso: [String]
 
-    public init(root: CommandSpec, extra: [(String, [String])] = [], seeAlso: [String] = []) {
+    package init(root: CommandSpec, extra: [(String, [String])] = [], seeAlso: [String] = []) {
         self.root = root
         self.extra = extra
         self.seeAlso = seeAlso
     }
 
-    public var text: String {
+    package var text: String {
         let name = root.name
         var out = [
             ".TH \(name.uppercased()) 1 \"\" \"\(Roff.escape(root.version.map { "\(name) \($0)" } ?? name))\" \"User Commands\"",

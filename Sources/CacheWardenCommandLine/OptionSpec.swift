@@ -1,6 +1,6 @@
 /// One option of a command: `--long`, maybe `-s`, a flag or an option that takes a value.
-public struct OptionSpec: Sendable {
-    public enum Kind: Sendable, Equatable {
+package struct OptionSpec: Sendable {
+    package enum Kind: Sendable, Equatable {
         /// `--name` alone; giving it a value (`--name=x`) is an error.
         case flag
         /// `--name VALUE` or `--name=VALUE` (and `-sVALUE`, `-s VALUE`); given twice, an error.
@@ -10,16 +10,16 @@ public struct OptionSpec: Sendable {
     }
 
     /// The long name, without the leading `--`.
-    public var long: String
-    public var short: Character?
-    public var kind: Kind
+    package var long: String
+    package var short: Character?
+    package var kind: Kind
     /// What the help shows for the value (`<file>`); unused for a flag.
-    public var valueName: String
-    public var help: String
+    package var valueName: String
+    package var help: String
     /// What a shell offers when completing the value.
-    public var completion: Completion
+    package var completion: Completion
 
-    public init(long: String, short: Character? = nil, kind: Kind, valueName: String = "value", help: String,
+    package init(long: String, short: Character? = nil, kind: Kind, valueName: String = "value", help: String,
                 completion: Completion = .none) {
         self.long = long
         self.short = short
@@ -29,16 +29,16 @@ public struct OptionSpec: Sendable {
         self.completion = completion
     }
 
-    public static func flag(_ long: String, short: Character? = nil, help: String) -> OptionSpec {
+    package static func flag(_ long: String, short: Character? = nil, help: String) -> OptionSpec {
         OptionSpec(long: long, short: short, kind: .flag, help: help)
     }
 
-    public static func value(_ long: String, short: Character? = nil, _ valueName: String, help: String,
+    package static func value(_ long: String, short: Character? = nil, _ valueName: String, help: String,
                              completion: Completion = .none) -> OptionSpec {
         OptionSpec(long: long, short: short, kind: .value, valueName: valueName, help: help, completion: completion)
     }
 
-    public static func repeated(_ long: String, _ valueName: String, help: String, completion: Completion = .none) -> OptionSpec {
+    package static func repeated(_ long: String, _ valueName: String, help: String, completion: Completion = .none) -> OptionSpec {
         OptionSpec(long: long, kind: .repeated, valueName: valueName, help: help, completion: completion)
     }
 

@@ -1,8 +1,8 @@
 /// What the parser read for one command: its flags, option values and positional arguments by name, with typed
 /// accessors whose errors name the option.
-public struct ParsedArguments: Sendable {
+package struct ParsedArguments: Sendable {
     /// The command's words, `["cachewarden", "run"]`.
-    public let commandPath: [String]
+    package let commandPath: [String]
     var flags: Set<String> = []
     var optionValues: [String: [String]] = [:]
     var argumentValues: [String: [String]] = [:]
@@ -12,24 +12,24 @@ public struct ParsedArguments: Sendable {
     }
 
     /// `cachewarden run`, as help and errors name the command.
-    public var command: String { commandPath.joined(separator: " ") }
+    package var command: String { commandPath.joined(separator: " ") }
 
-    public func flag(_ long: String) -> Bool { flags.contains(long) }
+    package func flag(_ long: String) -> Bool { flags.contains(long) }
 
     /// The value given for `--long` (the last, for a repeated option), or nil.
-    public func value(_ long: String) -> String? { optionValues[long]?.last }
+    package func value(_ long: String) -> String? { optionValues[long]?.last }
 
     /// Every value given for `--long`, in order.
-    public func values(_ long: String) -> [String] { optionValues[long] ?? [] }
+    package func values(_ long: String) -> [String] { optionValues[long] ?? [] }
 
     /// The positional argument `name` (the first, for a repeated one).
-    public func argument(_ name: String) -> String? { argumentValues[name]?.first }
+    package func argument(_ name: String) -> String? { argumentValues[name]?.first }
 
     /// Every positional that went to `name`.
-    public func arguments(_ name: String) -> [String] { argumentValues[name] ?? [] }
+    package func arguments(_ name: String) -> [String] { argumentValues[name] ?? [] }
 
     /// `--long` as a whole number in `range`, or nil when not given.
-    public func integer(_ long: String, in range: ClosedRange<Int> = Int.min...Int.max) throws(UsageError) -> Int? {
+    package func integer(_ long: String, in range: ClosedRange<Int> = Int.min...Int.max) throws(UsageError) -> Int? {
         guard let text = value(long) else { return nil }
         guard let n = Int(text), range.contains(n) else {
             throw UsageError("bad value `\(text)` for --\(long): expected a whole number\(Self.describe(range))", command: command)
@@ -38,7 +38,7 @@ public struct ParsedArguments: Sendable {
     }
 
     /// `--long` as a number in `range`, or nil when not given.
-    public func number(_ long: String, in range: ClosedRange<Double> = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) throws(UsageError) -> Double? {
+    package func number(_ long: String, in range: ClosedRange<Double> = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) throws(UsageError) -> Double? {
         guard let text = value(long) else { return nil }
         guard let n = Double(text), n.isFinite, range.contains(n) else {
             let bounds = range.lowerBound > -Double.greatestFiniteMagnitude ? " from \(Self.plain(range.lowerBound)) to \(Self.plain(range.upperBound))" : ""
@@ -48,7 +48,7 @@ public struct ParsedArguments: Sendable {
     }
 
     /// `--long` as one of `choices`, or nil when not given.
-    public func choice(_ long: String, of choices: [String]) throws(UsageError) -> String? {
+    package func choice(_ long: String, of choices: [String]) throws(UsageError) -> String? {
         guard let text = value(long) else { return nil }
         guard choices.contains(text) else {
             throw UsageError("bad value `\(text)` for --\(long): expected \(choices.joined(separator: ", "))", command: command)
@@ -57,7 +57,7 @@ public struct ParsedArguments: Sendable {
     }
 
     /// An error about this command line (a combination the parser cannot see), pointing at this command's help.
-    public func usageError(_ message: String) -> UsageError { UsageError(message, command: command) }
+    package func usageError(_ message: String) -> UsageError { UsageError(message, command: command) }
 
     private static func describe(_ range: ClosedRange<Int>) -> String {
         switch (range.lowerBound, range.upperBound) {

@@ -6,25 +6,25 @@ import Logging
 /// nothing is watched, nothing can be deleted), and proposes quotas by `rule`. Found by name first (each tool's
 /// known place), then nginx's cache folders, then `CACHEDIR.TAG` folders; a folder that nests with one found
 /// before it is dropped, because registered directories must not nest (a tool's known folder wins over a tag).
-public struct CacheDiscovery: Sendable {
-    public var scope: DiscoveryScope
-    public var rule: QuotaRule
+package struct CacheDiscovery: Sendable {
+    package var scope: DiscoveryScope
+    package var rule: QuotaRule
 
-    public init(scope: DiscoveryScope, rule: QuotaRule = QuotaRule()) {
+    package init(scope: DiscoveryScope, rule: QuotaRule = QuotaRule()) {
         self.scope = scope
         self.rule = rule
     }
 
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// Measured, with proposed quotas, in the order found.
-        public var caches: [DiscoveredCache]
+        package var caches: [DiscoveredCache]
         /// False when the `CACHEDIR.TAG` search ran out of time (`tagTimeLimit`).
-        public var tagSearchComplete: Bool
+        package var tagSearchComplete: Bool
         /// The proposed budget of the group of the measured caches that join it (nil when none does).
-        public var groupBudget: Int64?
+        package var groupBudget: Int64?
     }
 
-    public func run() -> Result {
+    package func run() -> Result {
         var found: [DiscoveredCache] = []
         if let home = scope.home { found += Self.known(home) }
         if scope.system { found += nginxCaches() }

@@ -3,9 +3,9 @@ import FoundationEssentials
 
 /// A cache `discover` found: where, what tool it belongs to, what a read-only scan measured, and the quota it
 /// proposes.
-public struct DiscoveredCache: Sendable, Equatable {
+package struct DiscoveredCache: Sendable, Equatable {
     /// How it was found.
-    public enum Source: String, Sendable {
+    package enum Source: String, Sendable {
         /// In a tool's known place (`KnownCaches`).
         case known
         /// A folder holding a `CACHEDIR.TAG`.
@@ -15,33 +15,33 @@ public struct DiscoveredCache: Sendable, Equatable {
     }
 
     /// The name in the config (`dir.<name>.…`).
-    public var name: String
+    package var name: String
     /// The tool, as the table shows it.
-    public var client: String
+    package var client: String
     /// The real path (symlinks resolved).
-    public var path: String
-    public var profile: CacheProfile
+    package var path: String
+    package var profile: CacheProfile
     /// Written as `protect` (tools without a profile of their own).
-    public var protect: [String]
-    public var source: Source
+    package var protect: [String]
+    package var source: Source
     /// What a watcher would count today (the default `size_basis`, allocated blocks), and the files.
-    public var total: Int64 = 0
-    public var files: Int = 0
+    package var total: Int64 = 0
+    package var files: Int = 0
     /// The age key of the oldest file under the profile's `order`, if any.
-    public var oldest: Date?
+    package var oldest: Date?
     /// The size of the filesystem holding it.
-    public var filesystemSize: Int64 = 0
-    public var proposedQuota: Int64 = 0
+    package var filesystemSize: Int64 = 0
+    package var proposedQuota: Int64 = 0
     /// Why it could not be measured (it is then left out of the written config).
-    public var problem: String?
+    package var problem: String?
 
     /// Whether it joins the shared group: every cache that is proposed (measured) does. A group trim honours each
     /// member's rules as its own quota trim does — whole folders for a profile with `evict_unit` (uv, cargo,
     /// Hugging Face), nothing while its tool is busy for one with `trim_after_idle` (Go, sccache, Bazel, …).
-    public var joinsGroup: Bool { problem == nil }
+    package var joinsGroup: Bool { problem == nil }
 
     /// The directory settings this cache is registered with (before quota and group).
-    public var settings: DirectorySettings {
+    package var settings: DirectorySettings {
         var d = DirectorySettings(name: name, path: path, profile: profile)
         if !protect.isEmpty { d.protect = protect }
         return d

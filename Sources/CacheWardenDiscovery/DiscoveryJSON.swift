@@ -4,7 +4,7 @@ import FoundationEssentials
 extension CacheDiscovery.Result {
     /// `discover --json`: one JSON document on one line, written by the event lines' writer:
     /// `{"caches":[{…},…],"group":{"name":"caches","quota":N},"tag_search_complete":true}` (see docs/discover.md).
-    public func jsonLine(now: Date = Date()) -> String {
+    package func jsonLine(now: Date = Date()) -> String {
         var j = JSONLineBuilder()
         j.addObjects("caches", caches) { o, c in
             o.add("name", c.name)

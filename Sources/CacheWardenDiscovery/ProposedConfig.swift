@@ -4,35 +4,35 @@ import FoundationEssentials
 /// The config `discover --write` proposes: a commented `key = value` file registering every measured cache with
 /// its tool's profile and its proposed quota, all in one group. Paths under `tildeHome` are written as `~/…` (the
 /// home of whoever runs the watcher); every `$` is doubled, so that no path is read as a variable.
-public struct ProposedConfig: Sendable {
-    public var result: CacheDiscovery.Result
-    public var rule: QuotaRule
+package struct ProposedConfig: Sendable {
+    package var result: CacheDiscovery.Result
+    package var rule: QuotaRule
     /// Where the caches were searched, for the header.
-    public var searched: String
+    package var searched: String
     /// Paths under this folder are written as `~/…` (nil: absolute paths only, as for another user's home).
-    public var tildeHome: String?
-    public var now: Date = Date()
+    package var tildeHome: String?
+    package var now: Date = Date()
     /// The folders the service that will run this config may delete in (its unit's `ReadWritePaths=`); a cache
     /// elsewhere gets a note saying how to add it. Nil: no notes (the config is for another user's service).
-    public var serviceWritable: [String]?
-    public static let group = "caches"
+    package var serviceWritable: [String]?
+    package static let group = "caches"
 
     /// The user unit's `ReadWritePaths=` (Examples/systemd/user/cachewarden.service) for `home`.
-    public static func userUnitWritable(home: String) -> [String] {
+    package static func userUnitWritable(home: String) -> [String] {
         [".cache", ".npm", ".cargo/registry", ".gradle/caches", ".local/share/pnpm"].map { PathResolver.absolute($0, relativeTo: home) }
     }
 
     /// The system unit's `ReadWritePaths=` (Examples/systemd/cachewarden.service).
-    public static let systemUnitWritable = ["/var/cache", "/root/.cache"]
+    package static let systemUnitWritable = ["/var/cache", "/root/.cache"]
 
-    public init(result: CacheDiscovery.Result, rule: QuotaRule, searched: String, tildeHome: String?) {
+    package init(result: CacheDiscovery.Result, rule: QuotaRule, searched: String, tildeHome: String?) {
         self.result = result
         self.rule = rule
         self.searched = searched
         self.tildeHome = tildeHome
     }
 
-    public var text: String {
+    package var text: String {
         var lines = header
         let measured = result.caches.filter { $0.problem == nil }
         if let budget = result.groupBudget {
@@ -87,7 +87,7 @@ public struct ProposedConfig: Sendable {
 
     /// Whether `path` can be a config value that reads back as itself: no control character (a newline would
     /// start a new key), no `#` after whitespace (a comment), no whitespace at either end (trimmed).
-    public static func canWrite(_ path: String) -> Bool {
+    package static func canWrite(_ path: String) -> Bool {
         guard let first = path.first, let last = path.last, !first.isWhitespace, !last.isWhitespace else { return false }
         if path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { return false }
         return !path.contains(" #") && !path.contains("\t#")

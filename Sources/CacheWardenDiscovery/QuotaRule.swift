@@ -4,24 +4,24 @@
 /// frees nothing worth the misses it causes). All of a user's caches share one group budget: the sum of their
 /// quotas, but no more than `groupShare` of the filesystem, so that together they cannot fill the disk either.
 /// Sizes are rounded to whole `step`s (up for a quota, down for a cap) so the file reads as a person would write it.
-public struct QuotaRule: Sendable, Equatable {
-    public var growth: Double = 1.5
-    public var floor: Int64 = 1 << 30
-    public var cacheShare: Double = 0.10
-    public var groupShare: Double = 0.25
-    public var step: Int64 = 64 << 20
+package struct QuotaRule: Sendable, Equatable {
+    package var growth: Double = 1.5
+    package var floor: Int64 = 1 << 30
+    package var cacheShare: Double = 0.10
+    package var groupShare: Double = 0.25
+    package var step: Int64 = 64 << 20
 
-    public init() {}
+    package init() {}
 
     /// The quota proposed for a cache of `size` bytes on a filesystem of `filesystem` bytes.
-    public func quota(size: Int64, filesystem: Int64) -> Int64 {
+    package func quota(size: Int64, filesystem: Int64) -> Int64 {
         let cap = self.cap(filesystem, share: cacheShare)
         let wanted = roundUp(Int64((Double(size) * growth).rounded(.up)))
         return min(cap, max(min(floor, cap), wanted))
     }
 
     /// The budget proposed for the group of all caches with `quotas`, on a filesystem of `filesystem` bytes.
-    public func groupBudget(quotas: [Int64], filesystem: Int64) -> Int64 {
+    package func groupBudget(quotas: [Int64], filesystem: Int64) -> Int64 {
         min(quotas.reduce(0, +), cap(filesystem, share: groupShare))
     }
 

@@ -2,23 +2,23 @@ import CacheWarden
 import FoundationEssentials
 
 /// A running daemon's status, as its control socket answers it.
-public struct DaemonStatus: Sendable {
+package struct DaemonStatus: Sendable {
     /// The daemon's version.
-    public var version: String
+    package var version: String
     /// Every directory, from the daemon's memory.
-    public var dirs: [DirectoryStatus]
+    package var dirs: [DirectoryStatus]
     /// Every shared budget with its members' sum.
-    public var groups: [GroupStatus]
+    package var groups: [GroupStatus]
 }
 
 /// A shared budget's use.
-public struct GroupStatus: Sendable, Equatable {
-    public var name: String
-    public var total: Int64
-    public var quota: Int64
-    public var members: [String]
+package struct GroupStatus: Sendable, Equatable {
+    package var name: String
+    package var total: Int64
+    package var quota: Int64
+    package var members: [String]
 
-    public init(name: String, total: Int64, quota: Int64, members: [String]) {
+    package init(name: String, total: Int64, quota: Int64, members: [String]) {
         self.name = name
         self.total = total
         self.quota = quota
@@ -30,7 +30,7 @@ public struct GroupStatus: Sendable, Equatable {
 /// `"ok": false`.
 extension ControlClient {
     /// Every directory's status from the daemon's memory (no rescan).
-    public func status() throws -> DaemonStatus {
+    package func status() throws -> DaemonStatus {
         let reply = try checked(request(["command": "status"]))
         let now = Date()
         let dirs = (reply["dirs"]?.array ?? []).compactMap { Self.directoryStatus($0, now: now) }
@@ -42,24 +42,24 @@ extension ControlClient {
     }
 
     /// Trims directory `dir` to `to` (a size like `"100MB"`; nil: its `trim_to` target). Returns the `trim` object.
-    public func trim(_ dir: String, to: String?) throws -> [String: JSONValue] {
+    package func trim(_ dir: String, to: String?) throws -> [String: JSONValue] {
         var request: [String: JSONValue] = ["command": "trim", "dir": .string(dir)]
         if let to { request["to"] = .string(to) }
         return try checked(self.request(request))["trim"]?.object ?? [:]
     }
 
     /// Clears the named directories (all when empty); returns the reply (`removed`, `freed`, `dirs`).
-    public func clear(_ dirs: [String], dryRun: Bool) throws -> [String: JSONValue] {
+    package func clear(_ dirs: [String], dryRun: Bool) throws -> [String: JSONValue] {
         try checked(request(["command": "clear", "dirs": .array(dirs.map(JSONValue.string)), "dry_run": .bool(dryRun)]))
     }
 
     /// Asks the daemon to re-read its config file.
-    public func reload() throws {
+    package func reload() throws {
         _ = try checked(request(["command": "reload"]))
     }
 
     /// Subscribes to the named events (all when empty); read them with `readLine(wait: true)`.
-    public func subscribe(_ events: [String]) throws {
+    package func subscribe(_ events: [String]) throws {
         _ = try checked(request(["command": "subscribe", "events": .array(events.map(JSONValue.string))]))
     }
 

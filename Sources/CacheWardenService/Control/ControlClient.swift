@@ -6,17 +6,17 @@ import SystemPackage
 /// A client of a daemon's control socket (what `cachewarden status`, `trim`, `clear`, `reload` and `events` use):
 /// sends one JSON request per line and reads the reply lines. The typed calls (`status()`, `trim(_:to:)`, …) are
 /// in `ControlClient+Requests`.
-public final class ControlClient {
+package final class ControlClient {
     private let fd: Int32
     private var buffer: [UInt8] = []
     /// The socket this client is connected to.
-    public let path: String
+    package let path: String
     /// Seconds to wait for a reply line before giving up.
-    public var timeout: Double
+    package var timeout: Double
 
     /// Connects to the socket at `path`; nil when nobody answers there.
     /// - Throws: `ControlClientError` when a socket is there that this user may not connect to (`EACCES`, `EPERM`).
-    public init?(path: String, timeout: Double = 30) throws(ControlClientError) {
+    package init?(path: String, timeout: Double = 30) throws(ControlClientError) {
         guard let fd = try? UnixSocket.make(Int32(SOCK_STREAM.rawValue)) else { return nil }
         do throws(Errno) { try UnixSocket.connect(fd, path) } catch {
             Syscall.close(fd)
@@ -31,7 +31,7 @@ public final class ControlClient {
     deinit { Syscall.close(fd) }
 
     /// Sends `request` (one JSON object) and returns the reply, parsed.
-    public func request(_ request: [String: JSONValue]) throws -> [String: JSONValue] {
+    package func request(_ request: [String: JSONValue]) throws -> [String: JSONValue] {
         try send(request)
         guard let line = try readLine() else { throw ControlClientError("the daemon closed the connection without a reply") }
         guard let reply = (try? JSONValue(parsing: line))?.object else {
@@ -41,14 +41,14 @@ public final class ControlClient {
     }
 
     /// Sends one request line.
-    public func send(_ request: [String: JSONValue]) throws {
+    package func send(_ request: [String: JSONValue]) throws {
         var line = JSONValue.object(request).jsonBytes()
         line.append(UInt8(ascii: "\n"))
         try sendRaw(line)
     }
 
     /// Sends bytes as they are (tests use it for malformed requests).
-    public func sendRaw(_ bytes: [UInt8]) throws {
+    package func sendRaw(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let n = try bytes[offset...].withUnsafeBytes { try UnixSocket.writeSome(fd, $0) }
@@ -59,7 +59,7 @@ public final class ControlClient {
 
     /// The next line from the daemon (without its newline); nil when it closed the connection. Waits up to
     /// `timeout` seconds (forever when `wait` is true, as a subscription does).
-    public func readLine(wait: Bool = false) throws -> [UInt8]? {
+    package func readLine(wait: Bool = false) throws -> [UInt8]? {
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 defer { buffer.removeSubrange(...newline) }
@@ -79,23 +79,23 @@ public final class ControlClient {
     }
 
     /// Where a daemon's socket is, when none is configured: systemd's `RuntimeDirectory` of the unit we ship.
-    public static func defaultPath(environment given: [String: String]? = nil) -> String {
+    package static func defaultPath(environment given: [String: String]? = nil) -> String {
         let environment = given ?? ProcessEnvironment.variables
         return DefaultLocations(environment: environment, euid: 0).serviceSocket ?? DefaultLocations.systemSocket
     }
 }
 
 /// The daemon could not be talked to, or refused the request (`refused`; its message says what to fix).
-public struct ControlClientError: Error, CustomStringConvertible {
-    public var description: String
+package struct ControlClientError: Error, CustomStringConvertible {
+    package var description: String
     /// The daemon answered `"ok": false`: the request (or the file it re-read) was wrong, not the connection.
-    public var refused: Bool
+    package var refused: Bool
     /// The daemon refused a `trim` or `clear` because a cache's client holds its lock (nothing was deleted): who
     /// holds it, and how long the daemon lets its own trims wait (`client_lock_wait`, seconds).
-    public var busy: ClientLockBusy?
-    public var waitLimit: Int64?
+    package var busy: ClientLockBusy?
+    package var waitLimit: Int64?
 
-    public init(_ description: String, refused: Bool = false) {
+    package init(_ description: String, refused: Bool = false) {
         self.description = description
         self.refused = refused
     }

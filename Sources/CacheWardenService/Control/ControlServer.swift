@@ -14,16 +14,16 @@ import SystemPackage
 ///
 /// `@unchecked Sendable`: its state is confined to `queue` ("cachewarden.control"): the public methods hop onto
 /// it, the private ones check it with `assertOnQueue` (debug builds).
-public final class ControlServer: EventSink, @unchecked Sendable {
+package final class ControlServer: EventSink, @unchecked Sendable {
     /// Bytes a subscriber may fall behind before it is disconnected.
-    public static let maxQueuedPerSubscriber = 8 << 20
+    package static let maxQueuedPerSubscriber = 8 << 20
     /// Clients connected at once; one more gets an error reply and is disconnected.
-    public static let maxConnections = 64
+    package static let maxConnections = 64
     /// Seconds a client may stay connected without a complete request (a subscriber, or a client waiting for a
     /// reply, is not idle).
-    public static let idleTimeout = 60.0
+    package static let idleTimeout = 60.0
 
-    public let path: String
+    package let path: String
     private let mode: UInt16
     /// The bounds in force (tests lower them).
     let maxQueued: Int
@@ -42,7 +42,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
     private var nextID = 0
 
     /// A server at `path`, created with `mode`. Give it to the watcher among its sinks, then `listen` and `serve`.
-    public convenience init(path: String, mode: UInt16 = 0o600) {
+    package convenience init(path: String, mode: UInt16 = 0o600) {
         self.init(path: path, mode: mode, maxQueued: Self.maxQueuedPerSubscriber)
     }
 
@@ -58,7 +58,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
     /// Creates the socket (before the watcher's first scan, so a second daemon fails at once). Clients that
     /// connect before `serve` wait in the backlog and are answered once it is called.
     /// - Throws: `WardenError` when the socket cannot be created, or another daemon answers on it.
-    public func listen() throws(WardenError) {
+    package func listen() throws(WardenError) {
         try replaceStaleSocket()
         let fd: Int32
         do throws(Errno) {
@@ -80,7 +80,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
 
     /// Starts answering about `watcher` (call `listen` first). `reload` re-reads the settings and applies them,
     /// returning nil or what went wrong.
-    public func serve(watcher: Watcher, reload: @escaping @Sendable () -> String?) {
+    package func serve(watcher: Watcher, reload: @escaping @Sendable () -> String?) {
         queue.sync {
             guard listener >= 0, acceptSource == nil else { return }
             self.watcher = watcher
@@ -96,7 +96,7 @@ public final class ControlServer: EventSink, @unchecked Sendable {
 
     /// Stops answering, disconnects every client (after a last attempt to write what is queued for it) and removes
     /// the socket file (if it is still ours). Idempotent.
-    public func stop() {
+    package func stop() {
         queue.sync {
             resumeAccepting()   // a suspended source must not be released
             if let acceptSource { acceptSource.cancel() } else if listener >= 0 { Syscall.close(listener) }
@@ -239,12 +239,12 @@ public final class ControlServer: EventSink, @unchecked Sendable {
 
     // MARK: Subscriptions (the sink)
 
-    public func receive(_ events: [WardenEvent]) {
+    package func receive(_ events: [WardenEvent]) {
         queue.async { [weak self] in self?.fanOut(events) }
     }
 
     /// The watcher stopped: its last lines (`stop`) go out to subscribers, then the socket closes and its file goes.
-    public func finish() { stop() }
+    package func finish() { stop() }
 
     /// Each subscriber gets the lines it asked for in one write per batch (not one per line: a socket buffer
     /// holds far more bytes in a few large writes than in many small ones).

@@ -3,7 +3,7 @@ import CacheWarden
 /// One JSON value of the control protocol. Requests are read into it (`JSONReader`) and checked field by field, so
 /// a bad request gets a reply that names the field; clients read replies into it, and the CLI prints them with
 /// sorted keys. Written with the event lines' string and integer writer (`JSONLineBuilder`).
-public enum JSONValue: Sendable, Equatable {
+package enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     /// A number without fraction that fits an `Int64`.
@@ -14,13 +14,13 @@ public enum JSONValue: Sendable, Equatable {
     case object([String: JSONValue])
 
     /// Parses one JSON document (a request or reply line without its newline).
-    public init(parsing bytes: [UInt8]) throws {
+    package init(parsing bytes: [UInt8]) throws {
         self = try JSONReader.parse(bytes)
     }
 
     /// The value as JSON on one line (no newline); `sortedKeys` orders every object's keys. A number JSON cannot
     /// hold (infinite, NaN) is written as null.
-    public func jsonBytes(sortedKeys: Bool = false) -> [UInt8] {
+    package func jsonBytes(sortedKeys: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
         write(to: &out, sortedKeys: sortedKeys)
         return out
@@ -55,35 +55,35 @@ public enum JSONValue: Sendable, Equatable {
     }
 
     /// The value as JSON text with sorted keys (for messages and printing).
-    public var jsonText: String { String(decoding: jsonBytes(sortedKeys: true), as: UTF8.self) }
+    package var jsonText: String { String(decoding: jsonBytes(sortedKeys: true), as: UTF8.self) }
 
     // MARK: Reading
 
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         if case .object(let o) = self { o[key] } else { nil }
     }
 
-    public var bool: Bool? { if case .bool(let b) = self { b } else { nil } }
-    public var string: String? { if case .string(let s) = self { s } else { nil } }
+    package var bool: Bool? { if case .bool(let b) = self { b } else { nil } }
+    package var string: String? { if case .string(let s) = self { s } else { nil } }
     /// An integer, or a number without fraction that fits an `Int64`.
-    public var integer: Int64? {
+    package var integer: Int64? {
         switch self {
         case .integer(let i): i
         case .number(let d): Int64(exactly: d)
         default: nil
         }
     }
-    public var number: Double? {
+    package var number: Double? {
         switch self {
         case .integer(let i): Double(i)
         case .number(let d): d
         default: nil
         }
     }
-    public var array: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
-    public var object: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
+    package var array: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
+    package var object: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
     /// An array of strings only (nil when any element is something else).
-    public var strings: [String]? {
+    package var strings: [String]? {
         guard let a = array else { return nil }
         let s = a.compactMap(\.string)
         return s.count == a.count ? s : nil
@@ -92,12 +92,12 @@ public enum JSONValue: Sendable, Equatable {
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral {
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(integerLiteral value: Int64) { self = .integer(value) }
-    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(booleanLiteral value: Bool) { self = .bool(value) }
+    package init(integerLiteral value: Int64) { self = .integer(value) }
+    package init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    package init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
-    public init(nilLiteral: ()) { self = .null }
+    package init(nilLiteral: ()) { self = .null }
 }

@@ -13,19 +13,19 @@ import SystemPackage
 /// blocks) never stalls the watcher: records wait in a bounded buffer, past it they are dropped and counted, and
 /// a `dropped` record follows when there is room. A record journald refuses (it is gone, restarting) is lost;
 /// `onError` hears the first failure of each run of them.
-public final class JournalSink: EventSink {
+package final class JournalSink: EventSink {
     /// journald's socket for native records.
-    public static let defaultSocket = "/run/systemd/journal/socket"
+    package static let defaultSocket = "/run/systemd/journal/socket"
 
     /// Where to send: `$CACHEWARDEN_JOURNAL_SOCKET` when set (tests, containers with the journal's socket
     /// elsewhere), else `defaultSocket`.
-    public static func socketPath(environment given: [String: String]? = nil) -> String {
+    package static func socketPath(environment given: [String: String]? = nil) -> String {
         let environment = given ?? ProcessEnvironment.variables
         return environment["CACHEWARDEN_JOURNAL_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultSocket
     }
 
     /// What is at a journal socket's path.
-    public enum Listener: Equatable, Sendable {
+    package enum Listener: Equatable, Sendable {
         /// A socket that receives (journald, or a listener standing in for it).
         case listening
         /// Nothing, or not a socket: no journald here.
@@ -37,7 +37,7 @@ public final class JournalSink: EventSink {
 
     /// What is at `path` now. A socket file alone is not enough: a datagram socket's `connect` tells a stale one
     /// apart at once, without sending anything.
-    public static func listener(at path: String) -> Listener {
+    package static func listener(at path: String) -> Listener {
         guard let st = try? Syscall.lstat(path: path), st.st_mode & S_IFMT == S_IFSOCK else { return .notASocket }
         do throws(Errno) {
             let fd = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
@@ -50,14 +50,14 @@ public final class JournalSink: EventSink {
     }
 
     /// Whether something receives at `path` now (journald runs, or a listener stands in for it).
-    public static func isListening(_ path: String) -> Bool { listener(at: path) == .listening }
+    package static func isListening(_ path: String) -> Bool { listener(at: path) == .listening }
 
     private let writer: BoundedWriter
 
     /// A sink sending to `socket`, holding at most `bufferLimit` bytes of records while journald is slow.
     /// `sendBuffer` is the socket's `SO_SNDBUF` (the kernel caps it at `net.core.wmem_max`), which bounds one
     /// datagram; larger records go through a memfd.
-    public init(socket: String, bufferLimit: Int = 8 << 20, sendBuffer: Int = 8 << 20,
+    package init(socket: String, bufferLimit: Int = 8 << 20, sendBuffer: Int = 8 << 20,
                 onError: @escaping @Sendable (String) -> Void = { _ in }) throws(Errno) {
         let sender = try JournalSender(path: socket, sendBuffer: sendBuffer)
         writer = BoundedWriter(
@@ -71,15 +71,15 @@ public final class JournalSink: EventSink {
     }
 
     /// Encodes the batch's records (before the lock is taken) and wakes the sender once.
-    public func receive(_ events: [WardenEvent]) {
+    package func receive(_ events: [WardenEvent]) {
         writer.enqueue(events.map { JournalRecord($0).bytes })
     }
 
     /// Waits (up to 3 seconds) until every queued record is sent.
-    public func finish() { flush(timeout: 3) }
+    package func finish() { flush(timeout: 3) }
 
     /// Waits (up to `timeout` seconds) until every queued record is sent.
-    public func flush(timeout: Double) { writer.flush(timeout: timeout) }
+    package func flush(timeout: Double) { writer.flush(timeout: timeout) }
 }
 
 /// The sending end: one unbound datagram socket, used by the sink's thread alone.

@@ -10,8 +10,8 @@ import SystemPackage
 ///
 /// `@unchecked Sendable`: its state is confined to `queue` ("cachewarden.metrics"): the public methods hop onto
 /// it, the private ones check it with `assertOnQueue` (debug builds).
-public final class MetricsFileSink: EventSink, @unchecked Sendable {
-    public let path: String
+package final class MetricsFileSink: EventSink, @unchecked Sendable {
+    package let path: String
     private let interval: Double
     private let logger: Logger
     private let queue = DispatchQueue(label: "cachewarden.metrics")
@@ -25,7 +25,7 @@ public final class MetricsFileSink: EventSink, @unchecked Sendable {
     private var finished = false
 
     /// A sink writing `path` (which should end in `.prom`); `interval`: seconds between writes without changes.
-    public init(path: String, interval: Double = 15, logger: Logger = Logger(label: "cachewarden.metrics")) {
+    package init(path: String, interval: Double = 15, logger: Logger = Logger(label: "cachewarden.metrics")) {
         self.path = path
         self.interval = interval
         self.logger = logger
@@ -33,7 +33,7 @@ public final class MetricsFileSink: EventSink, @unchecked Sendable {
 
     /// Writes the file now, then keeps it up to date from `watcher`'s status. Call after `watcher.start()`.
     /// - Throws: `WardenError` when the first write fails (a folder that does not exist, no permission).
-    public func start(watcher: Watcher) throws(WardenError) {
+    package func start(watcher: Watcher) throws(WardenError) {
         let problem: Errno? = queue.sync {
             self.watcher = watcher
             return write()
@@ -46,7 +46,7 @@ public final class MetricsFileSink: EventSink, @unchecked Sendable {
         queue.sync { timer = t }
     }
 
-    public func receive(_ events: [WardenEvent]) {
+    package func receive(_ events: [WardenEvent]) {
         queue.async { [weak self] in
             guard let self, !self.finished else { return }
             self.metrics.record(events)
@@ -56,7 +56,7 @@ public final class MetricsFileSink: EventSink, @unchecked Sendable {
 
     /// The watcher stopped: the last counts are written and the timer ends. The file stays (node_exporter's
     /// `node_textfile_mtime_seconds` tells how old it is).
-    public func finish() {
+    package func finish() {
         queue.sync {
             guard !finished else { return }
             finished = true

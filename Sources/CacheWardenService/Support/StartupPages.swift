@@ -8,10 +8,10 @@ import CWardenShims
 /// mapped executable page is the last the kernel reclaims. `MADV_DONTNEED` on the program's never-written
 /// segments unmaps them: they stay in the page cache, and what the running daemon touches comes back on its
 /// next access as a minor fault (no I/O). Writable segments (data, relocated read-only data) are left alone.
-public enum StartupPages {
+package enum StartupPages {
     /// Bytes of address space advised, or nil when `madvise` failed (nothing is lost then: the pages stay).
     @discardableResult
-    public static func release() -> Int? {
+    package static func release() -> Int? {
         let advised = cwsys_drop_clean_program_pages()
         return advised < 0 ? nil : advised
     }

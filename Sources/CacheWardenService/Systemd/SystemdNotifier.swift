@@ -7,13 +7,13 @@ import Glibc
 /// or Linux's abstract namespace when it starts with `@`), as sd_notify(3) describes. `READY=1`, `STATUS=`,
 /// `RELOADING=1` with `MONOTONIC_USEC=`, `STOPPING=1`, and `WATCHDOG=1` pings when `$WATCHDOG_USEC` asks for them
 /// (and `$WATCHDOG_PID`, when set, names this process). Without `$NOTIFY_SOCKET` every call does nothing.
-public struct SystemdNotifier: Sendable {
-    public let socket: String?
+package struct SystemdNotifier: Sendable {
+    package let socket: String?
     /// A quarter of `$WATCHDOG_USEC`: how often to ping (nil: no watchdog). systemd acts after a whole period
     /// without a ping; at a quarter, a ping that comes late or not at all still leaves no gap over half of it.
-    public let watchdogInterval: Double?
+    package let watchdogInterval: Double?
 
-    public init(environment given: [String: String]? = nil) {
+    package init(environment given: [String: String]? = nil) {
         let environment = given ?? ProcessEnvironment.variables
         socket = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
         let forUs = environment["WATCHDOG_PID"].map { Int32($0) == getpid() } ?? true
@@ -24,21 +24,21 @@ public struct SystemdNotifier: Sendable {
         }
     }
 
-    public var isEnabled: Bool { socket != nil }
+    package var isEnabled: Bool { socket != nil }
 
     /// Sends `fields` (`READY=1`, …) as one message; errors are ignored, as sd_notify's callers do.
-    public func notify(_ fields: [String]) {
+    package func notify(_ fields: [String]) {
         guard let socket else { return }
         try? UnixSocket.sendDatagram(Array(fields.joined(separator: "\n").utf8), to: socket)
     }
 
-    public func ready(status: String) { notify(["READY=1", "STATUS=\(status)"]) }
-    public func status(_ line: String) { notify(["STATUS=\(line)"]) }
-    public func stopping() { notify(["STOPPING=1", "STATUS=stopping"]) }
-    public func watchdog() { notify(["WATCHDOG=1"]) }
+    package func ready(status: String) { notify(["READY=1", "STATUS=\(status)"]) }
+    package func status(_ line: String) { notify(["STATUS=\(line)"]) }
+    package func stopping() { notify(["STOPPING=1", "STATUS=stopping"]) }
+    package func watchdog() { notify(["WATCHDOG=1"]) }
 
     /// `RELOADING=1` with the monotonic time in microseconds (systemd 253 and later match it to the reload).
-    public func reloading() {
+    package func reloading() {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         notify(["RELOADING=1", "MONOTONIC_USEC=\(Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)", "STATUS=reloading"])

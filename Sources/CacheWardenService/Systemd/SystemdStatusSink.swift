@@ -9,7 +9,7 @@ import Glibc
 ///
 /// `@unchecked Sendable`: its state is confined to `queue` ("cachewarden.systemd-status"): the public methods hop
 /// onto it, the private ones check it with `assertOnQueue` (debug builds).
-public final class SystemdStatusSink: EventSink, @unchecked Sendable {
+package final class SystemdStatusSink: EventSink, @unchecked Sendable {
     private let notifier: SystemdNotifier
     private let queue = DispatchQueue(label: "cachewarden.systemd-status")
     private var totals: [String: Int64] = [:]
@@ -18,14 +18,14 @@ public final class SystemdStatusSink: EventSink, @unchecked Sendable {
     private var lastSent: DispatchTime?
     private var finished = false
 
-    public init(notifier: SystemdNotifier) {
+    package init(notifier: SystemdNotifier) {
         self.notifier = notifier
     }
 
     /// The summary as it stands.
-    public var summary: String { queue.sync { line() } }
+    package var summary: String { queue.sync { line() } }
 
-    public func receive(_ events: [WardenEvent]) {
+    package func receive(_ events: [WardenEvent]) {
         guard notifier.isEnabled else { return }
         queue.async { [self] in
             guard !finished else { return }
@@ -34,7 +34,7 @@ public final class SystemdStatusSink: EventSink, @unchecked Sendable {
         }
     }
 
-    public func finish() { queue.sync { finished = true } }
+    package func finish() { queue.sync { finished = true } }
 
     private func apply(_ event: WardenEvent) {
         assertOnQueue(queue)
