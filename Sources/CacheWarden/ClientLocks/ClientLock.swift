@@ -3,7 +3,7 @@
 /// writes, renames or deletes it (see `ClientLocks`).
 public struct ClientLock: Sendable, Equatable {
     /// How the lock is taken.
-    public enum Kind: String, Sendable, CaseIterable {
+    public enum Kind: String, Sendable {
         /// `flock(2)`, exclusive (`LOCK_EX | LOCK_NB`): uv, cargo, huggingface_hub (filelock), Go.
         case flock
         /// An open-file-description lock over the whole file (`F_OFD_SETLK`): a write lock where the file can be
@@ -88,8 +88,6 @@ public struct ClientLocks: Sendable, Equatable {
         }
     }
 
-    /// The root-level locks: taken once per trim of the root.
-    var rootLevel: [ClientLock] { locks.filter { !$0.isPerUnit } }
     /// The per-unit locks.
     var perUnit: [ClientLock] { locks.filter(\.isPerUnit) }
 

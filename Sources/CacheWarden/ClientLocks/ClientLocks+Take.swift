@@ -133,22 +133,23 @@ extension ClientLocks {
     static func open(_ target: LockTarget) -> Opened {
         let st: stat
         do throws(Errno) { st = try target.lstat() } catch {
-            return error == .noSuchFileOrDirectory ? .absent : .unusable("it cannot be opened (\(String(cString: strerror(error.rawValue))))")
+            return error == .noSuchFileOrDirectory ? .absent : .unusable("it cannot be opened (\(error))")
         }
         guard st.isRegularFile else {
-            return target.literal ? .unusable((st.st_mode & S_IFMT) == S_IFLNK ? "it is a symlink; a lock file is never followed through one"
+            return target.literal ? .unusable(st.isSymlink ? "it is a symlink; a lock file is never followed through one"
                                               : "it is \(FileContents.kind(of: st.st_mode)), not a regular file") : .skip
         }
         var writable = true
-        var fd = openat(target.folder.fd, target.cName, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        if fd < 0, [EACCES, EPERM, EROFS, ETXTBSY].contains(errno) {
-            writable = false
-            fd = openat(target.folder.fd, target.cName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        }
-        guard fd >= 0 else {
-            let error = errno
-            if error == ENOENT || error == ELOOP { return target.literal ? .replaced : .skip }
-            return .unusable("it cannot be opened (\(String(cString: strerror(error))))")
+        let fd: Int32
+        do throws(Errno) {
+            do throws(Errno) { fd = try target.open(O_RDWR) } catch {
+                guard [.permissionDenied, .notPermitted, .readOnlyFileSystem, .textFileBusy].contains(error) else { throw error }
+                writable = false
+                fd = try target.open(O_RDONLY)
+            }
+        } catch {
+            if error == .noSuchFileOrDirectory || error == .tooManySymbolicLinkLevels { return target.literal ? .replaced : .skip }
+            return .unusable("it cannot be opened (\(error))")
         }
         guard let opened = try? Syscall.fstat(fd), opened.isRegularFile,
               LockFileRegistry.FileIdentity(opened) == LockFileRegistry.FileIdentity(st) else {
@@ -164,7 +165,7 @@ extension ClientLocks {
         if error == .badFileDescriptor && !writable {
             return "locking it needs it open for writing here (NFS), and this process may only read it"
         }
-        return "locking it failed: \(String(cString: strerror(error.rawValue)))"
+        return "locking it failed: \(error)"
     }
 
     /// `flock(LOCK_EX | LOCK_NB)`, or an OFD lock over the whole file: a write lock when the file is open

@@ -52,7 +52,7 @@ final class HeldClientLocks {
     /// by file; a unit goes in one rename, one re-check.
     func stillHeld() -> Bool {
         if lost != nil { return false }
-        if watches == nil { watches = Self.watches(of: taken.map(\.target.folder) + absent.map(\.folder) + patterns.map(\.folder)) }
+        if watches == nil { watches = Self.watches(of: folders) }
         for w in watches ?? [] where !w.stillThere() { return lose(w.folder.display) }
         for t in taken {
             guard let st = try? t.target.lstat(), FileIdentity(st) == t.identity else { return lose(t.target.display) }
@@ -86,9 +86,10 @@ final class HeldClientLocks {
     }
 
     /// Descriptors this holds open: one per lock file taken (shared ones too), one per folder.
-    var descriptors: Int {
-        taken.count + Set((taken.map(\.target.folder) + absent.map(\.folder) + patterns.map(\.folder)).map(ObjectIdentifier.init)).count
-    }
+    var descriptors: Int { taken.count + Set(folders.map(ObjectIdentifier.init)).count }
+
+    /// The folders of every lock taken, absent or matched by a pattern (a folder may come more than once).
+    private var folders: [LockFolder] { taken.map(\.target.folder) + absent.map(\.folder) + patterns.map(\.folder) }
 
     private func lose(_ lock: String) -> Bool {
         lost = .vanished

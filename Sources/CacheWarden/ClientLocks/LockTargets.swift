@@ -71,6 +71,13 @@ struct LockTarget {
     func lstat() throws(Errno) -> stat {
         try cName.withUnsafeBufferPointer { p throws(Errno) in try Syscall.lstat(at: folder.fd, p.baseAddress!) }
     }
+
+    /// Opens the lock file as it is (`O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC` and `access`), never creating it.
+    func open(_ access: Int32) throws(Errno) -> Int32 {
+        try cName.withUnsafeBufferPointer { p throws(Errno) in
+            try Syscall.retrying { openat(folder.fd, p.baseAddress!, access | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        }
+    }
 }
 
 /// A folder where a pattern component was matched, and the path from there: walked again before each deletion.
@@ -100,7 +107,7 @@ enum LockTargets {
         let base = beside ? PathResolver.parent(of: rootPath) : rootPath
         let fd: Int32
         do throws(Errno) { fd = try Syscall.openRoot(path: base) } catch {
-            throw LockPathUnusable(display: beside ? "../" : ".", detail: "its folder \(base) cannot be opened (\(String(cString: strerror(error.rawValue))))")
+            throw LockPathUnusable(display: beside ? "../" : ".", detail: "its folder \(base) cannot be opened (\(error))")
         }
         var out = LockResolution()
         let folder = LockFolder(fd, path: Array(base.utf8), display: beside ? Array("..".utf8) : [])
@@ -126,7 +133,7 @@ enum LockTargets {
         if first.isPattern {
             // A folder that cannot be listed may hold a lock: never taken as holding none.
             do throws(Errno) { names = try matching(first.bytes, in: folder) } catch {
-                throw LockPathUnusable(display: folder.display, detail: "its folder \(folder.display) cannot be listed (\(String(cString: strerror(error.rawValue))))")
+                throw LockPathUnusable(display: folder.display, detail: "its folder \(folder.display) cannot be listed (\(error))")
             }
         } else {
             names = [first.bytes]
@@ -138,7 +145,7 @@ enum LockTargets {
         }
         for name in names {
             let fd: Int32
-            do throws(Errno) { fd = try (name.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { p throws(Errno) in try Syscall.openDirectoryPath(at: folder.fd, p.baseAddress!) } } catch {
+            do throws(Errno) { fd = try name.withCString { p throws(Errno) in try Syscall.openDirectoryPath(at: folder.fd, p) } } catch {
                 // Not there: nothing to take now, but one made later is a lock. Something else than a folder (a
                 // file, a symlink): an error where the path names it outright; a pattern simply does not match it.
                 if error == .noSuchFileOrDirectory {
@@ -148,10 +155,10 @@ enum LockTargets {
                 // A pattern does not match what is no folder; one it cannot open (`EMFILE`, `EACCES`) may hold a lock.
                 if !isLiteral && (error == .notDirectory || error == .tooManySymbolicLinkLevels) { continue }
                 let shown = PathBytes.display(prefix + name)
-                let what = error == .notDirectory || error == .tooManySymbolicLinkLevels ? "not a folder (or a symlink)" : "not reachable (\(String(cString: strerror(error.rawValue))))"
+                let what = error == .notDirectory || error == .tooManySymbolicLinkLevels ? "not a folder (or a symlink)" : "not reachable (\(error))"
                 throw LockPathUnusable(display: shown, detail: "\(shown) is \(what)")
             }
-            let child = LockFolder(fd, path: folder.path + [PathBytes.separator] + name, display: prefix + name)
+            let child = LockFolder(fd, path: PathBytes.join(folder.path, name), display: prefix + name)
             try walk(Array(rest.dropFirst()), in: child, prefix: prefix + name + [PathBytes.separator], literal: isLiteral, into: &out)
         }
     }

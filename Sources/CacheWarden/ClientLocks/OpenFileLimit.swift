@@ -6,13 +6,11 @@ import CWardenShims
 /// limit is 1024 for select(2)'s sake, which CacheWarden does not use; the hard one 524,288). Units' locks may then
 /// hold a quarter of it (`UnitLockBudget.defaultLimit()`, one budget for the process).
 public enum OpenFileLimit {
-    /// Raises the soft limit to the hard one; the soft limit before and after (nil: it could not be read or set).
-    @discardableResult
-    public static func raiseToHard() -> (before: UInt64, after: UInt64)? {
-        guard let before = soft() else { return nil }
+    /// Raises the soft limit to the hard one (left as it is when that fails: the unit lock budget follows the
+    /// limit there is).
+    public static func raiseToHard() {
         var soft: UInt64 = 0, hard: UInt64 = 0
-        guard cwsys_open_files_limit(1, &soft, &hard) == 0 else { return nil }
-        return (before, soft)
+        _ = cwsys_open_files_limit(1, &soft, &hard)
     }
 
     /// The soft limit now (`UInt64.max`: none); nil when it cannot be read.

@@ -31,7 +31,7 @@ extension EventFieldWriter {
         if !status { add("dir", d.dir) }
         add("reason", d.reason.rawValue)
         add(d.busy)
-        if status { add("waited_s", (d.waitedSeconds * 1000).rounded() / 1000) }
+        if status { add("waited_s", d.waitedSeconds) }
         if let retry = d.retrySeconds { add("retry_s", retry) }
         if status && d.overdue { add("overdue", true) }
     }
