@@ -88,7 +88,8 @@ extension SafeRemover {
         if trash == nil {
             do throws(Errno) {
                 let root = try directories.open(rootNode, in: ledger)
-                trashParent = root
+                // A descriptor of its own for `finish`: `directories` may close its cached one before then.
+                trashParent = OwnedDescriptor(try Syscall.openDirectoryPath(at: root, "."))
                 trash = Result { () throws(TrashFolder.Problem) in try TrashFolder.open(in: root) }
             } catch {
                 trash = .failure(.system(error))

@@ -30,8 +30,8 @@ struct SafeRemover: FileDeleter {
     let device: UInt64
     /// The root's trash, opened (or made) at the first deletion of the trim; the error when it cannot be.
     var trash: Result<OwnedDescriptor, TrashFolder.Problem>?
-    /// The root's descriptor the trash was made in (to remove it, emptied, when the trim is done).
-    var trashParent: Int32?
+    /// The root, to remove the trash from, emptied, when the trim is done (an `O_PATH` descriptor of its own).
+    var trashParent: OwnedDescriptor?
     /// This filesystem refuses the move into the trash (`EINVAL` from FUSE, `EXDEV`, `EPERM`): victims are checked
     /// and unlinked in place, units go file by file. Set from the root's memory, and when met.
     var renameRefused: Errno?
@@ -147,7 +147,7 @@ struct SafeRemover: FileDeleter {
     }
 
     mutating func finish() {
-        if case .success? = trash, let trashParent { TrashFolder.removeIfEmpty(in: trashParent) }
+        if case .success? = trash, let trashParent { TrashFolder.removeIfEmpty(in: trashParent.fd) }
         trash = nil
         trashParent = nil
         directories.close()
