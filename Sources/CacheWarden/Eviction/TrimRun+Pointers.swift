@@ -104,8 +104,7 @@ extension TrimRun {
         let checkingAge = goal.target != .everything
         for pointer in unit.pointers {
             for r in pointer.companions where state.ledger.isLive(r) {
-                let inode = state.ledger.inode(ofRecord: r)
-                let bytes = (inode?.names ?? 1) <= 1 ? inode?.bytes ?? 0 : 0
+                let bytes = state.ledger.freedBytes(ofRecord: r)
                 let path = relativePath(r, state.ledger)
                 let outcome = deleter.delete(r, in: state.ledger, checkingAge: checkingAge)
                 switch outcome {

@@ -97,7 +97,7 @@ extension TrimRun {
         guard allows(unit.path, unit.bytes) else { return false }
         for pointer in unit.pointers {
             for r in pointer.companions where state.ledger.isLive(r) {
-                guard allows(relativePath(r, state.ledger), state.ledger.inode(ofRecord: r)?.bytes ?? 0) else { return false }
+                guard allows(relativePath(r, state.ledger), state.ledger.freedBytes(ofRecord: r)) else { return false }
             }
             guard allows(PathBytes.join(state.ledger.relativePath(of: pointer.link.dir), pointer.link.name), 0) else { return false }
         }
@@ -170,10 +170,7 @@ extension TrimRun {
     /// The unit itself, once its pointers went: the files deleted and the bytes that freed (no files: it stays).
     private mutating func deleteUnit(_ unit: Unit, _ state: inout PipelineState) -> (files: Int, bytes: Int64) {
         guard let node = unit.node else { return deleteFileByFile(unit, &state) }
-        let whole = (files: unit.files.count, bytes: unit.files.reduce(Int64(0)) { sum, r in
-            let inode = state.ledger.inode(ofRecord: r)
-            return sum + ((inode?.names ?? 1) <= 1 ? inode?.bytes ?? 0 : 0)
-        })
+        let whole = (files: unit.files.count, bytes: unit.files.reduce(Int64(0)) { $0 + state.ledger.freedBytes(ofRecord: $1) })
         switch deleter.evictUnit(node, files: unit.files, in: state.ledger) {
         case .moved: state.ledger.removeSubtree(node)
         case .simulated: simulatedUnitFiles.formUnion(unit.files)   // a dry run's clear does not take them again
@@ -206,8 +203,7 @@ extension TrimRun {
     private mutating func deleteFileByFile(_ unit: Unit, _ state: inout PipelineState) -> (files: Int, bytes: Int64) {
         var deleted = (files: 0, bytes: Int64(0))
         files: for r in unit.files {
-            let inode = state.ledger.inode(ofRecord: r)
-            let bytes = (inode?.names ?? 1) <= 1 ? inode?.bytes ?? 0 : 0
+            let bytes = state.ledger.freedBytes(ofRecord: r)
             let outcome = deleter.delete(r, in: state.ledger, checkingAge: true)
             switch outcome {
             case .removed: state.ledger.removeRecord(r); deleted.files += 1; deleted.bytes += bytes

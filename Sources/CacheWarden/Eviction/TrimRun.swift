@@ -206,9 +206,8 @@ struct TrimRun {
     /// Deletes one victim (if the veto hook agrees); returns whether it counts as evicted.
     private mutating func evict(_ r: RecordID, reason: TrimReason, _ state: inout PipelineState) -> Bool {
         let rel = displayPath(r, state.ledger)
-        let inode = state.ledger.inode(ofRecord: r)
         // What this deletion frees: a file with another name left here frees nothing yet.
-        let size = (inode?.names ?? 1) <= 1 ? inode?.bytes ?? 0 : 0
+        let size = state.ledger.freedBytes(ofRecord: r)
         if let veto = runtime.settings.shouldEvict,
            !veto(EvictionCandidate(directory: runtime.name, file: rel, size: size, reason: reason)) {
             spared.vetoed += 1
@@ -221,7 +220,7 @@ struct TrimRun {
             projected = state.ledger.total(root)
             projectedFiles = state.ledger.account(root)?.files ?? 0
         case .simulated:
-            let ino = state.ledger.record(r).ino
+            let ino = state.ledger.record(r).ino, inode = state.ledger.inode(ofRecord: r)
             simulatedNames[ino, default: 0] += 1
             if simulatedNames[ino] == inode?.names ?? 1 { projected -= inode?.bytes ?? 0; projectedFiles -= 1 }
             kept.append(r)

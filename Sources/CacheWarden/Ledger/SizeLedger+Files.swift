@@ -105,6 +105,13 @@ extension SizeLedger {
         }
     }
 
+    /// What deleting this name frees: its file's bytes when it is the file's last name here, else nothing yet (0
+    /// also before its first stat).
+    func freedBytes(ofRecord r: RecordID) -> Int64 {
+        guard let inode = inode(ofRecord: r) else { return 0 }
+        return inode.names <= 1 ? inode.bytes : 0
+    }
+
     /// The counted state of a record's file (`nil` before its first stat).
     func inode(ofRecord r: RecordID) -> InodeState? {
         let rec = records[r.index]
