@@ -4,9 +4,6 @@ public enum MemberSkip: String, Sendable, Equatable, CaseIterable {
     /// It waits for its `trim_after_idle` (the directory was active too recently), and neither the group's hard
     /// cap (200 % of the group quota) nor its own `hard_quota`, nor a low-disk emergency overrode the wait.
     case trimAfterIdle = "trim_after_idle"
-    /// Its client holds the directory's lock (`client_lock`). Not given on a `trim` line: such a member has no run and
-    /// no `trim` line, its `deferred` line says why (kept for readers of older lines).
-    case clientLock = "client_lock"
     /// Everything it had left was younger than `min_age`.
     case minAge = "min_age"
     /// Everything it had left was spared otherwise — protected, in use, vetoed, or in a unit holding such a file
@@ -15,6 +12,7 @@ public enum MemberSkip: String, Sendable, Equatable, CaseIterable {
     /// It had nothing left to take.
     case nothingLeft = "nothing_left"
 
-    /// A wait, not a shortfall: the member gives once idle or unlocked, so its line has no `short_by`.
-    public var isWait: Bool { self == .trimAfterIdle || self == .clientLock }
+    /// A wait, not a shortfall: the member gives once idle, so its line has no `short_by`. (A member whose client
+    /// holds its lock has no `trim` line at all: its `deferred` line says why.)
+    public var isWait: Bool { self == .trimAfterIdle }
 }

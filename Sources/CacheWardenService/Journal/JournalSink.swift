@@ -1,5 +1,4 @@
 import CacheWarden
-import Dispatch
 import FoundationEssentials
 import Glibc
 import Synchronization
