@@ -16,7 +16,9 @@ import Testing
         while !stop.isSet {
             guard let units = try? FileManager.default.contentsOfDirectory(atPath: root) else { continue }
             for unit in units where unit.hasPrefix("unit") {
-                guard let files = try? FileManager.default.contentsOfDirectory(atPath: root + "/" + unit) else { continue }
+                guard let files = try? FileManager.default.contentsOfDirectory(atPath: root + "/" + unit) else {
+                    continue
+                }
                 looks += 1
                 if !files.isEmpty && files.count < filesPerUnit { partial += 1 }
             }
@@ -26,7 +28,8 @@ import Testing
 
     /// Builds units outside the root and renames them in, `rate` a second, for `seconds`, while two readers
     /// list; returns the readers' (looks, partial) and the trims seen.
-    static func run(under base: String, backend: BackendChoice, seconds: Double, rate: Double) throws -> (Int, Int, Int) {
+    static func run(under base: String, backend: BackendChoice, seconds: Double, rate: Double) throws -> (Int, Int, Int)
+    {
         let staging = TemporaryTree("cw-staging", under: base), tree = TemporaryTree("cw-units", under: base)
         let h = try WatcherHarness(tree, quota: 400_000, basis: .apparent) {
             $0.evictUnit = .entry
@@ -35,9 +38,10 @@ import Testing
         }
         let stop = StopFlag()
         let results = Mutex<[(Int, Int)]>([])
-        let group = DispatchGroup()
+        // Dedicated threads, not the global queue: under a loaded parallel test run its few workers may all be
+        // busy, and readers that never start see nothing (CI once counted 0 looks in 4 s).
         for _ in 0..<2 {
-            DispatchQueue.global().async(group: group) {
+            Foundation.Thread.detachNewThread {
                 let r = reader(tree.path, stop: stop)
                 results.withLock { $0.append(r) }
             }
@@ -52,7 +56,8 @@ import Testing
             if next > Date() { usleep(useconds_t(next.timeIntervalSinceNow * 1e6)) }
         }
         stop.set()
-        group.wait()
+        let deadline = Date().addingTimeInterval(30)
+        while results.withLock({ $0.count }) < 2 && Date() < deadline { usleep(1000) }
         #expect(h.totalsMatchDisk(basis: .apparent))
         let all = results.withLock { $0 }
         return (all.map(\.0).reduce(0, +), all.map(\.1).reduce(0, +), h.log.trims.count)
