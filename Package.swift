@@ -96,7 +96,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheWardenTests",
-            dependencies: ["CacheWarden", "CacheWardenService", "CacheWardenDiscovery", "CacheWardenCommandLine", "CInotify"]
+            dependencies: [
+                "CacheWarden", "CacheWardenService", "CacheWardenDiscovery", "CacheWardenCommandLine", "CInotify",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

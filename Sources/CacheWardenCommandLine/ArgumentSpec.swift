@@ -7,7 +7,9 @@ package struct ArgumentSpec: Sendable {
     package var optional: Bool
     package var completion: Completion
 
-    package init(_ name: String, help: String, repeated: Bool = false, optional: Bool = false, completion: Completion = .none) {
+    package init(
+        _ name: String, help: String, repeated: Bool = false, optional: Bool = false, completion: Completion = .none
+    ) {
         self.name = name
         self.help = help
         self.repeated = repeated

@@ -36,7 +36,9 @@ package struct CommandLineParser: Sendable {
         guard !root.subcommands.isEmpty else { return try parseLeaf(root, path: [root.name], arguments[...]) }
         var rest = arguments[...]
         guard let first = rest.popFirst() else {
-            throw UsageError("missing command; expected one of \(root.listedSubcommands.map(\.name).joined(separator: ", "))", command: root.name)
+            throw UsageError(
+                "missing command; expected one of \(root.listedSubcommands.map(\.name).joined(separator: ", "))",
+                command: root.name)
         }
         switch first {
         case "-h", "--help": return .print(HelpText(root, path: [root.name]).text)
@@ -61,16 +63,22 @@ package struct CommandLineParser: Sendable {
     /// everywhere); else the first stray word is an error.
     private func printing(_ text: String, unless rest: ArraySlice<String>) throws(UsageError) -> Outcome {
         guard let extra = rest.first else { return .print(text) }
-        if rest.contains(where: { $0 == "-h" || $0 == "--help" }) { return .print(HelpText(root, path: [root.name]).text) }
+        if rest.contains(where: { $0 == "-h" || $0 == "--help" }) {
+            return .print(HelpText(root, path: [root.name]).text)
+        }
         throw UsageError("unexpected argument `\(extra)`", command: root.name)
     }
 
     private func unknownCommand(_ name: String) -> UsageError {
-        UsageError("unknown command `\(name)`; expected one of \(root.listedSubcommands.map(\.name).joined(separator: ", "))", command: root.name)
+        UsageError(
+            "unknown command `\(name)`; expected one of \(root.listedSubcommands.map(\.name).joined(separator: ", "))",
+            command: root.name)
     }
 
     /// `--generate-completion-script SHELL` (or `=SHELL`), the root's hidden option.
-    private func completionRequest(_ first: String, _ rest: inout ArraySlice<String>) throws(UsageError) -> CompletionScript.Shell? {
+    private func completionRequest(_ first: String, _ rest: inout ArraySlice<String>) throws(UsageError)
+        -> CompletionScript.Shell?
+    {
         let long = "--" + CommandSpec.completionOption.long
         let value: String
         if first == long {
@@ -89,7 +97,9 @@ package struct CommandLineParser: Sendable {
 
     /// One command's options and positionals, in any order (GNU permutation). `-h`/`--help` anywhere among the
     /// options prints the help, even beside a mistake; otherwise the first mistake is the error.
-    private func parseLeaf(_ spec: CommandSpec, path: [String], _ arguments: ArraySlice<String>) throws(UsageError) -> Outcome {
+    private func parseLeaf(_ spec: CommandSpec, path: [String], _ arguments: ArraySlice<String>) throws(UsageError)
+        -> Outcome
+    {
         var reading = LeafReading(spec: spec, parsed: ParsedArguments(commandPath: path))
         var rest = arguments
         var optionsEnded = false
@@ -137,7 +147,9 @@ package struct CommandLineParser: Sendable {
             } else if let value = Self.separateValue(&rest) {
                 record(value, for: option)
             } else {
-                fail("missing value for --\(name) <\(option.valueName)> (write --\(name)=VALUE for a value that starts with -)")
+                fail(
+                    "missing value for --\(name) <\(option.valueName)> (write --\(name)=VALUE for a value that starts with -)"
+                )
             }
         }
 
@@ -152,7 +164,9 @@ package struct CommandLineParser: Sendable {
                 } else if let value = Self.separateValue(&rest) {
                     record(value, for: option)
                 } else {
-                    fail("missing value for -\(letter) <\(option.valueName)> (write -\(letter)VALUE for a value that starts with -)")
+                    fail(
+                        "missing value for -\(letter) <\(option.valueName)> (write -\(letter)VALUE for a value that starts with -)"
+                    )
                 }
                 return
             }
@@ -180,7 +194,9 @@ package struct CommandLineParser: Sendable {
     }
 
     /// Positionals to the command's arguments, in order; the last may take the rest.
-    private func assign(_ positionals: [String], to spec: CommandSpec, _ parsed: inout ParsedArguments) throws(UsageError) {
+    private func assign(_ positionals: [String], to spec: CommandSpec, _ parsed: inout ParsedArguments)
+        throws(UsageError)
+    {
         var rest = positionals[...]
         for argument in spec.arguments {
             if argument.repeated {

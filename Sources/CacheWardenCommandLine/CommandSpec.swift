@@ -14,8 +14,10 @@ package struct CommandSpec: Sendable {
     /// `--version` prints this (the root's only).
     package var version: String?
 
-    package init(_ name: String, abstract: String, discussion: String = "", options: [OptionSpec] = [],
-                arguments: [ArgumentSpec] = [], subcommands: [CommandSpec] = [], hidden: Bool = false, version: String? = nil) {
+    package init(
+        _ name: String, abstract: String, discussion: String = "", options: [OptionSpec] = [],
+        arguments: [ArgumentSpec] = [], subcommands: [CommandSpec] = [], hidden: Bool = false, version: String? = nil
+    ) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
@@ -44,9 +46,10 @@ package struct CommandSpec: Sendable {
 
     /// The root's own options besides `--help`.
     static let versionOption = OptionSpec.flag("version", help: "Show the version.")
-    static let completionOption = OptionSpec.value("generate-completion-script", "shell",
-                                                   help: "Print the completion script for bash, zsh or fish.",
-                                                   completion: .values(CompletionScript.Shell.allCases.map(\.rawValue)))
+    static let completionOption = OptionSpec.value(
+        "generate-completion-script", "shell",
+        help: "Print the completion script for bash, zsh or fish.",
+        completion: .values(CompletionScript.Shell.allCases.map(\.rawValue)))
 
     /// The options the help and the manual list, in order.
     var listedOptions: [OptionSpec] {

@@ -20,7 +20,9 @@ package enum LockWaitText {
     /// What was deleted when the command stops waiting: nothing, unless a try ran and stopped when a lock changed
     /// under it (`why: vanished`): what it deleted before then stays deleted.
     package static func deleted(stopped: Bool) -> String {
-        stopped ? "a trim stopped when the lock changed under it: what it deleted before then stays deleted" : "nothing deleted"
+        stopped
+            ? "a trim stopped when the lock changed under it: what it deleted before then stays deleted"
+            : "nothing deleted"
     }
 
     /// The last line when the command stops waiting: at once (`--no-wait`, `waited` nil), or after `waited` seconds.

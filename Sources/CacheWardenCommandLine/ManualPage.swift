@@ -18,7 +18,8 @@ package struct ManualPage: Sendable {
         var out = [
             ".TH \(name.uppercased()) 1 \"\" \"\(Roff.escape(root.version.map { "\(name) \($0)" } ?? name))\" \"User Commands\"",
             ".SH NAME", "\(Roff.escape(name)) \\- \(Roff.fromMarkdown(root.abstract))",
-            ".SH SYNOPSIS", ".B \(Roff.escape(name))", root.subcommands.isEmpty ? ".RI [ options ]" : ".I command", ".RI [ options ]",
+            ".SH SYNOPSIS", ".B \(Roff.escape(name))", root.subcommands.isEmpty ? ".RI [ options ]" : ".I command",
+            ".RI [ options ]",
         ]
         if !root.discussion.isEmpty { out += [".SH DESCRIPTION", Roff.fromMarkdown(root.discussion)] }
         out += [".SH OPTIONS"] + root.listedOptions.flatMap(Self.option)
@@ -28,7 +29,8 @@ package struct ManualPage: Sendable {
         }
         for (title, paragraphs) in extra {
             out.append(".SH \(title.uppercased())")
-            out += paragraphs.map(Roff.fromMarkdown).joined(separator: "\n.PP\n").split(separator: "\n").map(String.init)
+            out += paragraphs.map(Roff.fromMarkdown).joined(separator: "\n.PP\n").split(separator: "\n").map(
+                String.init)
         }
         if !seeAlso.isEmpty { out += [".SH SEE ALSO", seeAlso.map { Roff.escape($0) }.joined(separator: ", ")] }
         return out.joined(separator: "\n") + "\n"
@@ -36,8 +38,10 @@ package struct ManualPage: Sendable {
 
     private func command(_ spec: CommandSpec) -> [String] {
         let usage = HelpText(spec, path: [root.name, spec.name]).usage
-        var out = [".SS \(Roff.escape("\(root.name) \(spec.name)"))", Roff.fromMarkdown(spec.abstract), ".PP",
-                   ".nf", Roff.escape(usage), ".fi"]
+        var out = [
+            ".SS \(Roff.escape("\(root.name) \(spec.name)"))", Roff.fromMarkdown(spec.abstract), ".PP",
+            ".nf", Roff.escape(usage), ".fi",
+        ]
         if !spec.discussion.isEmpty { out += [".PP", Roff.fromMarkdown(spec.discussion)] }
         for argument in spec.arguments {
             out += [".TP", "\\fI\(Roff.escape(argument.name))\\fR", Roff.fromMarkdown(argument.help)]
@@ -46,7 +50,8 @@ package struct ManualPage: Sendable {
     }
 
     private static func option(_ o: OptionSpec) -> [String] {
-        let names = (o.short.map { "\\fB\\-\(Roff.escape(String($0)))\\fR, " } ?? "") + "\\fB\\-\\-\(Roff.escape(o.long))\\fR"
+        let names =
+            (o.short.map { "\\fB\\-\(Roff.escape(String($0)))\\fR, " } ?? "") + "\\fB\\-\\-\(Roff.escape(o.long))\\fR"
         let value = o.takesValue ? " \\fI\(Roff.escape(o.valueName))\\fR" : ""
         return [".TP", names + value, Roff.fromMarkdown(o.help)]
     }

@@ -19,8 +19,10 @@ package struct OptionSpec: Sendable {
     /// What a shell offers when completing the value.
     package var completion: Completion
 
-    package init(long: String, short: Character? = nil, kind: Kind, valueName: String = "value", help: String,
-                completion: Completion = .none) {
+    package init(
+        long: String, short: Character? = nil, kind: Kind, valueName: String = "value", help: String,
+        completion: Completion = .none
+    ) {
         self.long = long
         self.short = short
         self.kind = kind
@@ -33,12 +35,16 @@ package struct OptionSpec: Sendable {
         OptionSpec(long: long, short: short, kind: .flag, help: help)
     }
 
-    package static func value(_ long: String, short: Character? = nil, _ valueName: String, help: String,
-                             completion: Completion = .none) -> OptionSpec {
+    package static func value(
+        _ long: String, short: Character? = nil, _ valueName: String, help: String,
+        completion: Completion = .none
+    ) -> OptionSpec {
         OptionSpec(long: long, short: short, kind: .value, valueName: valueName, help: help, completion: completion)
     }
 
-    package static func repeated(_ long: String, _ valueName: String, help: String, completion: Completion = .none) -> OptionSpec {
+    package static func repeated(_ long: String, _ valueName: String, help: String, completion: Completion = .none)
+        -> OptionSpec
+    {
         OptionSpec(long: long, kind: .repeated, valueName: valueName, help: help, completion: completion)
     }
 

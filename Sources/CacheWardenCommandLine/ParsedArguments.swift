@@ -32,16 +32,21 @@ package struct ParsedArguments: Sendable {
     package func integer(_ long: String, in range: ClosedRange<Int> = Int.min...Int.max) throws(UsageError) -> Int? {
         guard let text = value(long) else { return nil }
         guard let n = Int(text), range.contains(n) else {
-            throw UsageError("bad value `\(text)` for --\(long): expected a whole number\(Self.describe(range))", command: command)
+            throw UsageError(
+                "bad value `\(text)` for --\(long): expected a whole number\(Self.describe(range))", command: command)
         }
         return n
     }
 
     /// `--long` as a number in `range`, or nil when not given.
-    package func number(_ long: String, in range: ClosedRange<Double> = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) throws(UsageError) -> Double? {
+    package func number(
+        _ long: String, in range: ClosedRange<Double> = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude
+    ) throws(UsageError) -> Double? {
         guard let text = value(long) else { return nil }
         guard let n = Double(text), n.isFinite, range.contains(n) else {
-            let bounds = range.lowerBound > -Double.greatestFiniteMagnitude ? " from \(Self.plain(range.lowerBound)) to \(Self.plain(range.upperBound))" : ""
+            let bounds =
+                range.lowerBound > -Double.greatestFiniteMagnitude
+                ? " from \(Self.plain(range.lowerBound)) to \(Self.plain(range.upperBound))" : ""
             throw UsageError("bad value `\(text)` for --\(long): expected a number\(bounds)", command: command)
         }
         return n
@@ -51,7 +56,8 @@ package struct ParsedArguments: Sendable {
     package func choice(_ long: String, of choices: [String]) throws(UsageError) -> String? {
         guard let text = value(long) else { return nil }
         guard choices.contains(text) else {
-            throw UsageError("bad value `\(text)` for --\(long): expected \(choices.joined(separator: ", "))", command: command)
+            throw UsageError(
+                "bad value `\(text)` for --\(long): expected \(choices.joined(separator: ", "))", command: command)
         }
         return text
     }

@@ -3,7 +3,9 @@ enum Roff {
     /// roff-safe text: backslashes, hyphens, `×`, `—` and `…` escaped, no line starting with a control character.
     static func escape(_ text: String) -> String {
         var s = text.replacing("\\", with: "\\e")
-        for (from, to) in [("-", "\\-"), ("×", "\\(mu"), ("—", "\\(em"), ("…", "...")] { s = s.replacing(from, with: to) }
+        for (from, to) in [("-", "\\-"), ("×", "\\(mu"), ("—", "\\(em"), ("…", "...")] {
+            s = s.replacing(from, with: to)
+        }
         return s.hasPrefix(".") || s.hasPrefix("'") ? "\\&" + s : s
     }
 

@@ -16,8 +16,11 @@ enum BazelRC {
                 .split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             for (i, word) in words.enumerated() {
                 var value: String?
-                if word.hasPrefix("--disk_cache=") { value = String(word.dropFirst("--disk_cache=".count)) }
-                else if word == "--disk_cache", i + 1 < words.count { value = words[i + 1] }
+                if word.hasPrefix("--disk_cache=") {
+                    value = String(word.dropFirst("--disk_cache=".count))
+                } else if word == "--disk_cache", i + 1 < words.count {
+                    value = words[i + 1]
+                }
                 guard var path = value?.trimmingCharacters(in: "\"'"), !path.isEmpty else { continue }
                 if path.hasPrefix("~/") { path = DiscoveryPath.join(home, String(path.dropFirst(2))) }
                 if path.hasPrefix("/") { found.append(path) }

@@ -47,7 +47,9 @@ struct CacheDirTagSearch {
             // CacheWarden's own trash: what it is deleting (a uvx environment there still holds its tag).
             guard !name.hasPrefix(TrashFolder.name) else { return nil }
             let path = DiscoveryPath.join(dir, name)
-            guard let st = try? Syscall.lstat(path: path), st.st_mode & S_IFMT == S_IFDIR, st.st_dev == device else { return nil }
+            guard let st = try? Syscall.lstat(path: path), st.st_mode & S_IFMT == S_IFDIR, st.st_dev == device else {
+                return nil
+            }
             return path
         }
     }

@@ -34,15 +34,20 @@ package struct CacheDiscovery: Sendable {
         Self.makeNamesUnique(&caches)
         // The variables the caches were located with are the ones whose folders are cache places.
         let environment = scope.home.map { DefaultLocations(environment: $0.environment, euid: geteuid()) } ?? .current
-        let guardian = RootGuard.current(ownFiles: scope.configFile.map { [("config file", $0)] } ?? [],
-                                         extraHomes: scope.home.map { [$0.home] } ?? [], environment: environment)
+        let guardian = RootGuard.current(
+            ownFiles: scope.configFile.map { [("config file", $0)] } ?? [],
+            extraHomes: scope.home.map { [$0.home] } ?? [], environment: environment)
         for i in caches.indices {
             caches[i].problem = problem(caches[i], guardian)
             if caches[i].problem == nil { measure(&caches[i]) }
         }
         let members = caches.filter { $0.problem == nil && $0.joinsGroup }
-        let budget = members.isEmpty ? nil : rule.groupBudget(quotas: members.map(\.proposedQuota),
-                                                               filesystem: groupFilesystemSize())
+        let budget =
+            members.isEmpty
+            ? nil
+            : rule.groupBudget(
+                quotas: members.map(\.proposedQuota),
+                filesystem: groupFilesystemSize())
         return Result(caches: caches, tagSearchComplete: complete, groupBudget: budget)
     }
 
@@ -50,15 +55,17 @@ package struct CacheDiscovery: Sendable {
     static func known(_ home: CacheLocations) -> [DiscoveredCache] {
         KnownCaches.user.flatMap { k in
             k.locate(home).compactMap(DiscoveryPath.existingDirectory).map {
-                DiscoveredCache(name: k.name, client: k.client, path: $0, profile: k.profile, protect: k.protect, source: .known)
+                DiscoveredCache(
+                    name: k.name, client: k.client, path: $0, profile: k.profile, protect: k.protect, source: .known)
             }
         }
     }
 
     private func nginxCaches() -> [DiscoveredCache] {
         NginxConfig.cachePaths(mainFile: scope.nginxConfig).compactMap(DiscoveryPath.existingDirectory).map {
-            DiscoveredCache(name: "nginx-" + Self.nameSegment(PathResolver.lastComponent($0)), client: "nginx", path: $0,
-                            profile: .nginx, protect: [], source: .nginx)
+            DiscoveredCache(
+                name: "nginx-" + Self.nameSegment(PathResolver.lastComponent($0)), client: "nginx", path: $0,
+                profile: .nginx, protect: [], source: .nginx)
         }
     }
 
@@ -74,10 +81,13 @@ package struct CacheDiscovery: Sendable {
             found += search.tagged.compactMap(DiscoveryPath.existingDirectory).map { path in
                 // `fontconfig` for /var/cache/fontconfig, `proj-target` for ~/src/proj/target.
                 let parent = PathResolver.parent(of: path), base = Self.nameSegment(PathResolver.lastComponent(path))
-                let plain = [root, "/var/cache"].contains(parent) || [".cache", "cache"].contains(PathResolver.lastComponent(parent))
+                let plain =
+                    [root, "/var/cache"].contains(parent)
+                    || [".cache", "cache"].contains(PathResolver.lastComponent(parent))
                 let name = plain ? base : Self.nameSegment(PathResolver.lastComponent(parent)) + "-" + base
-                return DiscoveredCache(name: name, client: "CACHEDIR.TAG", path: path, profile: .generic, protect: ["/CACHEDIR.TAG"],
-                                       source: .tagged)
+                return DiscoveredCache(
+                    name: name, client: "CACHEDIR.TAG", path: path, profile: .generic, protect: ["/CACHEDIR.TAG"],
+                    source: .tagged)
             }
         }
         return (found, complete)
@@ -86,7 +96,9 @@ package struct CacheDiscovery: Sendable {
     /// `caches` without those that are, contain or lie inside one listed before them.
     static func withoutNesting(_ caches: [DiscoveredCache]) -> [DiscoveredCache] {
         var kept: [DiscoveredCache] = []
-        for c in caches where !kept.contains(where: { PathResolver.isWithin(c.path, $0.path) || PathResolver.isWithin($0.path, c.path) }) {
+        for c in caches
+        where !kept.contains(where: { PathResolver.isWithin(c.path, $0.path) || PathResolver.isWithin($0.path, c.path) }
+        ) {
             kept.append(c)
         }
         return kept
@@ -114,21 +126,26 @@ package struct CacheDiscovery: Sendable {
 
     /// A path component as a config name: lowercase letters, digits, `_` and `-` (others become `-`).
     static func nameSegment(_ text: String) -> String {
-        let mapped = text.lowercased().map { c -> Character in c.isASCII && (c.isLetter || c.isNumber || c == "_") ? c : "-" }
+        let mapped = text.lowercased().map { c -> Character in
+            c.isASCII && (c.isLetter || c.isNumber || c == "_") ? c : "-"
+        }
         let trimmed = String(mapped).trimmingCharacters(in: "-")
         return trimmed.isEmpty ? "cache" : trimmed
     }
 
     /// Why a found folder is not registered, before it is measured.
     private func problem(_ cache: DiscoveredCache, _ guardian: RootGuard) -> String? {
-        if let home = scope.home?.home, scope.confineToHome, cache.source != .nginx, !PathResolver.isWithin(cache.path, home) {
+        if let home = scope.home?.home, scope.confineToHome, cache.source != .nginx,
+            !PathResolver.isWithin(cache.path, home)
+        {
             return "it leads outside \(home) (--home: only that home's own folders are registered)"
         }
         if case .refused(let why) = guardian.verdict(name: cache.name, path: cache.path, allowAnyPath: false) {
             return "CacheWarden refuses it: \(why)"
         }
         if !ProposedConfig.canWrite(cache.path) {
-            return "its path has characters a config line cannot hold (a control character, `#` after a space, or spaces at an end)"
+            return
+                "its path has characters a config line cannot hold (a control character, `#` after a space, or spaces at an end)"
         }
         return nil
     }
@@ -139,8 +156,12 @@ package struct CacheDiscovery: Sendable {
         var settings = cache.settings
         settings.trimAfterIdle = nil
         do throws(WardenError) {
-            guard let status = try Watcher.report(WardenSettings(directories: [settings]),
-                                                  logger: Logger(label: "cachewarden.discover")).first else { return }
+            guard
+                let status = try Watcher.report(
+                    WardenSettings(directories: [settings]),
+                    logger: Logger(label: "cachewarden.discover")
+                ).first
+            else { return }
             cache.total = status.totals.total
             cache.files = status.totals.files
             cache.oldest = status.oldest

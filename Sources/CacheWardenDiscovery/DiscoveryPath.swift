@@ -11,7 +11,8 @@ enum DiscoveryPath {
     /// `path` is not a directory.
     static func existingDirectory(_ path: String) -> String? {
         guard let real = try? Syscall.canonicalPath(path), let st = try? Syscall.lstat(path: real),
-              st.st_mode & S_IFMT == S_IFDIR else { return nil }
+            st.st_mode & S_IFMT == S_IFDIR
+        else { return nil }
         return real
     }
 

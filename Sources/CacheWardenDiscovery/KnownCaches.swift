@@ -19,7 +19,11 @@ enum KnownCaches {
         },
         KnownCache(name: "ccache", client: "ccache", profile: .ccache) { l in
             // ccache 4 uses ~/.ccache when it exists (the old default), else $XDG_CACHE_HOME/ccache.
-            [l.firstVariable(["CCACHE_DIR"], else: DiscoveryPath.existingDirectory(l.inHome(".ccache")) ?? l.cacheHome + "/ccache")]
+            [
+                l.firstVariable(
+                    ["CCACHE_DIR"],
+                    else: DiscoveryPath.existingDirectory(l.inHome(".ccache")) ?? l.cacheHome + "/ccache")
+            ]
         },
         KnownCache(name: "sccache", client: "sccache", profile: .sccache) { l in
             [l.firstVariable(["SCCACHE_DIR"], else: l.cacheHome + "/sccache")]

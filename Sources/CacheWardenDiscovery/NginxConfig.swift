@@ -5,7 +5,9 @@ import Glibc
 /// `fastcgi_cache_path`, `uwsgi_cache_path` and `scgi_cache_path`, following `include` (globs too, relative to the
 /// main file's folder, as nginx resolves them). Unreadable files are skipped: discovery reports what it can see.
 enum NginxConfig {
-    static let cacheDirectives: Set<String> = ["proxy_cache_path", "fastcgi_cache_path", "uwsgi_cache_path", "scgi_cache_path"]
+    static let cacheDirectives: Set<String> = [
+        "proxy_cache_path", "fastcgi_cache_path", "uwsgi_cache_path", "scgi_cache_path",
+    ]
 
     static func cachePaths(mainFile: String) -> [String] {
         var visited = Set<String>(), found: [String] = []
@@ -14,7 +16,8 @@ enum NginxConfig {
     }
 
     private static func read(_ file: String, prefix: String, visited: inout Set<String>, found: inout [String]) {
-        guard visited.count < 256, visited.insert(file).inserted, let text = FileContents.read(file, limit: 1 << 20) else { return }
+        guard visited.count < 256, visited.insert(file).inserted, let text = FileContents.read(file, limit: 1 << 20)
+        else { return }
         for statement in statements(text) {
             guard let directive = statement.first, statement.count > 1 else { continue }
             if cacheDirectives.contains(directive) {
@@ -32,7 +35,7 @@ enum NginxConfig {
         var all: [[String]] = [], current: [String] = [], word = "", quote: Character?, comment = false
         func flushWord() { if !word.isEmpty { current.append(word); word = "" } }
         for c in text {
-            if comment { comment = !c.isNewline; continue }   // "\r\n" is one Character
+            if comment { comment = !c.isNewline; continue } // "\r\n" is one Character
             if let q = quote {
                 if c == q { quote = nil } else { word.append(c) }
                 continue

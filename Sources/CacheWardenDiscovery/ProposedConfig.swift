@@ -19,7 +19,9 @@ package struct ProposedConfig: Sendable {
 
     /// The user unit's `ReadWritePaths=` (Examples/systemd/user/cachewarden.service) for `home`.
     package static func userUnitWritable(home: String) -> [String] {
-        [".cache", ".npm", ".cargo/registry", ".gradle/caches", ".local/share/pnpm"].map { PathResolver.absolute($0, relativeTo: home) }
+        [".cache", ".npm", ".cargo/registry", ".gradle/caches", ".local/share/pnpm"].map {
+            PathResolver.absolute($0, relativeTo: home)
+        }
     }
 
     /// The system unit's `ReadWritePaths=` (Examples/systemd/cachewarden.service).
@@ -43,12 +45,14 @@ package struct ProposedConfig: Sendable {
             let shown = String(c.path.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
             lines.append("# not registered: \(c.name) at \(shown): \(c.problem ?? "")")
         }
-        if measured.isEmpty { lines.append("# No cache was found: this file registers nothing (`cachewarden check` accepts it).") }
+        if measured.isEmpty {
+            lines.append("# No cache was found: this file registers nothing (`cachewarden check` accepts it).")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
     private var header: [String] {
-        let date = RFC3339.format(secondsSince1970: now.timeIntervalSince1970).prefix(10)   // YYYY-MM-DD, UTC
+        let date = RFC3339.format(secondsSince1970: now.timeIntervalSince1970).prefix(10) // YYYY-MM-DD, UTC
         let share = { (x: Double) in "\(Int((x * 100).rounded())) %" }
         return [
             "# CacheWarden config written by `cachewarden discover` on \(date), for the caches found in \(searched).",
@@ -88,7 +92,9 @@ package struct ProposedConfig: Sendable {
     /// Whether `path` can be a config value that reads back as itself: no control character (a newline would
     /// start a new key), no `#` after whitespace (a comment), no whitespace at either end (trimmed).
     package static func canWrite(_ path: String) -> Bool {
-        guard let first = path.first, let last = path.last, !first.isWhitespace, !last.isWhitespace else { return false }
+        guard let first = path.first, let last = path.last, !first.isWhitespace, !last.isWhitespace else {
+            return false
+        }
         if path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { return false }
         return !path.contains(" #") && !path.contains("\t#")
     }

@@ -36,7 +36,8 @@ struct BenchCommand {
             """,
         options: [
             .flag("quick", help: "Small sizes: finishes in under a minute."),
-            .repeated("files", "N", help: "Index tree size (repeat for several; default 100000 and 1000000, quick 10000)."),
+            .repeated(
+                "files", "N", help: "Index tree size (repeat for several; default 100000 and 1000000, quick 10000)."),
             .value("writes", "N", help: "Files the throughput writer creates (default 200000, quick 20000)."),
             .value("trims", "N", help: "Quota trims to time (default 20, quick 5)."),
             .value("files-per-trim", "N", help: "Files each quota trim removes (default 1000, quick 100)."),
@@ -47,10 +48,24 @@ struct BenchCommand {
             .value("paced-seconds", "N", help: "Seconds of each paced burst (default 12, quick 3)."),
             .value("dir", "path", help: "Where to create the temporary folder (default /tmp).", completion: .directory),
             .value("json", "file", help: "Also write the JSON summary to this file.", completion: .file),
-            .value("cli", "path", help: "The cachewarden CLI binary for the throughput child (default: next to this binary, then .build/{release,debug}).", completion: .file),
-            .value("binary", "path", help: "The cachewarden binary the footprint section measures (default: .build-install/release/cachewarden, what `make build` writes and `make install` installs, when it exists; else the CLI).", completion: .file),
-            .value("fill", "fill", help: "Index-tree data: auto, real or sparse.", completion: .values(Fill.allCases.map(\.rawValue))),
-            .value("only", "list", help: "Comma-separated sections to run: index,links,throughput,trim,overshoot,sink,footprint,backends,paced (default: all)."),
+            .value(
+                "cli", "path",
+                help:
+                    "The cachewarden CLI binary for the throughput child (default: next to this binary, then .build/{release,debug}).",
+                completion: .file),
+            .value(
+                "binary", "path",
+                help:
+                    "The cachewarden binary the footprint section measures (default: .build-install/release/cachewarden, what `make build` writes and `make install` installs, when it exists; else the CLI).",
+                completion: .file),
+            .value(
+                "fill", "fill", help: "Index-tree data: auto, real or sparse.",
+                completion: .values(Fill.allCases.map(\.rawValue))),
+            .value(
+                "only", "list",
+                help:
+                    "Comma-separated sections to run: index,links,throughput,trim,overshoot,sink,footprint,backends,paced (default: all)."
+            ),
             .flag("keep", help: "Keep the temporary folder."),
         ]
     )
@@ -76,7 +91,9 @@ struct BenchCommand {
     init(_ a: ParsedArguments) throws {
         quick = a.flag("quick")
         files = try a.values("files").map { text throws(UsageError) in
-            guard let n = Int(text), n > 0 else { throw a.usageError("bad value `\(text)` for --files: expected a positive whole number") }
+            guard let n = Int(text), n > 0 else {
+                throw a.usageError("bad value `\(text)` for --files: expected a positive whole number")
+            }
             return n
         }
         writes = try a.integer("writes", in: 1...Int.max)
@@ -103,19 +120,23 @@ struct BenchCommand {
 
     /// The sizes the options ask for, with the defaults of a quick or a full run filled in.
     var sizes: BenchSizes {
-        BenchSizes(index: files.isEmpty ? (quick ? [10_000] : [100_000, 1_000_000]) : files,
-                   writes: writes ?? (quick ? 20_000 : 200_000), trims: trims ?? (quick ? 5 : 20),
-                   perTrim: filesPerTrim ?? (quick ? 100 : 1000), halfTrim: halfTrimFiles ?? (quick ? 10_000 : 100_000),
-                   sinkLines: sinkLines ?? (quick ? 100_000 : 1_000_000), hardLinks: hardLinkFiles ?? (quick ? 10_000 : 100_000),
-                   fill: fill, runs: runs, overshootRuns: quick ? 1 : 3, backendDirectories: quick ? 20_000 : 200_000, backendRuns: quick ? 1 : runs,
-                   pacedSeconds: Double(pacedSeconds ?? (quick ? 3 : 12)), pacedRuns: quick ? 1 : runs)
+        BenchSizes(
+            index: files.isEmpty ? (quick ? [10_000] : [100_000, 1_000_000]) : files,
+            writes: writes ?? (quick ? 20_000 : 200_000), trims: trims ?? (quick ? 5 : 20),
+            perTrim: filesPerTrim ?? (quick ? 100 : 1000), halfTrim: halfTrimFiles ?? (quick ? 10_000 : 100_000),
+            sinkLines: sinkLines ?? (quick ? 100_000 : 1_000_000),
+            hardLinks: hardLinkFiles ?? (quick ? 10_000 : 100_000),
+            fill: fill, runs: runs, overshootRuns: quick ? 1 : 3, backendDirectories: quick ? 20_000 : 200_000,
+            backendRuns: quick ? 1 : runs,
+            pacedSeconds: Double(pacedSeconds ?? (quick ? 3 : 12)), pacedRuns: quick ? 1 : runs)
     }
 
     func run() throws {
         let wallStart = Clock.nanos()
         let log: (String) -> Void = { message in
             if Cleanup.shared.isStopping { return }
-            FileHandle.standardError.write(Data("[\(Format.decimal(Clock.seconds(since: wallStart), 1)) s] \(message)\n".utf8))
+            FileHandle.standardError.write(
+                Data("[\(Format.decimal(Clock.seconds(since: wallStart), 1)) s] \(message)\n".utf8))
         }
         Cleanup.shared.installSignalHandlers()
         let work = try Files.makeWorkDirectory(under: dir)
@@ -130,10 +151,12 @@ struct BenchCommand {
         }
         let env = Environment.detect(workDirectory: work, cli: cli)
         for line in env.summaryLines { log(line) }
-        var runner = BenchRunner(sizes: sizes, env: env, work: work, log: log,
-                                 report: Report(env: env, mode: quick ? "quick" : "full", workDirectory: work, runs: runs))
+        var runner = BenchRunner(
+            sizes: sizes, env: env, work: work, log: log,
+            report: Report(env: env, mode: quick ? "quick" : "full", workDirectory: work, runs: runs))
         runner.footprintBinary = FootprintBenchmark.binary(explicit: binary, env: env)
-        let sections = Set((only ?? BenchRunner.allSections.joined(separator: ",")).split(separator: ",").map(String.init))
+        let sections = Set(
+            (only ?? BenchRunner.allSections.joined(separator: ",")).split(separator: ",").map(String.init))
         runner.runSections(sections)
         runner.report.wallSeconds = Clock.seconds(since: wallStart)
         try Self.printReport(runner.report, json: json, log: log)
@@ -164,7 +187,8 @@ enum BenchMain {
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
             if arguments.first == IndexChildCommand.spec.name {
-                let root = CommandSpec("cachewarden-bench", abstract: BenchCommand.spec.abstract, subcommands: [IndexChildCommand.spec])
+                let root = CommandSpec(
+                    "cachewarden-bench", abstract: BenchCommand.spec.abstract, subcommands: [IndexChildCommand.spec])
                 if case .run(let parsed) = try parse(root, arguments) { try IndexChildCommand(parsed).run() }
             } else if case .run(let parsed) = try parse(BenchCommand.spec, arguments) {
                 try BenchCommand(parsed).run()
@@ -172,14 +196,16 @@ enum BenchMain {
         } catch let error as UsageError {
             fail(error.description, status: 2)
         } catch is BenchFailed {
-            exit(1)   // the report has said which figures failed
+            exit(1) // the report has said which figures failed
         } catch {
             fail("\(error)", status: 1)
         }
     }
 
     /// Parses; prints the help when that is what was asked for.
-    private static func parse(_ root: CommandSpec, _ arguments: [String]) throws(UsageError) -> CommandLineParser.Outcome {
+    private static func parse(_ root: CommandSpec, _ arguments: [String]) throws(UsageError)
+        -> CommandLineParser.Outcome
+    {
         let outcome = try CommandLineParser(root: root).parse(arguments)
         if case .print(let text) = outcome { print(text, terminator: "") }
         return outcome

@@ -23,7 +23,9 @@ struct BenchSizes {
 /// Runs the sections the command asked for, in order, into one report; a section that fails is recorded and the
 /// others still run.
 struct BenchRunner {
-    static let allSections = ["index", "links", "throughput", "trim", "overshoot", "sink", "footprint", "backends", "paced"]
+    static let allSections = [
+        "index", "links", "throughput", "trim", "overshoot", "sink", "footprint", "backends", "paced",
+    ]
 
     let sizes: BenchSizes
     let env: Environment
@@ -49,23 +51,32 @@ struct BenchRunner {
                 switch name {
                 case "index": try index()
                 case "links":
-                    report.sections.append(try HardLinkBenchmark.run(files: sizes.hardLinks, runs: sizes.runs, env: env, work: work, log: log))
+                    report.sections.append(
+                        try HardLinkBenchmark.run(
+                            files: sizes.hardLinks, runs: sizes.runs, env: env, work: work, log: log))
                 case "throughput": try throughput()
                 case "trim": try trim()
                 case "overshoot":
                     // At full speed, and at the reference writer (700 MB/s), whose overshoot it measured.
                     for rate in [nil, 700e6] as [Double?] {
-                        report.sections.append(OvershootSection(result: try OvershootBenchmark.run(
-                            rate: rate, runs: sizes.overshootRuns, env: env, work: work, log: log)))
+                        report.sections.append(
+                            OvershootSection(
+                                result: try OvershootBenchmark.run(
+                                    rate: rate, runs: sizes.overshootRuns, env: env, work: work, log: log)))
                     }
                 case "footprint": try footprint()
                 case "backends":
-                    report.sections.append(BackendSection(result: try BackendBenchmark.run(
-                        files: sizes.index.max() ?? 10_000, directories: sizes.backendDirectories, writes: sizes.writes,
-                        runs: sizes.backendRuns, env: env, work: work, log: log)))
+                    report.sections.append(
+                        BackendSection(
+                            result: try BackendBenchmark.run(
+                                files: sizes.index.max() ?? 10_000, directories: sizes.backendDirectories,
+                                writes: sizes.writes,
+                                runs: sizes.backendRuns, env: env, work: work, log: log)))
                 case "paced":
-                    report.sections.append(PacedSection(result: try PacedBenchmark.run(
-                        seconds: sizes.pacedSeconds, rounds: sizes.pacedRuns, env: env, work: work, log: log)))
+                    report.sections.append(
+                        PacedSection(
+                            result: try PacedBenchmark.run(
+                                seconds: sizes.pacedSeconds, rounds: sizes.pacedRuns, env: env, work: work, log: log)))
                 default: report.sections.append(try SinkBenchmark.run(lines: sizes.sinkLines, work: work, log: log))
                 }
             } catch {
@@ -95,16 +106,21 @@ struct BenchRunner {
             }
             // The largest tree also answers `status` through a daemon's socket (while it still exists).
             let status: (String) throws -> Void = { root in
-                if let r = try StatusBenchmark.run(root: root, files: n, runs: runs, env: env, work: work, log: log) { statuses.append(r) }
+                if let r = try StatusBenchmark.run(root: root, files: n, runs: runs, env: env, work: work, log: log) {
+                    statuses.append(r)
+                }
             }
-            results.append(try IndexBenchmark.run(files: n, sparse: sparse, runs: runs, env: env, work: work, log: log,
-                                                  whileBuilt: n == sizes.index.max() ? status : nil))
+            results.append(
+                try IndexBenchmark.run(
+                    files: n, sparse: sparse, runs: runs, env: env, work: work, log: log,
+                    whileBuilt: n == sizes.index.max() ? status : nil))
         }
     }
 
     private mutating func footprint() throws {
         guard let binary = footprintBinary else { log("footprint: skipped (no cachewarden binary found)"); return }
-        report.sections.append(FootprintSection(result: try FootprintBenchmark.run(binary: binary, env: env, work: work, log: log)))
+        report.sections.append(
+            FootprintSection(result: try FootprintBenchmark.run(binary: binary, env: env, work: work, log: log)))
     }
 
     private mutating func throughput() throws {

@@ -38,9 +38,15 @@ struct IndexChildCommand {
     static let spec = CommandSpec(
         "index-child", abstract: "Index one tree and print time and memory (used by the benchmark).",
         options: [
-            .value("basis", "basis", help: "Size basis: allocated or apparent.", completion: .values(["allocated", "apparent"])),
-            .value("quota", "bytes", help: "Quota in bytes (0: none). With a quota the watcher keeps its files in oldest-first order."),
-            .value("backend", "backend", help: "inotify (the default), fanotify or poll.", completion: .values(["inotify", "fanotify", "poll"])),
+            .value(
+                "basis", "basis", help: "Size basis: allocated or apparent.",
+                completion: .values(["allocated", "apparent"])),
+            .value(
+                "quota", "bytes",
+                help: "Quota in bytes (0: none). With a quota the watcher keeps its files in oldest-first order."),
+            .value(
+                "backend", "backend", help: "inotify (the default), fanotify or poll.",
+                completion: .values(["inotify", "fanotify", "poll"])),
         ],
         arguments: [ArgumentSpec("path", help: "The tree to index.", completion: .directory)],
         hidden: true)
@@ -54,12 +60,15 @@ struct IndexChildCommand {
         path = a.argument("path") ?? ""
         basis = try a.choice("basis", of: ["allocated", "apparent"]) ?? "allocated"
         quota = Int64(try a.integer("quota", in: 0...Int.max) ?? 0)
-        backend = BackendChoice(rawValue: try a.choice("backend", of: ["inotify", "fanotify", "poll"]) ?? "inotify") ?? .inotify
+        backend =
+            BackendChoice(rawValue: try a.choice("backend", of: ["inotify", "fanotify", "poll"]) ?? "inotify")
+            ?? .inotify
     }
 
     func run() throws {
-        let settings = WardenSettings(directories: [DirectorySettings(name: "bench", path: path, quota: quota)],
-                                      sizeBasis: basis == "apparent" ? .apparent : .allocated)
+        let settings = WardenSettings(
+            directories: [DirectorySettings(name: "bench", path: path, quota: quota)],
+            sizeBasis: basis == "apparent" ? .apparent : .allocated)
         var chosen = settings
         chosen.backend = backend
         let watcher = Watcher(settings: chosen)
@@ -71,8 +80,9 @@ struct IndexChildCommand {
         let after = MemorySample.current()
         let slabAfter = KernelObjects.unreclaimableSlab()
         let totals = watcher.totals().first
-        var report = IndexChildReport(seconds: seconds, files: totals?.files ?? 0, total: totals?.total ?? 0,
-                                      before: before, after: after)
+        var report = IndexChildReport(
+            seconds: seconds, files: totals?.files ?? 0, total: totals?.total ?? 0,
+            before: before, after: after)
         for (part, bytes) in watcher.ledgerMemory() { report.ledger[part] = bytes }
         report.backend = backend.rawValue
         (report.inotifyWatches, report.fanotifyMarks) = KernelObjects.notificationObjects()

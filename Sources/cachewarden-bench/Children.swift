@@ -46,7 +46,7 @@ final class Cleanup: Sendable {
                 FileHandle.standardError.write(Data("\ncachewarden-bench: interrupted, cleaning up\n".utf8))
                 stopping.store(true, ordering: .relaxed)
                 killAll()
-                Clock.sleep(0.1)   // the writers notice and stop
+                Clock.sleep(0.1) // the writers notice and stop
                 if let dir = workDirectory.withLock({ $0 }) {
                     // A writer thread may still be adding files: retry until the folder is gone.
                     for _ in 0..<10 where access(dir, F_OK) == 0 {
@@ -90,8 +90,10 @@ final class Child {
 
     /// Starts `executable` with `arguments`; `stdin` is a file to read from (default `/dev/null`). Once an
     /// interrupt is being handled only `cleanup` children start.
-    init(_ executable: String, _ arguments: [String], stdin: String? = nil,
-         stdout: ChildOutput = .null, stderr: ChildOutput = .inherit, cleanup: Bool = false) throws {
+    init(
+        _ executable: String, _ arguments: [String], stdin: String? = nil,
+        stdout: ChildOutput = .null, stderr: ChildOutput = .inherit, cleanup: Bool = false
+    ) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let stdin {
@@ -116,7 +118,8 @@ final class Child {
         case .pipe: let p = Pipe(); set(p); return p
         case .file(let path):
             guard FileManager.default.createFile(atPath: path, contents: nil),
-                  let handle = FileHandle(forWritingAtPath: path) else { throw BenchError("cannot create \(path)") }
+                let handle = FileHandle(forWritingAtPath: path)
+            else { throw BenchError("cannot create \(path)") }
             set(handle)
             return nil
         }
@@ -148,7 +151,9 @@ final class Child {
         return Self.wait(on: fd, containing: text, timeout: timeout, transcript: &transcript)
     }
 
-    private static func wait(on fd: Int32, containing text: String, timeout: Double, transcript: inout String) -> UInt64? {
+    private static func wait(on fd: Int32, containing text: String, timeout: Double, transcript: inout String)
+        -> UInt64?
+    {
         let deadline = Clock.nanos() + UInt64(timeout * 1e9)
         var buffer = [UInt8](repeating: 0, count: 4096)
         var seen: [UInt8] = []
@@ -222,10 +227,15 @@ final class Child {
 extension Child {
     /// `inotifywait` at `path` with `arguments` (stdout to /dev/null), once it printed "Watches established.";
     /// its stderr is drained from then on. Returns the child and `Clock.nanos()` at that line.
-    static func inotifywait(_ path: String, _ arguments: [String], timeout: Double = 30) throws -> (child: Child, established: UInt64) {
+    static func inotifywait(_ path: String, _ arguments: [String], timeout: Double = 30) throws -> (
+        child: Child, established: UInt64
+    ) {
         let child = try Child(path, arguments, stdout: .null, stderr: .pipe)
         var transcript = ""
-        guard let established = child.waitForStderr(containing: "Watches established.", timeout: timeout, transcript: &transcript) else {
+        guard
+            let established = child.waitForStderr(
+                containing: "Watches established.", timeout: timeout, transcript: &transcript)
+        else {
             child.stop(signal: SIGKILL, grace: 0)
             throw BenchError(transcript.trimmingCharacters(in: .whitespacesAndNewlines))
         }
@@ -243,7 +253,8 @@ struct BenchError: Error, CustomStringConvertible {
 /// Runs a command to its end with stdout captured: its output, exit status, and the seconds from launch to the end
 /// of its stdout.
 func runToEnd(_ executable: String, _ arguments: [String], stdin: String? = nil) throws
-    -> (output: String, status: Int32, seconds: Double) {
+    -> (output: String, status: Int32, seconds: Double)
+{
     let child = try Child(executable, arguments, stdin: stdin, stdout: .pipe, stderr: .inherit)
     let (data, end) = child.readStdoutToEnd()
     let status = child.wait()

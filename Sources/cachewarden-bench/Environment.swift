@@ -27,9 +27,11 @@ struct Environment {
 
     /// Looks everything up for a work folder at `workDirectory`; `cli` overrides the search for the CLI binary.
     static func detect(workDirectory: String, cli explicitCLI: String?) -> Environment {
-        let selfExe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let selfExe =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
-        let statType = (try? runToEnd(which("stat") ?? "/usr/bin/stat", ["-f", "-c", "%T", workDirectory]).output)?
+        let statType =
+            (try? runToEnd(which("stat") ?? "/usr/bin/stat", ["-f", "-c", "%T", workDirectory]).output)?
             .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
         let mount = mountEntry(for: workDirectory)
         var u = utsname()
@@ -90,7 +92,8 @@ struct Environment {
     }
 
     private static func readInt(_ path: String) -> Int {
-        Int((try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        Int((try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
+            ?? 0
     }
 
     /// One line per fact, for the top of the report.

@@ -79,11 +79,13 @@ final class EventTail {
     private func handle(_ line: ArraySlice<UInt8>) {
         if line.starts(with: Self.writePrefix) { writeLines += 1; return }
         guard line.first == UInt8(ascii: "{"),
-              let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-              let event = object["event"] as? String else { return }
+            let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+            let event = object["event"] as? String
+        else { return }
         func totals() -> Totals? {
             guard let files = (object["files"] as? NSNumber)?.intValue,
-                  let total = (object["total"] as? NSNumber)?.int64Value else { return nil }
+                let total = (object["total"] as? NSNumber)?.int64Value
+            else { return nil }
             return Totals(files: files, total: total)
         }
         switch event {

@@ -90,8 +90,10 @@ struct BurstResult: Sendable {
 /// any watcher, so that the watcher's cost per file does not follow how much it slows the writer). With `limit`,
 /// the burst ends after that many seconds with the files written by then (a paced writer the disk cannot follow).
 enum BurstWriter {
-    static func run(root: String, count: Int, size: Int, fanOut: Int = 100, rate: Double? = nil,
-                    limit: Double? = nil) -> BurstResult {
+    static func run(
+        root: String, count: Int, size: Int, fanOut: Int = 100, rate: Double? = nil,
+        limit: Double? = nil
+    ) -> BurstResult {
         let done = DispatchSemaphore(value: 0)
         let result = Locked<BurstResult?>(nil)
         let thread = Thread {
@@ -108,8 +110,9 @@ enum BurstWriter {
             }
             let end = Clock.nanos()
             result.withLock {
-                $0 = BurstResult(files: stream.written - stream.errors, errors: stream.errors,
-                                 seconds: Clock.seconds(from: start, to: end), endedAt: end)
+                $0 = BurstResult(
+                    files: stream.written - stream.errors, errors: stream.errors,
+                    seconds: Clock.seconds(from: start, to: end), endedAt: end)
             }
             done.signal()
         }

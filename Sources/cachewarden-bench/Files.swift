@@ -48,13 +48,16 @@ enum Files {
         guard let trash = trashDirectory.value else { removeTree(path); return }
         var vfs = statvfs()
         if statvfs((trash as NSString).deletingLastPathComponent, &vfs) == 0,
-           vfs.f_bavail < vfs.f_blocks / 3 {
+            vfs.f_bavail < vfs.f_blocks / 3
+        {
             removeTree(trash)
             removeTree(path)
             return
         }
         mkdir(trash, 0o755)
-        let n = discarded.withLock { n -> Int in n += 1; return n }
+        let n = discarded.withLock { n -> Int in
+            n += 1; return n
+        }
         let target = "\(trash)/\(n)-\((path as NSString).lastPathComponent)"
         if rename(path, target) != 0 && errno != ENOENT { removeTree(path) }
     }

@@ -38,22 +38,29 @@ enum FootprintBenchmark {
     static func run(binary: String, env: Environment, work: String, log: (String) -> Void) throws -> FootprintResult {
         let empty = "\(work)/footprint-empty"
         guard mkdir(empty, 0o755) == 0 || errno == EEXIST else { throw BenchError("footprint: cannot create \(empty)") }
-        var result = FootprintResult(binary: binary, bytes: fileSize(binary), strippedBytes: try strippedSize(binary, work: work),
-                                     idleRSS: 0, activeRSS: 0, version: [], peerHelp: [])
-        (result.idleRSS, result.activeRSS) = try residentSizes(binary, ["run", "--dir", empty, "--quota", "1MB"],
-                                                               readyOn: .stdout("\"event\":\"ready\""), folder: empty,
-                                                               doneOn: "\"event\":\"trim\"", work: work, name: "cachewarden")
+        var result = FootprintResult(
+            binary: binary, bytes: fileSize(binary), strippedBytes: try strippedSize(binary, work: work),
+            idleRSS: 0, activeRSS: 0, version: [], peerHelp: [])
+        (result.idleRSS, result.activeRSS) = try residentSizes(
+            binary, ["run", "--dir", empty, "--quota", "1MB"],
+            readyOn: .stdout("\"event\":\"ready\""), folder: empty,
+            doneOn: "\"event\":\"trim\"", work: work, name: "cachewarden")
         result.version = try wallTimes(binary, ["--version"])
         if let peer = env.inotifywait {
             let watched = "\(work)/footprint-peer"
-            guard mkdir(watched, 0o755) == 0 || errno == EEXIST else { throw BenchError("footprint: cannot create \(watched)") }
-            (result.peerIdleRSS, result.peerActiveRSS) = try residentSizes(peer, ["-m", "-r", watched], readyOn: .stderr("Watches established"),
-                                                                           folder: watched, doneOn: "f300", work: work, name: "inotifywait")
+            guard mkdir(watched, 0o755) == 0 || errno == EEXIST else {
+                throw BenchError("footprint: cannot create \(watched)")
+            }
+            (result.peerIdleRSS, result.peerActiveRSS) = try residentSizes(
+                peer, ["-m", "-r", watched], readyOn: .stderr("Watches established"),
+                folder: watched, doneOn: "f300", work: work, name: "inotifywait")
             result.peerHelp = try wallTimes(peer, ["--help"])
         }
-        log("footprint: \(binary): \(Format.bytes(result.bytes)), stripped \(result.strippedBytes.map(Format.bytes) ?? "n/a"); "
-            + "idle RSS \(Format.bytes(result.idleRSS)), after 300 writes \(Format.bytes(result.activeRSS)) (inotifywait \(result.peerIdleRSS.map(Format.bytes) ?? "n/a"), \(result.peerActiveRSS.map(Format.bytes) ?? "n/a")); "
-            + "--version \(Format.seconds(Stats.median(result.version))) (inotifywait --help \(Format.seconds(Stats.median(result.peerHelp))))")
+        log(
+            "footprint: \(binary): \(Format.bytes(result.bytes)), stripped \(result.strippedBytes.map(Format.bytes) ?? "n/a"); "
+                + "idle RSS \(Format.bytes(result.idleRSS)), after 300 writes \(Format.bytes(result.activeRSS)) (inotifywait \(result.peerIdleRSS.map(Format.bytes) ?? "n/a"), \(result.peerActiveRSS.map(Format.bytes) ?? "n/a")); "
+                + "--version \(Format.seconds(Stats.median(result.version))) (inotifywait --help \(Format.seconds(Stats.median(result.peerHelp))))"
+        )
         return result
     }
 
@@ -66,7 +73,9 @@ enum FootprintBenchmark {
         guard let strip = Environment.which("strip") else { return nil }
         let copy = "\(work)/footprint-stripped"
         defer { unlink(copy) }
-        guard try runToEnd(strip, ["-o", copy, binary]).status == 0 else { throw BenchError("footprint: strip \(binary) failed") }
+        guard try runToEnd(strip, ["-o", copy, binary]).status == 0 else {
+            throw BenchError("footprint: strip \(binary) failed")
+        }
         return fileSize(copy)
     }
 
@@ -77,18 +86,21 @@ enum FootprintBenchmark {
 
     /// `VmRSS` of `executable` one second after it said it is ready (the line `ready` names, in its output file),
     /// and again one second after 300 files of 10 KB were written into `folder` and its output showed `doneOn`.
-    private static func residentSizes(_ executable: String, _ arguments: [String], readyOn ready: Ready, folder: String,
-                                      doneOn done: String, work: String, name: String) throws -> (idle: Int64, active: Int64) {
+    private static func residentSizes(
+        _ executable: String, _ arguments: [String], readyOn ready: Ready, folder: String,
+        doneOn done: String, work: String, name: String
+    ) throws -> (idle: Int64, active: Int64) {
         let out = "\(work)/footprint-\(name).out"
         let err = "\(work)/footprint-\(name).err"
         let child = try Child(executable, arguments, stdout: .file(out), stderr: .file(err))
         defer { child.stop() }
-        let (file, text) = switch ready {
-        case .stdout(let t): (out, t)
-        case .stderr(let t): (err, t)
-        }
+        let (file, text) =
+            switch ready {
+            case .stdout(let t): (out, t)
+            case .stderr(let t): (err, t)
+            }
         try waitFor(text, in: file, child: child, name: name)
-        Clock.sleep(1)   // idle: whatever start-up left behind settles (timers armed, threads parked)
+        Clock.sleep(1) // idle: whatever start-up left behind settles (timers armed, threads parked)
         let idle = try rss(child.pid, name: name)
         let chunk = [UInt8](repeating: 0x61, count: 10_000)
         for i in 1...300 {
@@ -105,15 +117,18 @@ enum FootprintBenchmark {
     private static func waitFor(_ text: String, in file: String, child: Child, name: String) throws {
         let deadline = Clock.nanos() + 10_000_000_000
         while !((try? String(contentsOfFile: file, encoding: .utf8))?.contains(text) ?? false) {
-            guard child.isRunning, Clock.nanos() < deadline else { throw BenchError("footprint: \(name) did not print \(text)") }
+            guard child.isRunning, Clock.nanos() < deadline else {
+                throw BenchError("footprint: \(name) did not print \(text)")
+            }
             Clock.sleep(0.01)
         }
     }
 
     private static func rss(_ pid: pid_t, name: String) throws -> Int64 {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kB = Int64(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") else {
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kB = Int64(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "")
+        else {
             throw BenchError("footprint: no VmRSS for \(name)")
         }
         return kB * 1024
@@ -156,18 +171,24 @@ struct FootprintSection: BenchSection {
         let r = result
         let version = Stats.median(r.version), help = r.peerHelp.isEmpty ? nil : Stats.median(r.peerHelp)
         return [
-            Report.Row(metric: "footprint: binary size, stripped (\(Self.relative(r.binary)))",
-                       cachewarden: "\(r.strippedBytes.map(Format.bytes) ?? "n/a") (\(Format.bytes(r.bytes)) unstripped)",
-                       peer: "", ratio: ""),
-            Report.Row(metric: "footprint: idle RSS of `run` on an empty folder after ready",
-                       cachewarden: Format.bytes(r.idleRSS), peer: "inotifywait -m -r: \(r.peerIdleRSS.map(Format.bytes) ?? "n/a")",
-                       ratio: Format.ratio(Double(r.idleRSS), r.peerIdleRSS.map(Double.init))),
-            Report.Row(metric: "footprint: RSS after 300 writes of 10 KB into a 1 MB quota (trims), idle again",
-                       cachewarden: Format.bytes(r.activeRSS), peer: "inotifywait -m -r: \(r.peerActiveRSS.map(Format.bytes) ?? "n/a")",
-                       ratio: Format.ratio(Double(r.activeRSS), r.peerActiveRSS.map(Double.init))),
-            Report.Row(metric: "footprint: `--version` wall time (median of \(r.version.count))",
-                       cachewarden: Format.seconds(version), peer: "inotifywait --help: \(help.map(Format.seconds) ?? "n/a")",
-                       ratio: Format.ratio(version, help)),
+            Report.Row(
+                metric: "footprint: binary size, stripped (\(Self.relative(r.binary)))",
+                cachewarden: "\(r.strippedBytes.map(Format.bytes) ?? "n/a") (\(Format.bytes(r.bytes)) unstripped)",
+                peer: "", ratio: ""),
+            Report.Row(
+                metric: "footprint: idle RSS of `run` on an empty folder after ready",
+                cachewarden: Format.bytes(r.idleRSS),
+                peer: "inotifywait -m -r: \(r.peerIdleRSS.map(Format.bytes) ?? "n/a")",
+                ratio: Format.ratio(Double(r.idleRSS), r.peerIdleRSS.map(Double.init))),
+            Report.Row(
+                metric: "footprint: RSS after 300 writes of 10 KB into a 1 MB quota (trims), idle again",
+                cachewarden: Format.bytes(r.activeRSS),
+                peer: "inotifywait -m -r: \(r.peerActiveRSS.map(Format.bytes) ?? "n/a")",
+                ratio: Format.ratio(Double(r.activeRSS), r.peerActiveRSS.map(Double.init))),
+            Report.Row(
+                metric: "footprint: `--version` wall time (median of \(r.version.count))",
+                cachewarden: Format.seconds(version), peer: "inotifywait --help: \(help.map(Format.seconds) ?? "n/a")",
+                ratio: Format.ratio(version, help)),
         ]
     }
 

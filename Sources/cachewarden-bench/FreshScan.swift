@@ -24,14 +24,16 @@ struct FreshScan: Sendable, Equatable {
             var nameBuffer = entry.pointee.d_name
             let next: Int32? = withUnsafePointer(to: &nameBuffer) { raw in
                 raw.withMemoryRebound(to: CChar.self, capacity: 256) { name -> Int32? in
-                    if name[0] == 46 && (name[1] == 0 || (name[1] == 46 && name[2] == 0)) { return nil }   // . and ..
+                    if name[0] == 46 && (name[1] == 0 || (name[1] == 46 && name[2] == 0)) { return nil } // . and ..
                     var st = stat()
                     guard fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
                     switch st.st_mode & S_IFMT {
                     case S_IFDIR:
                         return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                     case S_IFREG:
-                        if st.st_nlink > 1 && !seenLinks.insert([UInt64(st.st_dev), UInt64(st.st_ino)]).inserted { return nil }
+                        if st.st_nlink > 1 && !seenLinks.insert([UInt64(st.st_dev), UInt64(st.st_ino)]).inserted {
+                            return nil
+                        }
                         result.files += 1
                         result.bytes += Int64(st.st_size)
                         return nil

@@ -21,7 +21,9 @@ struct HardLinkResult: Sendable {
 /// time: the index tree's layout again, each file linked into a store beside the root (so every file counted has
 /// `st_nlink` 2 and its other name outside), timed from start to `ready` beside `du -s` of the same root.
 enum HardLinkBenchmark {
-    static func run(files: Int, runs: Int, env: Environment, work: String, log: (String) -> Void) throws -> HardLinkResult {
+    static func run(files: Int, runs: Int, env: Environment, work: String, log: (String) -> Void) throws
+        -> HardLinkResult
+    {
         let base = "\(work)/links-\(files)"
         let root = "\(base)/cache", store = "\(base)/store"
         defer { Files.discard(base) }
@@ -39,8 +41,12 @@ enum HardLinkBenchmark {
         var reports: [IndexChildReport] = []
         for _ in 0..<runs { reports.append(try IndexBenchmark.indexChild(root, env: env)) }
         let result = HardLinkResult(tree: tree, linkSeconds: linkSeconds, du: du, cachewarden: reports)
-        log("links: cachewarden start→ready median \(Format.seconds(result.cachewardenMedian)), du -s \(Format.seconds(result.duMedian))")
-        if result.countedFiles != files { log("links: warning: cachewarden counted \(result.countedFiles) files, the tree has \(files)") }
+        log(
+            "links: cachewarden start→ready median \(Format.seconds(result.cachewardenMedian)), du -s \(Format.seconds(result.duMedian))"
+        )
+        if result.countedFiles != files {
+            log("links: warning: cachewarden counted \(result.countedFiles) files, the tree has \(files)")
+        }
         return result
     }
 
@@ -60,10 +66,13 @@ enum HardLinkBenchmark {
 
 extension HardLinkResult: BenchSection {
     var rows: [Report.Row] {
-        [Report.Row(metric: "index \(Format.shortCount(tree.files)) hard-linked files (2nd name outside)",
-                    cachewarden: Format.seconds(cachewardenMedian),
-                    peer: du.isEmpty ? "du missing" : "du -s: \(Format.seconds(duMedian))",
-                    ratio: Format.ratio(cachewardenMedian, du.isEmpty ? nil : duMedian))]
+        [
+            Report.Row(
+                metric: "index \(Format.shortCount(tree.files)) hard-linked files (2nd name outside)",
+                cachewarden: Format.seconds(cachewardenMedian),
+                peer: du.isEmpty ? "du missing" : "du -s: \(Format.seconds(duMedian))",
+                ratio: Format.ratio(cachewardenMedian, du.isEmpty ? nil : duMedian))
+        ]
     }
 
     var jsonKey: String { "hard_links" }

@@ -31,13 +31,19 @@ struct IndexResult: Sendable {
 /// and `inotifywait -r`, and the peak-RSS growth per file. Every CacheWarden run is a fresh `index-child` process.
 enum IndexBenchmark {
     /// `whileBuilt` runs on the tree before it is removed (the status rows use it).
-    static func run(files: Int, sparse: Bool, runs: Int, env: Environment, work: String,
-                    log: (String) -> Void, whileBuilt: ((String) throws -> Void)? = nil) throws -> IndexResult {
+    static func run(
+        files: Int, sparse: Bool, runs: Int, env: Environment, work: String,
+        log: (String) -> Void, whileBuilt: ((String) throws -> Void)? = nil
+    ) throws -> IndexResult {
         let root = "\(work)/index-\(files)"
         let spec = TreeSpec(files: files, sparse: sparse)
-        log("index: building \(files) files (\(sparse ? "sparse" : "real data, ~\(Format.bytes(spec.estimatedBytes))"))…")
+        log(
+            "index: building \(files) files (\(sparse ? "sparse" : "real data, ~\(Format.bytes(spec.estimatedBytes))"))…"
+        )
         let tree = try TreeBuilder.build(at: root, spec: spec)
-        log("index: built \(tree.files) files in \(tree.directories) folders, \(Format.bytes(tree.bytes)) in \(Format.seconds(tree.seconds))")
+        log(
+            "index: built \(tree.files) files in \(tree.directories) folders, \(Format.bytes(tree.bytes)) in \(Format.seconds(tree.seconds))"
+        )
         defer { Files.discard(root) }
         let dirs = tree.directories
         if dirs > env.maxUserWatches {
@@ -68,7 +74,8 @@ enum IndexBenchmark {
                 let at = child.waitForStderr(containing: "Watches established.", timeout: 600, transcript: &transcript)
                 child.stop(signal: SIGKILL, grace: 0)
                 guard let at else {
-                    inotifyNote = "inotifywait failed: \(transcript.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200))"
+                    inotifyNote =
+                        "inotifywait failed: \(transcript.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200))"
                     break
                 }
                 times.append(Clock.seconds(from: child.startedAt, to: at))
@@ -84,19 +91,22 @@ enum IndexBenchmark {
         // CacheWarden: a fresh child per run.
         var reports: [IndexChildReport] = []
         for _ in 0..<runs { reports.append(try indexChild(root, env: env)) }
-        var result = IndexResult(tree: tree, du: du, duKiB: duKiB, inotifywait: inotify, inotifywaitNote: inotifyNote,
-                                 cachewarden: reports)
+        var result = IndexResult(
+            tree: tree, du: du, duKiB: duKiB, inotifywait: inotify, inotifywaitNote: inotifyNote,
+            cachewarden: reports)
         do {
             let view = try UserViewIndex.measure(root: root, files: tree.files, runs: runs, env: env, work: work)
             result.userView = view
-            log("index: as a user sees it: cachewarden run → ready \(Format.seconds(view.cachewardenMedian)) vs du -s "
-                + "\(Format.seconds(view.duMedian)) in the same loop (×\(Format.decimal(view.ratioToDu, 2)) median of pairs), "
-                + "RSS after ready \(Format.decimal(view.bytesPerFile, 0)) B/file above an idle watcher")
+            log(
+                "index: as a user sees it: cachewarden run → ready \(Format.seconds(view.cachewardenMedian)) vs du -s "
+                    + "\(Format.seconds(view.duMedian)) in the same loop (×\(Format.decimal(view.ratioToDu, 2)) median of pairs), "
+                    + "RSS after ready \(Format.decimal(view.bytesPerFile, 0)) B/file above an idle watcher")
         } catch {
             log("index: no user-view figures: \(error)")
         }
-        log("index: cachewarden start→ready median \(Format.seconds(result.cachewardenMedian)), "
-            + "\(result.countedFiles) files, peak RSS +\(Format.decimal(result.hwmBytesPerFile, 0)) B/file")
+        log(
+            "index: cachewarden start→ready median \(Format.seconds(result.cachewardenMedian)), "
+                + "\(result.countedFiles) files, peak RSS +\(Format.decimal(result.hwmBytesPerFile, 0)) B/file")
         if let first = reports.first, first.files > 0 {
             let parts = first.ledger.sorted { $0.value > $1.value }
                 .map { "\($0.key) \(Format.decimal(Double($0.value) / Double(first.files), 1))" }
@@ -113,9 +123,12 @@ enum IndexBenchmark {
     /// in oldest-first order, as a cache with a quota does, and that order's memory is part of the figure.
     static func indexChild(_ root: String, env: Environment) throws -> IndexChildReport {
         let r = try runToEnd(env.selfExecutable, ["index-child", root, "--quota", "\(Int64(1) << 60)"])
-        guard r.status == 0, let line = r.output.split(separator: "\n").last(where: { $0.hasPrefix(IndexChildReport.marker) }) else {
+        guard r.status == 0,
+            let line = r.output.split(separator: "\n").last(where: { $0.hasPrefix(IndexChildReport.marker) })
+        else {
             throw BenchError("index-child failed on \(root) (status \(r.status)): \(r.output.prefix(300))")
         }
-        return try JSONDecoder().decode(IndexChildReport.self, from: Data(line.dropFirst(IndexChildReport.marker.count).utf8))
+        return try JSONDecoder().decode(
+            IndexChildReport.self, from: Data(line.dropFirst(IndexChildReport.marker.count).utf8))
     }
 }

@@ -63,13 +63,15 @@ struct MemorySample: Codable, Sendable {
 
     /// The current figures of process `pid` (this one when nil).
     static func of(_ pid: pid_t?) -> MemorySample {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8) else {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8)
+        else {
             return MemorySample(rssBytes: 0, hwmBytes: 0)
         }
         func field(_ name: String) -> Int64 {
             for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
-                let digits = line.dropFirst(name.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "0"
-                return (Int64(digits) ?? 0) * 1024   // the kernel reports kB
+                let digits =
+                    line.dropFirst(name.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "0"
+                return (Int64(digits) ?? 0) * 1024 // the kernel reports kB
             }
             return 0
         }
@@ -84,7 +86,8 @@ enum ProcessCPU {
     /// User plus system CPU seconds used so far by `pid` (its own threads, not its children); `nil` when gone.
     static func seconds(of pid: pid_t) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
+            let close = text.lastIndex(of: ")")
+        else { return nil }
         // After "pid (comm)" the fields start at field 3 (state); utime and stime are fields 14 and 15.
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 12, let utime = Double(fields[11]), let stime = Double(fields[12]) else { return nil }

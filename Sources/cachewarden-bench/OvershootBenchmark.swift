@@ -31,7 +31,9 @@ struct OvershootResult: Sendable {
     var watched: [OvershootRun] { runs.filter(\.watched) }
     var alone: [OvershootRun] { runs.filter { !$0.watched } }
     /// Peak overshoot per watched run, in percent of the quota.
-    var overshootPercents: [Double] { watched.compactMap { $0.peakOverBytes.map { max(0, Double($0)) / Double(quota) * 100 } } }
+    var overshootPercents: [Double] {
+        watched.compactMap { $0.peakOverBytes.map { max(0, Double($0)) / Double(quota) * 100 } }
+    }
     /// Best writer speed watched ÷ best alone: the unwatched bursts on a fresh tmpfs swing widely from run to
     /// run (page allocation after the last burst's pages were freed), so each side's best run is compared.
     var writerRatio: Double? {
@@ -45,8 +47,10 @@ struct OvershootResult: Sendable {
 /// with `quota`, watched by the `cachewarden run` child, while a sampler thread reads the mount's used bytes every
 /// 200 µs. Runs alternate: writer alone, writer watched.
 enum OvershootBenchmark {
-    static func run(files: Int = 8000, size: Int = 64 << 10, quota: Int64 = 64_000_000, rate: Double? = nil, runs: Int,
-                    env: Environment, work: String, log: (String) -> Void) throws -> OvershootResult {
+    static func run(
+        files: Int = 8000, size: Int = 64 << 10, quota: Int64 = 64_000_000, rate: Double? = nil, runs: Int,
+        env: Environment, work: String, log: (String) -> Void
+    ) throws -> OvershootResult {
         guard let cli = env.cli else { throw BenchError("the cachewarden CLI was not found (--cli)") }
         let mount = "\(work)/overshoot-fs"
         try Files.makeDirectory(mount)
@@ -55,20 +59,28 @@ enum OvershootBenchmark {
             if own { umount2(mount, Int32(MNT_DETACH)) }
             Files.discard(mount)
         }
-        var result = OvershootResult(files: files, size: size, quota: quota, mount: own ? "tmpfs (own)" : Environment.mountEntry(for: mount).type, rate: rate)
+        var result = OvershootResult(
+            files: files, size: size, quota: quota,
+            mount: own ? "tmpfs (own)" : Environment.mountEntry(for: mount).type, rate: rate)
         let burst = { (watched: Bool, root: String) throws -> OvershootRun in
-            try Self.burst(watched: watched, root: root, files: files, size: size, quota: quota, rate: rate, cli: cli, mount: mount, work: work)
+            try Self.burst(
+                watched: watched, root: root, files: files, size: size, quota: quota, rate: rate, cli: cli,
+                mount: mount, work: work)
         }
-        if !own && result.mount != "tmpfs" { result.note = "not root and \(mount) is not on tmpfs: used bytes include other writers" }
+        if !own && result.mount != "tmpfs" {
+            result.note = "not root and \(mount) is not on tmpfs: used bytes include other writers"
+        }
         // A first burst that is not counted: tmpfs's first pages and the writer's warm-up made it several times slower.
         _ = try burst(false, "\(mount)/warmup")
         for i in 0..<runs {
             result.runs.append(try burst(false, "\(mount)/alone\(i)"))
             let w = try burst(true, "\(mount)/cache\(i)")
             result.runs.append(w)
-            log("overshoot\(rate.map { " at " + Format.bytes(Int64($0)) + "/s" } ?? ""): run \(i + 1): peak \(Format.decimal(Double(w.peakOverBytes ?? 0) / Double(quota) * 100, 1)) % over "
-                + "\(Format.bytes(quota)), writer \(Format.bytes(Int64(w.writerRate)))/s (alone \(Format.bytes(Int64(result.runs[result.runs.count - 2].writerRate)))/s), "
-                + "\(w.trims) trims, exact \(w.exact == true ? "yes" : "NO"), under quota \(w.underQuota == true ? "yes" : "NO")")
+            log(
+                "overshoot\(rate.map { " at " + Format.bytes(Int64($0)) + "/s" } ?? ""): run \(i + 1): peak \(Format.decimal(Double(w.peakOverBytes ?? 0) / Double(quota) * 100, 1)) % over "
+                    + "\(Format.bytes(quota)), writer \(Format.bytes(Int64(w.writerRate)))/s (alone \(Format.bytes(Int64(result.runs[result.runs.count - 2].writerRate)))/s), "
+                    + "\(w.trims) trims, exact \(w.exact == true ? "yes" : "NO"), under quota \(w.underQuota == true ? "yes" : "NO")"
+            )
         }
         return result
     }
@@ -82,8 +94,10 @@ enum OvershootBenchmark {
         return true
     }
 
-    private static func burst(watched: Bool, root: String, files: Int, size: Int, quota: Int64, rate: Double?,
-                              cli: String, mount: String, work: String) throws -> OvershootRun {
+    private static func burst(
+        watched: Bool, root: String, files: Int, size: Int, quota: Int64, rate: Double?,
+        cli: String, mount: String, work: String
+    ) throws -> OvershootRun {
         try Files.makeDirectory(root)
         defer { Files.discard(root) }
         var child: Child?
@@ -92,7 +106,8 @@ enum OvershootBenchmark {
         let output = "\(work)/overshoot-\((root as NSString).lastPathComponent).jsonl"
         defer { child?.stop(); Files.discard(output) }
         if watched {
-            let c = try Child(cli, ["run", "--dir", root, "--quota", "\(quota)", "--size-basis", "apparent"], stdout: .file(output))
+            let c = try Child(
+                cli, ["run", "--dir", root, "--quota", "\(quota)", "--size-basis", "apparent"], stdout: .file(output))
             child = c
             let t = try EventTail(path: output)
             tail = t
@@ -105,12 +120,15 @@ enum OvershootBenchmark {
         for k in 0..<files {
             stream.writeOne()
             // A paced writer sleeps until file k + 1 is due (the average rate holds; each sleep is coarse).
-            if let rate, case let due = start + UInt64(Double((k + 1) * size) / rate * 1e9), case let now = Clock.nanos(), due > now {
+            if let rate, case let due = start + UInt64(Double((k + 1) * size) / rate * 1e9),
+                case let now = Clock.nanos(), due > now
+            {
                 Clock.sleep(Double(due - now) / 1e9)
             }
         }
         let seconds = Clock.seconds(since: start)
-        var run = OvershootRun(watched: watched, writerSeconds: seconds, writerBytes: Int64((stream.written - stream.errors) * size))
+        var run = OvershootRun(
+            watched: watched, writerSeconds: seconds, writerBytes: Int64((stream.written - stream.errors) * size))
         guard let c = child, let t = tail else { return run }
         let (peak, samples) = sampler.stop()
         run.peakOverBytes = peak - sampler.baseline - quota
@@ -120,7 +138,9 @@ enum OvershootBenchmark {
         run.underQuota = scan.bytes <= quota
         run.overflows = t.overflows
         c.stop()
-        run.trims = (try? String(contentsOfFile: output, encoding: .utf8))?.components(separatedBy: #"{"event":"trim""#).count ?? 1
+        run.trims =
+            (try? String(contentsOfFile: output, encoding: .utf8))?.components(separatedBy: #"{"event":"trim""#).count
+            ?? 1
         run.trims -= 1
         return run
     }
@@ -167,7 +187,9 @@ final class UsedBytesSampler: @unchecked Sendable {
             var pause = timespec(tv_sec: 0, tv_nsec: 200_000)
             while !state.withLock({ $0.stop }) {
                 let u = Self.used(mount)
-                state.withLock { $0.peak = max($0.peak, u); $0.samples += 1 }
+                state.withLock {
+                    $0.peak = max($0.peak, u); $0.samples += 1
+                }
                 nanosleep(&pause, nil)
             }
             done.signal()

@@ -67,9 +67,13 @@ enum PacedBenchmark {
         var batch: String
     }
 
-    static func run(seconds: Double, rounds: Int, env: Environment, work: String, log: (String) -> Void) throws -> PacedResult {
+    static func run(seconds: Double, rounds: Int, env: Environment, work: String, log: (String) -> Void) throws
+        -> PacedResult
+    {
         guard let cli = env.cli else {
-            throw BenchError("the cachewarden CLI was not found: build it with `swift build -c release --product cachewarden` or pass --cli")
+            throw BenchError(
+                "the cachewarden CLI was not found: build it with `swift build -c release --product cachewarden` or pass --cli"
+            )
         }
         var result = PacedResult(seconds: seconds, rates: rates, rounds: rounds)
         if env.inotifywait == nil { result.note = "inotifywait not installed (apt-get install inotify-tools): no peer" }
@@ -86,7 +90,8 @@ enum PacedBenchmark {
                     let batch = "\(root)/b\(serial)"
                     try Files.makeDirectory(batch)
                     defer { Files.discard(batch) }
-                    let burst = Burst(rate: rate, count: max(1, Int((rate * seconds).rounded())), round: round, batch: batch)
+                    let burst = Burst(
+                        rate: rate, count: max(1, Int((rate * seconds).rounded())), round: round, batch: batch)
                     let run: PacedRun
                     if watcher == "cachewarden" {
                         run = try cachewarden(cli, root: root, burst: burst, output: "\(work)/paced-\(serial).jsonl")
@@ -115,7 +120,8 @@ enum PacedBenchmark {
         let deadline = Clock.nanos() + 10_000_000_000
         var scan = FreshScan.of(root)
         while tail.askStatus(of: child), Clock.nanos() < deadline,
-              tail.lastStatus != EventTail.Totals(files: scan.files, total: scan.bytes) {
+            tail.lastStatus != EventTail.Totals(files: scan.files, total: scan.bytes)
+        {
             Clock.sleep(0.02)
             scan = FreshScan.of(root)
         }
@@ -141,17 +147,20 @@ enum PacedBenchmark {
         let before = activity.reading()
         activity.start()
         // Never past its length: where the disk cannot follow (ext4 at 4,000/s), fewer files, the time kept.
-        let burst = BurstWriter.run(root: b.batch, count: b.count, size: fileSize, rate: b.rate,
-                                    limit: Double(b.count) / b.rate + 0.05)
+        let burst = BurstWriter.run(
+            root: b.batch, count: b.count, size: fileSize, rate: b.rate,
+            limit: Double(b.count) / b.rate + 0.05)
         let lastMove = activity.waitUntilQuiet(0.2)
         activity.stop()
         let after = activity.reading()
-        let spent = ProcessActivity.Reading(cpuSeconds: after.cpuSeconds - before.cpuSeconds,
-                                            statSeconds: after.statSeconds - before.statSeconds,
-                                            voluntary: after.voluntary - before.voluntary,
-                                            involuntary: after.involuntary - before.involuntary, threads: after.threads)
-        return PacedRun(watcher: watcher, rate: b.rate, round: b.round, writer: burst, activity: spent,
-                        tailSeconds: Clock.seconds(from: burst.endedAt, to: lastMove))
+        let spent = ProcessActivity.Reading(
+            cpuSeconds: after.cpuSeconds - before.cpuSeconds,
+            statSeconds: after.statSeconds - before.statSeconds,
+            voluntary: after.voluntary - before.voluntary,
+            involuntary: after.involuntary - before.involuntary, threads: after.threads)
+        return PacedRun(
+            watcher: watcher, rate: b.rate, round: b.round, writer: burst, activity: spent,
+            tailSeconds: Clock.seconds(from: burst.endedAt, to: lastMove))
     }
 
     private static func describe(_ r: PacedRun) -> String {

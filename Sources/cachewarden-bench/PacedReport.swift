@@ -17,23 +17,29 @@ struct PacedSection: BenchSection {
         zip(cw, peer).compactMap { a, b in value(b) > 0 ? value(a) / value(b) : nil }
     }
 
-    private func row(_ what: String, rate: Double, places: Int, unit: String, _ value: (PacedRun) -> Double) -> Report.Row {
+    private func row(_ what: String, rate: Double, places: Int, unit: String, _ value: (PacedRun) -> Double)
+        -> Report.Row
+    {
         let cw = result.runs("cachewarden", at: rate), peer = result.runs("inotifywait", at: rate)
         let ratios = Self.pairedRatios(cw, peer, value)
         let exact = cw.allSatisfy { $0.exact == true }
         let writer = Stats.median(cw.map(\.writer.rate) + peer.map(\.writer.rate))
         return Report.Row(
-            metric: "paced \(Format.rate(rate)) files/s × \(Format.decimal(result.seconds, 0)) s (writer \(Format.rate(writer))/s): \(what), "
+            metric:
+                "paced \(Format.rate(rate)) files/s × \(Format.decimal(result.seconds, 0)) s (writer \(Format.rate(writer))/s): \(what), "
                 + "median of \(cw.count) (spread); totals exact: \(exact ? "yes" : "NO")",
             cachewarden: Self.spread(cw.map(value), places, unit),
-            peer: peer.isEmpty ? (result.note ?? "n/a") : "inotifywait -m -r: " + Self.spread(peer.map(value), places, unit),
+            peer: peer.isEmpty
+                ? (result.note ?? "n/a") : "inotifywait -m -r: " + Self.spread(peer.map(value), places, unit),
             ratio: ratios.isEmpty ? "n/a" : "×" + Self.spread(ratios, 2))
     }
 
     var rows: [Report.Row] {
         result.rates.flatMap { rate in
-            [row("watcher CPU per file", rate: rate, places: 1, unit: " µs", \.cpuPerFile),
-             row("watcher context switches per file", rate: rate, places: 2, unit: "", \.switchesPerFile)]
+            [
+                row("watcher CPU per file", rate: rate, places: 1, unit: " µs", \.cpuPerFile),
+                row("watcher context switches per file", rate: rate, places: 2, unit: "", \.switchesPerFile),
+            ]
         }
     }
 
@@ -52,7 +58,9 @@ struct PacedSection: BenchSection {
 
     private func rateJSON(_ rate: Double) -> JSONValue {
         let cw = result.runs("cachewarden", at: rate), peer = result.runs("inotifywait", at: rate)
-        func numbers(_ runs: [PacedRun], _ value: (PacedRun) -> Double) -> JSONValue { .array(runs.map { .number(value($0)) }) }
+        func numbers(_ runs: [PacedRun], _ value: (PacedRun) -> Double) -> JSONValue {
+            .array(runs.map { .number(value($0)) })
+        }
         return .object([
             ("files_per_s", .number(rate)),
             ("writer_files_per_s", numbers(cw + peer, \.writer.rate)),

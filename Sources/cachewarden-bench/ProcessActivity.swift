@@ -47,7 +47,9 @@ final class ProcessActivity: Sendable {
         guard let dir = opendir("/proc/\(pid)/task") else { return }
         var found: [(Int32, Switches)] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             guard let tid = Int32(name), let s = Self.switches(pid: pid, tid: tid) else { continue }
             found.append((tid, s))
         }
@@ -61,8 +63,9 @@ final class ProcessActivity: Sendable {
         let (v, i, n) = counts.withLock { map in
             (map.values.reduce(0) { $0 + $1.voluntary }, map.values.reduce(0) { $0 + $1.involuntary }, map.count)
         }
-        return Reading(cpuSeconds: ProcessCPU.clockSeconds(of: pid) ?? 0, statSeconds: ProcessCPU.seconds(of: pid) ?? 0,
-                       voluntary: v, involuntary: i, threads: n)
+        return Reading(
+            cpuSeconds: ProcessCPU.clockSeconds(of: pid) ?? 0, statSeconds: ProcessCPU.seconds(of: pid) ?? 0,
+            voluntary: v, involuntary: i, threads: n)
     }
 
     /// Samples every `interval` seconds on a thread of its own until `stop`.
@@ -107,7 +110,9 @@ final class ProcessActivity: Sendable {
 
     /// `voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches` of one thread; `nil` when it is gone.
     private static func switches(pid: pid_t, tid: Int32) -> Switches? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8) else { return nil }
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8) else {
+            return nil
+        }
         var s = Switches()
         for line in text.split(separator: "\n") {
             if line.hasPrefix("voluntary_ctxt_switches:") {

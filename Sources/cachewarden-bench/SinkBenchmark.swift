@@ -30,7 +30,9 @@ enum SinkBenchmark {
         var events = samples
         if events.isEmpty {
             note = "no write events captured: error events used instead"
-            events = [WardenEvent(.error(WardenIssue(message: "sample", dir: "bench", file: "w0/f0.bin", kind: "bench")))]
+            events = [
+                WardenEvent(.error(WardenIssue(message: "sample", dir: "bench", file: "w0/f0.bin", kind: "bench")))
+            ]
         }
         let fd = open("/dev/null", O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw BenchError("cannot open /dev/null") }
@@ -61,10 +63,12 @@ enum SinkBenchmark {
         let peerLines = min(lines, 200_000)
         let peerSeconds = try peer(lines: peerLines, events: events, fd: fd)
 
-        let result = SinkResult(lines: lines, bytes: bytes, writes: writes, seconds: seconds, samples: samples.count,
-                                peerLines: peerLines, peerSeconds: peerSeconds, note: note)
-        log("sink: \(Format.rate(result.linesPerSecond)) lines/s (\(Format.decimal(Double(bytes) / Double(max(1, lines)), 0)) B/line), "
-            + "JSONSerialization \(Format.rate(result.peerLinesPerSecond)) lines/s")
+        let result = SinkResult(
+            lines: lines, bytes: bytes, writes: writes, seconds: seconds, samples: samples.count,
+            peerLines: peerLines, peerSeconds: peerSeconds, note: note)
+        log(
+            "sink: \(Format.rate(result.linesPerSecond)) lines/s (\(Format.decimal(Double(bytes) / Double(max(1, lines)), 0)) B/line), "
+                + "JSONSerialization \(Format.rate(result.peerLinesPerSecond)) lines/s")
         return result
     }
 

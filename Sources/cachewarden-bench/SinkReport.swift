@@ -4,10 +4,13 @@ extension SinkResult: BenchSection {
     var rows: [Report.Row] {
         let s = self
         var rows: [Report.Row] = []
-        rows.append(Report.Row(metric: "JSON sink: write-event lines/s → /dev/null",
-                               cachewarden: "\(Format.rate(s.linesPerSecond)) (\(Format.decimal(Double(s.bytes) / 1e6 / s.seconds, 0)) MB/s)",
-                               peer: "JSONSerialization: \(Format.rate(s.peerLinesPerSecond))",
-                               ratio: Format.ratio(s.linesPerSecond, s.peerLinesPerSecond)))
+        rows.append(
+            Report.Row(
+                metric: "JSON sink: write-event lines/s → /dev/null",
+                cachewarden:
+                    "\(Format.rate(s.linesPerSecond)) (\(Format.decimal(Double(s.bytes) / 1e6 / s.seconds, 0)) MB/s)",
+                peer: "JSONSerialization: \(Format.rate(s.peerLinesPerSecond))",
+                ratio: Format.ratio(s.linesPerSecond, s.peerLinesPerSecond)))
         return rows
     }
 

@@ -17,8 +17,10 @@ struct StatusResult: Sendable {
 }
 
 enum StatusBenchmark {
-    static func run(root: String, files: Int, runs: Int, env: Environment, work: String,
-                    log: (String) -> Void) throws -> StatusResult? {
+    static func run(
+        root: String, files: Int, runs: Int, env: Environment, work: String,
+        log: (String) -> Void
+    ) throws -> StatusResult? {
         guard let cli = env.cli else { log("status: skipped (no cachewarden binary beside the benchmark)"); return nil }
         let config = "\(work)/status.conf"
         let socket = "\(work)/status.sock"
@@ -41,15 +43,19 @@ enum StatusBenchmark {
         for _ in 0..<runs {
             let s = try runToEnd(cli, ["status", "--json", "-c", config])
             let r = try runToEnd(cli, ["status", "--json", "--scan", "-c", config])
-            guard s.status == 0, r.status == 0, s.output.contains("\"files\":\(files)"), r.output.contains("\"files\":\(files)") else {
-                throw BenchError("status: a status run failed or disagreed: \(s.output.prefix(200)) / \(r.output.prefix(200))")
+            guard s.status == 0, r.status == 0, s.output.contains("\"files\":\(files)"),
+                r.output.contains("\"files\":\(files)")
+            else {
+                throw BenchError(
+                    "status: a status run failed or disagreed: \(s.output.prefix(200)) / \(r.output.prefix(200))")
             }
             viaSocket.append(s.seconds)
             viaScan.append(r.seconds)
         }
         let result = StatusResult(files: files, request: request, cliSocket: viaSocket, cliScan: viaScan)
-        log("status: request median \(Format.seconds(Stats.median(request))), CLI via socket \(Format.seconds(Stats.median(viaSocket))), "
-            + "CLI rescan \(Format.seconds(Stats.median(viaScan)))")
+        log(
+            "status: request median \(Format.seconds(Stats.median(request))), CLI via socket \(Format.seconds(Stats.median(viaSocket))), "
+                + "CLI rescan \(Format.seconds(Stats.median(viaScan)))")
         return result
     }
 
@@ -58,7 +64,9 @@ enum StatusBenchmark {
         let deadline = Clock.nanos() + 600_000_000_000
         while Clock.nanos() < deadline {
             guard daemon.isRunning else { throw BenchError("status: the daemon exited") }
-            if let client = try ControlClient(path: socket, timeout: 600), (try? client.status()) != nil { return client }
+            if let client = try ControlClient(path: socket, timeout: 600), (try? client.status()) != nil {
+                return client
+            }
             Clock.sleep(0.05)
         }
         throw BenchError("status: no answer on \(socket) within 10 minutes")
@@ -74,12 +82,14 @@ struct StatusSection: BenchSection {
             let n = Format.shortCount(r.files)
             let scan = Stats.median(r.cliScan)
             return [
-                Report.Row(metric: "status \(n) files: socket request (median of \(r.request.count))",
-                           cachewarden: Format.seconds(Stats.median(r.request)), peer: "rescan: \(Format.seconds(scan))",
-                           ratio: Format.ratio(Stats.median(r.request), scan)),
-                Report.Row(metric: "status \(n) files: `cachewarden status` via socket",
-                           cachewarden: Format.seconds(Stats.median(r.cliSocket)), peer: "--scan: \(Format.seconds(scan))",
-                           ratio: Format.ratio(Stats.median(r.cliSocket), scan)),
+                Report.Row(
+                    metric: "status \(n) files: socket request (median of \(r.request.count))",
+                    cachewarden: Format.seconds(Stats.median(r.request)), peer: "rescan: \(Format.seconds(scan))",
+                    ratio: Format.ratio(Stats.median(r.request), scan)),
+                Report.Row(
+                    metric: "status \(n) files: `cachewarden status` via socket",
+                    cachewarden: Format.seconds(Stats.median(r.cliSocket)), peer: "--scan: \(Format.seconds(scan))",
+                    ratio: Format.ratio(Stats.median(r.cliSocket), scan)),
             ]
         }
     }
@@ -87,15 +97,16 @@ struct StatusSection: BenchSection {
     var jsonKey: String { "status" }
 
     var json: JSONValue {
-        .array(results.map { r in
-            .object([
-                ("files", .integer(r.files)),
-                ("request_s", .array(r.request.map { .number($0) })),
-                ("request_median_s", .number(Stats.median(r.request))),
-                ("request_p99_s", .number(Stats.percentile(r.request, 99))),
-                ("cli_socket_s", .array(r.cliSocket.map { .number($0) })),
-                ("cli_scan_s", .array(r.cliScan.map { .number($0) })),
-            ])
-        })
+        .array(
+            results.map { r in
+                .object([
+                    ("files", .integer(r.files)),
+                    ("request_s", .array(r.request.map { .number($0) })),
+                    ("request_median_s", .number(Stats.median(r.request))),
+                    ("request_p99_s", .number(Stats.percentile(r.request, 99))),
+                    ("cli_socket_s", .array(r.cliSocket.map { .number($0) })),
+                    ("cli_scan_s", .array(r.cliScan.map { .number($0) })),
+                ])
+            })
     }
 }

@@ -66,14 +66,17 @@ struct ThroughputResult: Sendable {
 }
 
 /// 3 (event throughput): a writer thread creates N files of 4 KiB (a new folder every 100) as fast as it can, in a
-/// fresh empty folder each time: unwatched, watched by CacheWarden in a child process (the `cachewarden run` CLI), watched by `inotifywait -m -r -e close_write` printing to /dev/null, and
-/// unwatched again. A discarded warm-up burst comes first, and the unwatched baseline is the mean of the two
-/// unwatched runs, so that drift on a shared machine does not land on one side only.
+/// fresh empty folder each time: unwatched, watched by CacheWarden in a child process (the `cachewarden run` CLI),
+/// watched by `inotifywait -m -r -e close_write` printing to /dev/null, and unwatched again. A discarded warm-up burst
+/// comes first, and the unwatched baseline is the mean of the two unwatched runs, so that drift on a shared machine
+/// does not land on one side only.
 enum ThroughputBenchmark {
     /// Runs the warm-up and the four bursts; the unwatched and inotifywait trees (identical `FileStream` trees)
     /// are appended to `spares` instead of being removed.
-    static func run(files: Int, size: Int = 4096, env: Environment, work: String, spares: inout [SpareTree],
-                    log: (String) -> Void) throws -> ThroughputResult {
+    static func run(
+        files: Int, size: Int = 4096, env: Environment, work: String, spares: inout [SpareTree],
+        log: (String) -> Void
+    ) throws -> ThroughputResult {
         // Warm-up (page cache, dentries, inode tables), then the first unwatched run.
         let warmup = min(files, max(1000, files / 4))
         let warmRoot = "\(work)/tp-warmup"
@@ -83,7 +86,9 @@ enum ThroughputBenchmark {
         var alone = [try unwatched("\(work)/tp-alone", files: files, size: size, spares: &spares, log: log)]
 
         guard let cli = env.cli else {
-            throw BenchError("the cachewarden CLI was not found: build it with `swift build -c release --product cachewarden` or pass --cli")
+            throw BenchError(
+                "the cachewarden CLI was not found: build it with `swift build -c release --product cachewarden` or pass --cli"
+            )
         }
         let program = "cachewarden CLI (\(cli))"
         let cw = try cachewarden(files: files, size: size, program: cli, work: "\(work)/tp-cw", log: log)
@@ -101,13 +106,16 @@ enum ThroughputBenchmark {
             inwNote = "inotifywait not installed (apt-get install inotify-tools)"
         }
         alone.append(try unwatched("\(work)/tp-alone-2", files: files, size: size, spares: &spares, log: log))
-        return ThroughputResult(files: files, size: size, alone: alone, cachewarden: cw,
-                                inotifywait: inw, inotifywaitNote: inwNote, watcherProgram: program, warmupFiles: warmup)
+        return ThroughputResult(
+            files: files, size: size, alone: alone, cachewarden: cw,
+            inotifywait: inw, inotifywaitNote: inwNote, watcherProgram: program, warmupFiles: warmup)
     }
 
     /// One unwatched burst; its tree becomes a spare.
-    private static func unwatched(_ root: String, files: Int, size: Int, spares: inout [SpareTree],
-                                  log: (String) -> Void) throws -> WatchedRun {
+    private static func unwatched(
+        _ root: String, files: Int, size: Int, spares: inout [SpareTree],
+        log: (String) -> Void
+    ) throws -> WatchedRun {
         try Files.makeDirectory(root)
         let burst = BurstWriter.run(root: root, count: files, size: size)
         if burst.errors == 0 && spares.count < SpareTree.kept {
@@ -122,16 +130,19 @@ enum ThroughputBenchmark {
     /// The burst under `cachewarden run` (the CLI at `program`, following with `backend`) in folder `root`, at
     /// full speed or paced at `rate` files a second; catch-up is polled with SIGUSR1 until `status` shows every
     /// file.
-    static func cachewarden(files: Int, size: Int, program: String, work root: String, backend: String = "auto",
-                            rate: Double? = nil, log: (String) -> Void) throws -> WatchedRun {
+    static func cachewarden(
+        files: Int, size: Int, program: String, work root: String, backend: String = "auto",
+        rate: Double? = nil, log: (String) -> Void
+    ) throws -> WatchedRun {
         let output = root + ".jsonl"
         try Files.makeDirectory(root)
         defer {
             Files.discard(root)
             Files.discard(output)
         }
-        let child = try Child(program, ["run", "--dir", root, "--size-basis", "apparent", "--backend", backend],
-                              stdout: .file(output), stderr: .inherit)
+        let child = try Child(
+            program, ["run", "--dir", root, "--size-basis", "apparent", "--backend", backend],
+            stdout: .file(output), stderr: .inherit)
         defer { child.stop() }
         let tail = try EventTail(path: output)
         try tail.awaitReady(of: child)
@@ -151,7 +162,9 @@ enum ThroughputBenchmark {
             let now = Clock.nanos()
             if tail.lastStatus == expected { caughtUpAt = now; break }
             let cpu = ProcessCPU.seconds(of: child.pid)
-            if tail.lastStatus != lastSeen.0 || cpu != lastSeen.1 { lastSeen = (tail.lastStatus, cpu); lastChange = now }
+            if tail.lastStatus != lastSeen.0 || cpu != lastSeen.1 {
+                lastSeen = (tail.lastStatus, cpu); lastChange = now
+            }
             if Clock.seconds(from: lastChange, to: now) > 2 { break }
             Clock.sleep(0.008)
         }
@@ -172,19 +185,23 @@ enum ThroughputBenchmark {
         run.dropped = tail.dropped
         run.errors = tail.errors
         if caughtUpAt == nil {
-            run.note = "status never matched the files written: last \(tail.lastStatus.map { "\($0.files) files / \($0.total) B" } ?? "none"), "
+            run.note =
+                "status never matched the files written: last \(tail.lastStatus.map { "\($0.files) files / \($0.total) B" } ?? "none"), "
                 + "expected \(expected.files) / \(expected.total) B"
         }
-        log("throughput: cachewarden (\(backend)\(rate.map { ", paced at \(Format.rate($0))/s" } ?? "")): writer \(Format.rate(burst.rate)) files/s, caught up "
-            + "\(run.catchUpSeconds.map { "+\(Format.seconds($0))" } ?? "never"), CPU \(Format.seconds(run.cpuSeconds ?? 0)), "
-            + "overflow \(tail.overflows > 0 ? "yes" : "no"), exact \(run.exact == true ? "yes" : "NO")")
+        log(
+            "throughput: cachewarden (\(backend)\(rate.map { ", paced at \(Format.rate($0))/s" } ?? "")): writer \(Format.rate(burst.rate)) files/s, caught up "
+                + "\(run.catchUpSeconds.map { "+\(Format.seconds($0))" } ?? "never"), CPU \(Format.seconds(run.cpuSeconds ?? 0)), "
+                + "overflow \(tail.overflows > 0 ? "yes" : "no"), exact \(run.exact == true ? "yes" : "NO")")
         return run
     }
 
     /// The burst under `inotifywait -m -r -e close_write` (stdout to /dev/null); caught up when its CPU time stops
     /// growing.
-    private static func inotifywait(_ path: String, files: Int, size: Int, work: String, spares: inout [SpareTree],
-                                    log: (String) -> Void) throws -> WatchedRun {
+    private static func inotifywait(
+        _ path: String, files: Int, size: Int, work: String, spares: inout [SpareTree],
+        log: (String) -> Void
+    ) throws -> WatchedRun {
         let root = "\(work)/tp-inw"
         try Files.makeDirectory(root)
         var spare = false
@@ -213,8 +230,9 @@ enum ThroughputBenchmark {
         run.cpuSeconds = last - cpu0
         run.catchUpSeconds = Clock.seconds(from: burst.endedAt, to: lastMove)
         run.setupSeconds = Clock.seconds(from: child.startedAt, to: established)
-        log("throughput: inotifywait: writer \(Format.rate(burst.rate)) files/s, idle after +\(Format.seconds(run.catchUpSeconds ?? 0)), "
-            + "CPU \(Format.seconds(run.cpuSeconds ?? 0))")
+        log(
+            "throughput: inotifywait: writer \(Format.rate(burst.rate)) files/s, idle after +\(Format.seconds(run.catchUpSeconds ?? 0)), "
+                + "CPU \(Format.seconds(run.cpuSeconds ?? 0))")
         return run
     }
 }

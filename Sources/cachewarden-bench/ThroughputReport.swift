@@ -9,42 +9,63 @@ extension ThroughputResult: BenchSection {
         let n = Format.shortCount(t.files)
         let inw = t.inotifywait
         let missing = t.inotifywaitNote ?? "n/a"
-        rows.append(Report.Row(metric: "writer alone: \(n) × \(Format.bytes(Int64(t.size))) files",
-                               cachewarden: "\(Format.rate(t.baselineRate)) files/s",
-                               peer: "(no watcher; mean of \(t.alone.map { Format.rate($0.writer.rate) }.joined(separator: ", ")))",
-                               ratio: ""))
-        rows.append(Report.Row(metric: "writer files/s while watched",
-                               cachewarden: Format.rate(cw.writer.rate),
-                               peer: inw.map { "inotifywait: \(Format.rate($0.writer.rate))" } ?? missing,
-                               ratio: Format.ratio(cw.writer.rate, inw?.writer.rate)))
-        rows.append(Report.Row(metric: "writer slowdown vs unwatched",
-                               cachewarden: Format.ratio(cw.writer.seconds, t.baselineSeconds),
-                               peer: inw.map { "inotifywait: \(Format.ratio($0.writer.seconds, t.baselineSeconds))" } ?? missing,
-                               ratio: Format.ratio(cw.writer.seconds, inw?.writer.seconds)))
-        rows.append(Report.Row(metric: "watcher CPU per 100k files",
-                               cachewarden: cw.cpuPer100k.map { Format.seconds($0) } ?? "n/a",
-                               peer: inw.map { "inotifywait: \(Format.seconds($0.cpuPer100k ?? .nan))" } ?? missing,
-                               ratio: Format.ratio(cw.cpuPer100k, inw?.cpuPer100k)))
-        rows.append(Report.Row(metric: "caught up after the writer's last close",
-                               cachewarden: cw.catchUpSeconds.map { "+\(Format.seconds($0))" } ?? "never",
-                               peer: inw.map { w in
-                            w.catchUpSeconds == 0 ? "inotifywait: kept up (CPU idle at once)"
-                                : "inotifywait CPU idle: +\(Format.seconds(w.catchUpSeconds ?? .nan))" } ?? missing,
-                               ratio: ""))
-        rows.append(Report.Row(metric: "files/s until caught up",
-                               cachewarden: cw.watcherRate.map { Format.rate($0) } ?? "n/a",
-                               peer: inw.map { "inotifywait: \(Format.rate($0.watcherRate ?? .nan))" } ?? missing,
-                               ratio: Format.ratio(cw.watcherRate, inw?.watcherRate)))
-        rows.append(Report.Row(metric: "overflow event (rescans)",
-                               cachewarden: (cw.overflows ?? 0) > 0 ? "yes (\(cw.overflows!), \(cw.rescans ?? 0) rescans)" : "no",
-                               peer: "inotifywait: not reported", ratio: ""))
+        rows.append(
+            Report.Row(
+                metric: "writer alone: \(n) × \(Format.bytes(Int64(t.size))) files",
+                cachewarden: "\(Format.rate(t.baselineRate)) files/s",
+                peer: "(no watcher; mean of \(t.alone.map { Format.rate($0.writer.rate) }.joined(separator: ", ")))",
+                ratio: ""))
+        rows.append(
+            Report.Row(
+                metric: "writer files/s while watched",
+                cachewarden: Format.rate(cw.writer.rate),
+                peer: inw.map { "inotifywait: \(Format.rate($0.writer.rate))" } ?? missing,
+                ratio: Format.ratio(cw.writer.rate, inw?.writer.rate)))
+        rows.append(
+            Report.Row(
+                metric: "writer slowdown vs unwatched",
+                cachewarden: Format.ratio(cw.writer.seconds, t.baselineSeconds),
+                peer: inw.map { "inotifywait: \(Format.ratio($0.writer.seconds, t.baselineSeconds))" } ?? missing,
+                ratio: Format.ratio(cw.writer.seconds, inw?.writer.seconds)))
+        rows.append(
+            Report.Row(
+                metric: "watcher CPU per 100k files",
+                cachewarden: cw.cpuPer100k.map { Format.seconds($0) } ?? "n/a",
+                peer: inw.map { "inotifywait: \(Format.seconds($0.cpuPer100k ?? .nan))" } ?? missing,
+                ratio: Format.ratio(cw.cpuPer100k, inw?.cpuPer100k)))
+        rows.append(
+            Report.Row(
+                metric: "caught up after the writer's last close",
+                cachewarden: cw.catchUpSeconds.map { "+\(Format.seconds($0))" } ?? "never",
+                peer: inw.map { w in
+                    w.catchUpSeconds == 0
+                        ? "inotifywait: kept up (CPU idle at once)"
+                        : "inotifywait CPU idle: +\(Format.seconds(w.catchUpSeconds ?? .nan))"
+                } ?? missing,
+                ratio: ""))
+        rows.append(
+            Report.Row(
+                metric: "files/s until caught up",
+                cachewarden: cw.watcherRate.map { Format.rate($0) } ?? "n/a",
+                peer: inw.map { "inotifywait: \(Format.rate($0.watcherRate ?? .nan))" } ?? missing,
+                ratio: Format.ratio(cw.watcherRate, inw?.watcherRate)))
+        rows.append(
+            Report.Row(
+                metric: "overflow event (rescans)",
+                cachewarden: (cw.overflows ?? 0) > 0 ? "yes (\(cw.overflows!), \(cw.rescans ?? 0) rescans)" : "no",
+                peer: "inotifywait: not reported", ratio: ""))
         let scan = cw.scan.map { "fresh scan: \(Format.count($0.files)) files, \(Format.count(Int($0.bytes))) B" } ?? ""
-        rows.append(Report.Row(metric: "final totals exact",
-                               cachewarden: cw.exact == true ? "yes" : "NO (\(cw.watcherTotals.map { "\($0.files) files, \($0.total) B" } ?? "no status"))",
-                               peer: scan, ratio: ""))
-        rows.append(Report.Row(metric: "write lines emitted (dropped)",
-                               cachewarden: "\(Format.count(cw.writeLines ?? 0)) (\(cw.dropped ?? 0))",
-                               peer: "", ratio: ""))
+        rows.append(
+            Report.Row(
+                metric: "final totals exact",
+                cachewarden: cw.exact == true
+                    ? "yes" : "NO (\(cw.watcherTotals.map { "\($0.files) files, \($0.total) B" } ?? "no status"))",
+                peer: scan, ratio: ""))
+        rows.append(
+            Report.Row(
+                metric: "write lines emitted (dropped)",
+                cachewarden: "\(Format.count(cw.writeLines ?? 0)) (\(cw.dropped ?? 0))",
+                peer: "", ratio: ""))
         return rows
     }
 
@@ -96,8 +117,14 @@ extension ThroughputResult: BenchSection {
             ("cachewarden", watched(cw)),
             ("inotifywait", watched(inw)),
             ("inotifywait_note", .text(t.inotifywaitNote)),
-            ("ratio_cpu_cachewarden_inotifywait", .number(cw?.cpuPer100k.flatMap { a in inw?.cpuPer100k.map { a / $0 } })),
-            ("ratio_writer_cachewarden_inotifywait", .number(cw.flatMap { a in inw.map { a.writer.seconds / $0.writer.seconds } })),
+            (
+                "ratio_cpu_cachewarden_inotifywait",
+                .number(cw?.cpuPer100k.flatMap { a in inw?.cpuPer100k.map { a / $0 } })
+            ),
+            (
+                "ratio_writer_cachewarden_inotifywait",
+                .number(cw.flatMap { a in inw.map { a.writer.seconds / $0.writer.seconds } })
+            ),
         ])
     }
 }

@@ -89,16 +89,22 @@ enum TreeBuilder {
                 }
                 if dirFD >= 0 { close(dirFD) }
                 let dir = "\(root)/g\(group)/d\(folder)"
-                guard mkdir(dir, 0o755) == 0 || errno == EEXIST else { throw BenchError("mkdir \(dir): \(String(cString: strerror(errno)))") }
+                guard mkdir(dir, 0o755) == 0 || errno == EEXIST else {
+                    throw BenchError("mkdir \(dir): \(String(cString: strerror(errno)))")
+                }
                 directories += 1
                 dirFD = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             }
-            let size = large.contains(i) ? Int.random(in: spec.largeSizes, using: &rng)
-                                          : Int.random(in: spec.smallSizes, using: &rng)
+            let size =
+                large.contains(i)
+                ? Int.random(in: spec.largeSizes, using: &rng)
+                : Int.random(in: spec.smallSizes, using: &rng)
             let fd = openat(dirFD, "f\(i).bin", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw BenchError("create f\(i).bin: \(String(cString: strerror(errno)))") }
-            let ok = spec.sparse ? ftruncate(fd, off_t(size)) == 0
-                                 : payload.withUnsafeBytes { Files.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<size])) }
+            let ok =
+                spec.sparse
+                ? ftruncate(fd, off_t(size)) == 0
+                : payload.withUnsafeBytes { Files.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<size])) }
             close(fd)
             guard ok else { throw BenchError("write f\(i).bin: \(String(cString: strerror(errno)))") }
             bytes += Int64(size)
@@ -107,8 +113,9 @@ enum TreeBuilder {
             // Flush the data now, so that background writeback does not disturb the timings that follow.
             sync()
         }
-        return TreeInfo(files: spec.files, directories: directories, bytes: bytes, sparse: spec.sparse,
-                        seconds: Clock.seconds(since: start))
+        return TreeInfo(
+            files: spec.files, directories: directories, bytes: bytes, sparse: spec.sparse,
+            seconds: Clock.seconds(since: start))
     }
 
     /// A tree of `count` files of `size` bytes written by a `FileStream` (`<root>/w<j>/f<i>.bin`, oldest first).
@@ -118,7 +125,8 @@ enum TreeBuilder {
         let stream = FileStream(root: root, size: size, fanOut: fanOut)
         for _ in 0..<count { stream.writeOne() }
         guard stream.errors == 0 else { throw BenchError("\(stream.errors) files could not be written under \(root)") }
-        return TreeInfo(files: count, directories: 1 + (count + fanOut - 1) / fanOut, bytes: Int64(count * size),
-                        sparse: false, seconds: Clock.seconds(since: start))
+        return TreeInfo(
+            files: count, directories: 1 + (count + fanOut - 1) / fanOut, bytes: Int64(count * size),
+            sparse: false, seconds: Clock.seconds(since: start))
     }
 }

@@ -69,23 +69,27 @@ final class TrimProbe: Sendable {
 /// time from the crossing file's `close()` to the `trim` event is taken, trim after trim. Then one manual trim of
 /// half a tree of N files, beside `xargs -0 rm` of the same number of files on the same filesystem.
 enum TrimBenchmark {
-    static func latency(trims: Int, filesPerTrim: Int, size: Int = 4096, work: String,
-                        log: (String) -> Void) throws -> TrimLatencyResult {
+    static func latency(
+        trims: Int, filesPerTrim: Int, size: Int = 4096, work: String,
+        log: (String) -> Void
+    ) throws -> TrimLatencyResult {
         let root = "\(work)/trim-latency"
         try Files.makeDirectory(root)
         defer { Files.discard(root) }
         let quota = Int64(2 * filesPerTrim * size)
         let probe = TrimProbe()
-        let settings = WardenSettings(directories: [DirectorySettings(name: "latency", path: root, quota: quota)],
-                                      sizeBasis: .apparent)
+        let settings = WardenSettings(
+            directories: [DirectorySettings(name: "latency", path: root, quota: quota)],
+            sizeBasis: .apparent)
         let watcher = Watcher(settings: settings) { probe.handle($0) }
         try watcher.start()
         defer { watcher.stop() }
 
         let stream = FileStream(root: root, size: size)
         var total: Int64 = watcher.totals().first?.total ?? 0
-        var result = TrimLatencyResult(quota: quota, fileSize: size, filesPerTrim: filesPerTrim, latenciesMs: [],
-                                       trimDurationsMs: [], removed: [], early: 0)
+        var result = TrimLatencyResult(
+            quota: quota, fileSize: size, filesPerTrim: filesPerTrim, latenciesMs: [],
+            trimDurationsMs: [], removed: [], early: 0)
         // Round 0 fills the empty folder and is not counted.
         for round in 0...trims {
             let needed = Int((quota - total) / Int64(size)) + 1
@@ -93,7 +97,8 @@ enum TrimBenchmark {
             stream.writeOne()
             let closedAt = Clock.nanos()
             guard stream.errors == 0 else {
-                result.note = "\(stream.errors) writes failed (round \(round)): \(String(cString: strerror(stream.lastError)))"
+                result.note =
+                    "\(stream.errors) writes failed (round \(round)): \(String(cString: strerror(stream.lastError)))"
                 break
             }
             guard let (arrived, report) = probe.next(timeout: 10) else {
@@ -110,20 +115,25 @@ enum TrimBenchmark {
             // median over as many samples as the trims has keeps the ratio steady.
             if let floor = UnlinkFloor.microsecondsPerFile(count: filesPerTrim, size: size, work: work) {
                 result.floorMicroseconds.append(floor)
-                if report.removed > 0 { result.pairedRatios.append(report.durationMilliseconds * 1000 / Double(report.removed) / floor) }
+                if report.removed > 0 {
+                    result.pairedRatios.append(report.durationMilliseconds * 1000 / Double(report.removed) / floor)
+                }
             }
         }
-        log("trim: latency p50 \(Format.ms(Stats.percentile(result.latenciesMs, 50))), "
-            + "p99 \(Format.ms(Stats.percentile(result.latenciesMs, 99))) over \(result.latenciesMs.count) trims of ~\(filesPerTrim) files, "
-            + "\(Format.decimal(Stats.median(result.trimMicroseconds), 1)) µs/file vs unlink floor \(Format.decimal(Stats.median(result.floorMicroseconds), 1)) µs/file, "
-            + "paired ×\(Format.decimal(Stats.median(result.pairedRatios), 2))")
+        log(
+            "trim: latency p50 \(Format.ms(Stats.percentile(result.latenciesMs, 50))), "
+                + "p99 \(Format.ms(Stats.percentile(result.latenciesMs, 99))) over \(result.latenciesMs.count) trims of ~\(filesPerTrim) files, "
+                + "\(Format.decimal(Stats.median(result.trimMicroseconds), 1)) µs/file vs unlink floor \(Format.decimal(Stats.median(result.floorMicroseconds), 1)) µs/file, "
+                + "paired ×\(Format.decimal(Stats.median(result.pairedRatios), 2))")
         return result
     }
 
     /// The half-tree trim on a tree of `files` files; `spares` (trees left by the throughput runs) are cut down and
     /// used instead of writing the two trees when they are big enough.
-    static func halfTrim(files: Int, size: Int = 4096, env: Environment, work: String, spares: [SpareTree] = [],
-                         log: (String) -> Void) throws -> HalfTrimResult {
+    static func halfTrim(
+        files: Int, size: Int = 4096, env: Environment, work: String, spares: [SpareTree] = [],
+        log: (String) -> Void
+    ) throws -> HalfTrimResult {
         let cwRoot = "\(work)/half-cw"
         let rmRoot = "\(work)/half-rm"
         defer {
@@ -142,7 +152,8 @@ enum TrimBenchmark {
         }
         if reused > 0 { log("trim: reused \(reused) tree(s) from the throughput runs, cut to \(files) files") }
 
-        let settings = WardenSettings(directories: [DirectorySettings(name: "half", path: cwRoot)], sizeBasis: .apparent)
+        let settings = WardenSettings(
+            directories: [DirectorySettings(name: "half", path: cwRoot)], sizeBasis: .apparent)
         let watcher = Watcher(settings: settings) { _ in }
         try watcher.start()
         let total = watcher.totals().first?.total ?? 0
@@ -161,14 +172,17 @@ enum TrimBenchmark {
         let rmCount = report.removed
         if let xargs = env.xargs {
             let list = "\(work)/half-rm.list"
-            try Files.writeList((0..<rmCount).map { FileStream.path(root: rmRoot, prefix: "w", fanOut: 100, index: $0) }, to: list)
+            try Files.writeList(
+                (0..<rmCount).map { FileStream.path(root: rmRoot, prefix: "w", fanOut: 100, index: $0) }, to: list)
             let r = try runToEnd(xargs, ["-0", "rm", "-f", "--"], stdin: list)
             if r.status == 0 { rmSeconds = r.seconds }
         }
-        log("trim: half of \(files) files: cachewarden \(Format.seconds(seconds)) (\(report.removed) removed), "
-            + "xargs rm \(rmSeconds.map { Format.seconds($0) } ?? "n/a")")
-        return HalfTrimResult(files: files, seconds: seconds, removed: report.removed,
-                              reportMs: report.durationMilliseconds, rmSeconds: rmSeconds, rmFiles: rmCount,
-                              exactAfter: exact)
+        log(
+            "trim: half of \(files) files: cachewarden \(Format.seconds(seconds)) (\(report.removed) removed), "
+                + "xargs rm \(rmSeconds.map { Format.seconds($0) } ?? "n/a")")
+        return HalfTrimResult(
+            files: files, seconds: seconds, removed: report.removed,
+            reportMs: report.durationMilliseconds, rmSeconds: rmSeconds, rmFiles: rmCount,
+            exactAfter: exact)
     }
 }

@@ -9,30 +9,44 @@ struct TrimSection: BenchSection {
         var rows: [Report.Row] = []
         if let l = latency {
             let label = "\(l.latenciesMs.count) trims of ~\(Format.count(l.filesPerTrim)) files"
-            rows.append(Report.Row(metric: "quota trim latency p50 (close→trim event)",
-                                   cachewarden: Format.ms(Stats.percentile(l.latenciesMs, 50)), peer: label, ratio: ""))
-            rows.append(Report.Row(metric: "quota trim latency p99",
-                                   cachewarden: Format.ms(Stats.percentile(l.latenciesMs, 99)),
-                                   peer: l.early > 0 ? "\(l.early) early (0 ms)" : "", ratio: ""))
-            rows.append(Report.Row(metric: "quota trim duration p50 (report)",
-                                   cachewarden: Format.ms(Stats.percentile(l.trimDurationsMs, 50)),
-                                   peer: "removed p50: \(Int(Stats.percentile(l.removed.map(Double.init), 50))) files", ratio: ""))
+            rows.append(
+                Report.Row(
+                    metric: "quota trim latency p50 (close→trim event)",
+                    cachewarden: Format.ms(Stats.percentile(l.latenciesMs, 50)), peer: label, ratio: ""))
+            rows.append(
+                Report.Row(
+                    metric: "quota trim latency p99",
+                    cachewarden: Format.ms(Stats.percentile(l.latenciesMs, 99)),
+                    peer: l.early > 0 ? "\(l.early) early (0 ms)" : "", ratio: ""))
+            rows.append(
+                Report.Row(
+                    metric: "quota trim duration p50 (report)",
+                    cachewarden: Format.ms(Stats.percentile(l.trimDurationsMs, 50)),
+                    peer: "removed p50: \(Int(Stats.percentile(l.removed.map(Double.init), 50))) files", ratio: ""))
             let cost = Stats.median(l.trimMicroseconds), floor = Stats.median(l.floorMicroseconds)
-            rows.append(Report.Row(metric: "quota trim cost per file vs watched unlink floor (medians)",
-                                   cachewarden: Format.decimal(cost, 1) + " µs",
-                                   peer: "unlink loop " + Format.decimal(floor, 1) + " µs",
-                                   ratio: Format.ratio(cost, floor > 0 ? floor : nil)))
-            rows.append(Report.Row(metric: "quota trim cost per file ÷ the floor right after it (median of pairs)",
-                                   cachewarden: "", peer: "\(l.pairedRatios.count) pairs",
-                                   ratio: "×" + Format.decimal(Stats.median(l.pairedRatios), 2)))
+            rows.append(
+                Report.Row(
+                    metric: "quota trim cost per file vs watched unlink floor (medians)",
+                    cachewarden: Format.decimal(cost, 1) + " µs",
+                    peer: "unlink loop " + Format.decimal(floor, 1) + " µs",
+                    ratio: Format.ratio(cost, floor > 0 ? floor : nil)))
+            rows.append(
+                Report.Row(
+                    metric: "quota trim cost per file ÷ the floor right after it (median of pairs)",
+                    cachewarden: "", peer: "\(l.pairedRatios.count) pairs",
+                    ratio: "×" + Format.decimal(Stats.median(l.pairedRatios), 2)))
         }
         if let h = half {
-            rows.append(Report.Row(metric: "trim half of \(Format.shortCount(h.files)) files (\(Format.count(h.removed)) removed)",
-                                   cachewarden: Format.seconds(h.seconds),
-                                   peer: h.rmSeconds.map { "xargs -0 rm: \(Format.seconds($0))" } ?? "xargs missing",
-                                   ratio: Format.ratio(h.seconds, h.rmSeconds)))
-            rows.append(Report.Row(metric: "totals exact after that trim",
-                                   cachewarden: h.exactAfter ? "yes" : "NO", peer: "", ratio: ""))
+            rows.append(
+                Report.Row(
+                    metric: "trim half of \(Format.shortCount(h.files)) files (\(Format.count(h.removed)) removed)",
+                    cachewarden: Format.seconds(h.seconds),
+                    peer: h.rmSeconds.map { "xargs -0 rm: \(Format.seconds($0))" } ?? "xargs missing",
+                    ratio: Format.ratio(h.seconds, h.rmSeconds)))
+            rows.append(
+                Report.Row(
+                    metric: "totals exact after that trim",
+                    cachewarden: h.exactAfter ? "yes" : "NO", peer: "", ratio: ""))
         }
         return rows
     }
@@ -42,36 +56,44 @@ struct TrimSection: BenchSection {
     var json: JSONValue {
         var trim: [(String, JSONValue)] = []
         if let l = latency {
-            trim.append(("latency", .object([
-                ("quota", .integer(l.quota)),
-                ("file_size", .integer(l.fileSize)),
-                ("files_per_trim", .integer(l.filesPerTrim)),
-                ("trims", .integer(l.latenciesMs.count)),
-                ("p50_ms", .number(Stats.percentile(l.latenciesMs, 50))),
-                ("p99_ms", .number(Stats.percentile(l.latenciesMs, 99))),
-                ("max_ms", .number(l.latenciesMs.max())),
-                ("latencies_ms", .array(l.latenciesMs.map { .number($0) })),
-                ("trim_duration_p50_ms", .number(Stats.percentile(l.trimDurationsMs, 50))),
-                ("removed", .array(l.removed.map { .integer($0) })),
-                ("early", .integer(l.early)),
-                ("trim_us_per_file", .number(Stats.median(l.trimMicroseconds))),
-                ("unlink_floor_us_per_file", .array(l.floorMicroseconds.map { .number($0) })),
-                ("paired_ratios", .array(l.pairedRatios.map { .number($0) })),
-                ("paired_ratio_median", .number(Stats.median(l.pairedRatios))),
-                ("note", .text(l.note)),
-            ])))
+            trim.append(
+                (
+                    "latency",
+                    .object([
+                        ("quota", .integer(l.quota)),
+                        ("file_size", .integer(l.fileSize)),
+                        ("files_per_trim", .integer(l.filesPerTrim)),
+                        ("trims", .integer(l.latenciesMs.count)),
+                        ("p50_ms", .number(Stats.percentile(l.latenciesMs, 50))),
+                        ("p99_ms", .number(Stats.percentile(l.latenciesMs, 99))),
+                        ("max_ms", .number(l.latenciesMs.max())),
+                        ("latencies_ms", .array(l.latenciesMs.map { .number($0) })),
+                        ("trim_duration_p50_ms", .number(Stats.percentile(l.trimDurationsMs, 50))),
+                        ("removed", .array(l.removed.map { .integer($0) })),
+                        ("early", .integer(l.early)),
+                        ("trim_us_per_file", .number(Stats.median(l.trimMicroseconds))),
+                        ("unlink_floor_us_per_file", .array(l.floorMicroseconds.map { .number($0) })),
+                        ("paired_ratios", .array(l.pairedRatios.map { .number($0) })),
+                        ("paired_ratio_median", .number(Stats.median(l.pairedRatios))),
+                        ("note", .text(l.note)),
+                    ])
+                ))
         }
         if let h = half {
-            trim.append(("half", .object([
-                ("files", .integer(h.files)),
-                ("removed", .integer(h.removed)),
-                ("cachewarden_s", .number(h.seconds)),
-                ("report_ms", .number(h.reportMs)),
-                ("xargs_rm_files", .integer(h.rmFiles)),
-                ("xargs_rm_s", .number(h.rmSeconds)),
-                ("ratio_xargs_rm", .number(h.rmSeconds.map { h.seconds / $0 })),
-                ("exact_after", .bool(h.exactAfter)),
-            ])))
+            trim.append(
+                (
+                    "half",
+                    .object([
+                        ("files", .integer(h.files)),
+                        ("removed", .integer(h.removed)),
+                        ("cachewarden_s", .number(h.seconds)),
+                        ("report_ms", .number(h.reportMs)),
+                        ("xargs_rm_files", .integer(h.rmFiles)),
+                        ("xargs_rm_s", .number(h.rmSeconds)),
+                        ("ratio_xargs_rm", .number(h.rmSeconds.map { h.seconds / $0 })),
+                        ("exact_after", .bool(h.exactAfter)),
+                    ])
+                ))
         }
         return .object(trim)
     }

@@ -30,7 +30,7 @@ struct UserViewIndex: Sendable {
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
         defer { Files.discard(empty) }
         let idle = try launchToReady(cli, empty).rss
-        _ = try runToEnd(du, ["-s", root])   // warm-up: both read a warm tree
+        _ = try runToEnd(du, ["-s", root]) // warm-up: both read a warm tree
         var pairs: [(Double, Double)] = []
         var rss: [Int64] = []
         for _ in 0..<runs {
@@ -47,7 +47,8 @@ struct UserViewIndex: Sendable {
         let child = try Child(cli, ["run", "--dir", root, "--quota", "1000000TB"], stdout: .pipe, stderr: .null)
         defer { child.stop(signal: SIGINT) }
         var transcript = ""
-        guard let at = child.waitForStdout(containing: "\"event\":\"ready\"", timeout: 600, transcript: &transcript) else {
+        guard let at = child.waitForStdout(containing: "\"event\":\"ready\"", timeout: 600, transcript: &transcript)
+        else {
             throw BenchError("cachewarden run on \(root) printed no ready line: \(transcript.prefix(300))")
         }
         return (Clock.seconds(from: child.startedAt, to: at), MemorySample.of(child.pid).rssBytes)

@@ -13,7 +13,8 @@ struct WatchLimit {
     /// Raises the limit to `wanted` when it is lower and this process may; nil when nothing was changed.
     static func raise(to wanted: Int, log: (String) -> Void) -> WatchLimit? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-              let current = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), current < wanted else { return nil }
+            let current = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), current < wanted
+        else { return nil }
         guard write(wanted) else {
             log("backends: cannot raise \(path) to \(wanted) (not root?): inotify runs under its limit of \(current)")
             return nil
@@ -23,8 +24,11 @@ struct WatchLimit {
     }
 
     func restore(log: (String) -> Void) {
-        if Self.write(original) { log("backends: \(Self.path) restored to \(original)") }
-        else { log("backends: could not restore \(Self.path) to \(original)") }
+        if Self.write(original) {
+            log("backends: \(Self.path) restored to \(original)")
+        } else {
+            log("backends: could not restore \(Self.path) to \(original)")
+        }
     }
 
     private static func write(_ value: Int) -> Bool {

@@ -33,7 +33,8 @@ enum CacheWardenCommand {
 enum Main {
     static func main() {
         do {
-            switch try CommandLineParser(root: CacheWardenCommand.spec).parse(Array(CommandLine.arguments.dropFirst())) {
+            switch try CommandLineParser(root: CacheWardenCommand.spec).parse(Array(CommandLine.arguments.dropFirst()))
+            {
             case .print(let text):
                 StandardStreams.write(Array(text.utf8), to: 1)
             case .run(let arguments):

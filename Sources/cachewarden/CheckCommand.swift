@@ -8,7 +8,8 @@ import CacheWardenCommandLine
 struct CheckCommand: CLICommand {
     static let spec = CommandSpec(
         "check",
-        abstract: "Validate the settings and print them as they will be enforced (exit 0), or print the error (exit 2).",
+        abstract:
+            "Validate the settings and print them as they will be enforced (exit 0), or print the error (exit 2).",
         options: SettingsOptions.options
     )
 
@@ -54,11 +55,13 @@ struct CheckCommand: CLICommand {
             ("min_age", d.minAge.map { "\($0)s" }), ("order", d.order.rawValue),
             ("protect", d.protect.isEmpty ? nil : d.protect.joined(separator: ", ")),
             ("exclude", d.exclude.isEmpty ? nil : d.exclude.joined(separator: ", ")),
-            ("spare_open", "\(d.spareOpen)"), ("evict_unit", d.evictUnit.configText), ("client_lock", d.clientLock?.configText),
+            ("spare_open", "\(d.spareOpen)"), ("evict_unit", d.evictUnit.configText),
+            ("client_lock", d.clientLock?.configText),
             ("evict_pointers", d.evictPointers.isEmpty ? nil : d.evictPointers.joined(separator: ", ")),
             ("group", d.group), ("weight", d.group == nil ? nil : "\(d.weight)"),
             ("delete_rate", d.deleteRate.map { "\($0)/s" }), ("count_directories", "\(d.countDirectories)"),
-            ("one_file_system", "\(d.oneFileSystem)"), ("allow_any_path", d.allowAnyPath ? "true" : nil), ("prune_dirs", "\(d.pruneDirs)"),
+            ("one_file_system", "\(d.oneFileSystem)"), ("allow_any_path", d.allowAnyPath ? "true" : nil),
+            ("prune_dirs", "\(d.pruneDirs)"),
             ("low_disk_free", d.lowDiskFree?.configText), ("low_disk_target", d.lowDiskTarget?.configText),
             ("backend", d.backend?.rawValue), ("poll_interval", d.pollInterval.map { "\($0)s" }),
         ]

@@ -8,7 +8,11 @@ import CacheWardenService
 /// `/run/cachewarden/cachewarden.sock`, where the shipped system unit puts it.
 struct DaemonOptions {
     static let options: [OptionSpec] = [
-        .value("control-socket", "path", help: "The daemon's control socket (default: the config's control_socket, else $RUNTIME_DIRECTORY/cachewarden.sock, else for a user $XDG_RUNTIME_DIR/cachewarden/cachewarden.sock; clients then try /run/cachewarden/cachewarden.sock).", completion: .file),
+        .value(
+            "control-socket", "path",
+            help:
+                "The daemon's control socket (default: the config's control_socket, else $RUNTIME_DIRECTORY/cachewarden.sock, else for a user $XDG_RUNTIME_DIR/cachewarden/cachewarden.sock; clients then try /run/cachewarden/cachewarden.sock).",
+            completion: .file)
     ]
 
     var controlSocket: String?
@@ -32,7 +36,8 @@ struct DaemonOptions {
     func settings(from given: SettingsOptions) throws -> (WardenSettings, source: SettingsOptions) {
         let source = given.withDefaultConfig()
         var settings = try source.load(checkingLockFiles: true)
-        guard let socket = daemonPath(settings, userInstance: given.usesDefaultConfig), socket != settings.controlSocket else {
+        guard let socket = daemonPath(settings, userInstance: given.usesDefaultConfig), socket != settings.controlSocket
+        else {
             return (settings, source)
         }
         if let problem = WardenSettings.controlSocketProblem(socket) {
@@ -46,7 +51,9 @@ struct DaemonOptions {
     /// The sockets a client tries, in order (the config file, when given, is read only for its `control_socket`).
     func clientPaths(config: String?, locations: DefaultLocations = .current) throws -> [String] {
         if let controlSocket { return [Self.absolute(controlSocket)] }
-        if let config, let configured = try WardenSettings.load(configFile: config).controlSocket { return [configured] }
+        if let config, let configured = try WardenSettings.load(configFile: config).controlSocket {
+            return [configured]
+        }
         return locations.clientSockets
     }
 
@@ -69,7 +76,10 @@ struct DaemonOptions {
     func require(config: String?, for command: String) throws -> ControlClient {
         let paths = try clientPaths(config: config)
         guard let client = try Self.firstAnswering(paths) else {
-            throw DaemonUnavailable(message: "no daemon answers on \(paths.joined(separator: " or ")): `cachewarden \(command)` needs a running `cachewarden run` with a control socket (give --control-socket or --config)")
+            throw DaemonUnavailable(
+                message:
+                    "no daemon answers on \(paths.joined(separator: " or ")): `cachewarden \(command)` needs a running `cachewarden run` with a control socket (give --control-socket or --config)"
+            )
         }
         return client
     }

@@ -17,9 +17,15 @@ enum DefaultConfig {
     static func missing(_ locations: DefaultLocations = .current, noDaemonAt: String? = nil) -> CLIUsageError {
         let daemon = noDaemonAt.map { "no daemon answers on \($0), and " } ?? ""
         guard let file = locations.configFile else {
-            return CLIUsageError(message: "\(daemon)no default config file: $HOME is not set and user \(locations.euid) has no home directory; give --config FILE or --dir PATH")
+            return CLIUsageError(
+                message:
+                    "\(daemon)no default config file: $HOME is not set and user \(locations.euid) has no home directory; give --config FILE or --dir PATH"
+            )
         }
-        return CLIUsageError(message: "\(daemon)no config file at \(file); write one with `cachewarden discover --write \(file)` or by hand, or give --config FILE or --dir PATH")
+        return CLIUsageError(
+            message:
+                "\(daemon)no config file at \(file); write one with `cachewarden discover --write \(file)` or by hand, or give --config FILE or --dir PATH"
+        )
     }
 
     /// Creates the folder of a user's socket (`$XDG_RUNTIME_DIR/cachewarden`, mode 0700) when `socket` is that

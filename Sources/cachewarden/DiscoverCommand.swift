@@ -20,7 +20,10 @@ struct DiscoverCommand: CLICommand {
             See docs/discover.md for the quota rule.
             """,
         options: [
-            .value("home", "dir", help: "Search this home instead of yours (your environment's variables are then not used).", completion: .directory),
+            .value(
+                "home", "dir",
+                help: "Search this home instead of yours (your environment's variables are then not used).",
+                completion: .directory),
             .flag("system", help: "Also the system's caches (the default for root without --home)."),
             .repeated("include", "glob", help: "Keep only caches whose name or path matches (repeatable)."),
             .repeated("exclude", "glob", help: "Leave out caches whose name or path matches (repeatable)."),
@@ -60,12 +63,17 @@ struct DiscoverCommand: CLICommand {
         let discovery = CacheDiscovery(scope: scope)
         let result = discovery.run()
         if !result.tagSearchComplete {
-            StandardStreams.error("cachewarden: the CACHEDIR.TAG search stopped after \(timeLimit) s (--time-limit); folders deeper in may be missing\n")
+            StandardStreams.error(
+                "cachewarden: the CACHEDIR.TAG search stopped after \(timeLimit) s (--time-limit); folders deeper in may be missing\n"
+            )
         }
         if let write {
-            let searched = [scope.home?.home, scope.system ? "the system" : nil].compactMap { $0 }.joined(separator: " and ")
+            let searched = [scope.home?.home, scope.system ? "the system" : nil].compactMap { $0 }.joined(
+                separator: " and ")
             var config = ProposedConfig(result: result, rule: discovery.rule, searched: searched, tildeHome: tildeHome)
-            config.serviceWritable = tildeHome.map(ProposedConfig.userUnitWritable) ?? (geteuid() == 0 ? ProposedConfig.systemUnitWritable : nil)
+            config.serviceWritable =
+                tildeHome.map(ProposedConfig.userUnitWritable)
+                ?? (geteuid() == 0 ? ProposedConfig.systemUnitWritable : nil)
             try writeConfig(config, to: write)
         }
         if json { print(result.jsonLine(), terminator: "") } else if write == nil { DiscoveryTable.print(result) }
@@ -81,7 +89,8 @@ struct DiscoverCommand: CLICommand {
                 throw CLIUsageError(message: "--home \(home): not an existing directory")
             }
             // Another user's home: this process's variables describe its own caches, not theirs.
-            homeLocations = CacheLocations(home: real, environment: real == ownHome ? ProcessEnvironment.variables : [:])
+            homeLocations = CacheLocations(
+                home: real, environment: real == ownHome ? ProcessEnvironment.variables : [:])
         } else if let ownHome {
             homeLocations = CacheLocations(home: ownHome, environment: ProcessEnvironment.variables)
         }
@@ -102,14 +111,20 @@ struct DiscoverCommand: CLICommand {
         let path = PathResolver.absolute(file, relativeTo: PathResolver.currentDirectory())
         do { _ = try WardenSettings.parse(text, source: path, relativeTo: PathResolver.parent(of: path)) } catch {
             // Registering nothing is valid (nothing was found); anything else is a bug of the writer.
-            guard error.registersNothing else { throw CLIUsageError(message: "the proposed config does not read back (\(error)); nothing written") }
+            guard error.registersNothing else {
+                throw CLIUsageError(message: "the proposed config does not read back (\(error)); nothing written")
+            }
         }
         PathResolver.createDirectories(PathResolver.parent(of: path))
         do throws(Errno) { try AtomicFile.replace(path, with: Array(text.utf8), replacing: force) } catch {
-            if error == .fileExists { throw CLIUsageError(message: "\(file) exists; give --force to replace it (nothing written)") }
+            if error == .fileExists {
+                throw CLIUsageError(message: "\(file) exists; give --force to replace it (nothing written)")
+            }
             throw CLIUsageError(message: "cannot write \(file): \(error)")
         }
         let n = config.result.caches.filter { $0.problem == nil }.count
-        StandardStreams.error("cachewarden: wrote \(file) with \(n) \(n == 1 ? "cache" : "caches"); check it with `cachewarden check --config \(file)`\n")
+        StandardStreams.error(
+            "cachewarden: wrote \(file) with \(n) \(n == 1 ? "cache" : "caches"); check it with `cachewarden check --config \(file)`\n"
+        )
     }
 }

@@ -7,7 +7,10 @@ struct KeysCommand: CLICommand {
     static let spec = CommandSpec(
         "keys",
         abstract: "Print the config file's keys as a manual page or a Markdown table.",
-        options: [.value("format", "format", help: "man or markdown (the default).", completion: .values(["man", "markdown"]))],
+        options: [
+            .value(
+                "format", "format", help: "man or markdown (the default).", completion: .values(["man", "markdown"]))
+        ],
         hidden: true
     )
 

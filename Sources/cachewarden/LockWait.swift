@@ -11,8 +11,13 @@ import Glibc
 /// the holder.
 struct LockWait {
     static let options: [OptionSpec] = [
-        .flag("no-wait", help: "When a cache's client holds its lock (client_lock), fail at once (exit 1) instead of waiting for it."),
-        .value("timeout", "seconds", help: "Wait at most this many seconds for a client's lock (default: the daemon's client_lock_wait, 1 h)."),
+        .flag(
+            "no-wait",
+            help: "When a cache's client holds its lock (client_lock), fail at once (exit 1) instead of waiting for it."
+        ),
+        .value(
+            "timeout", "seconds",
+            help: "Wait at most this many seconds for a client's lock (default: the daemon's client_lock_wait, 1 h)."),
     ]
 
     var noWait: Bool
@@ -21,7 +26,9 @@ struct LockWait {
     init(_ arguments: ParsedArguments) throws {
         noWait = arguments.flag("no-wait")
         if let text = arguments.value("timeout") {
-            guard let seconds = LockWaitText.timeout(text) else { throw arguments.usageError(LockWaitText.badTimeout(text)) }
+            guard let seconds = LockWaitText.timeout(text) else {
+                throw arguments.usageError(LockWaitText.badTimeout(text))
+            }
             timeout = seconds
         }
         guard !(noWait && timeout != nil) else { throw arguments.usageError("give --no-wait or --timeout, not both") }
@@ -39,14 +46,18 @@ struct LockWait {
             do { return try attempt() } catch {
                 guard let (lock, limit) = busy(error) else { throw error }
                 stopped = stopped || lock.why == .vanished
-                if noWait { throw LockWaitEnded(message: LockWaitText.ended(what, lock, waited: nil, stopped: stopped)) }
+                if noWait {
+                    throw LockWaitEnded(message: LockWaitText.ended(what, lock, waited: nil, stopped: stopped))
+                }
                 let deadline = timeout ?? min(Double(limit ?? 3600), LockWaitText.maximumTimeout)
                 let waited = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
                 guard waited < deadline else {
                     throw LockWaitEnded(message: LockWaitText.ended(what, lock, waited: waited, stopped: stopped))
                 }
                 if !announced {
-                    StandardStreams.error("cachewarden: \(what): waiting: \(lock); at most \(Int(deadline)) s (--no-wait or --timeout to give up)\n")
+                    StandardStreams.error(
+                        "cachewarden: \(what): waiting: \(lock); at most \(Int(deadline)) s (--no-wait or --timeout to give up)\n"
+                    )
                     announced = true
                 }
                 let nap = min(pause, deadline - waited)

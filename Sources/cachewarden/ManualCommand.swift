@@ -16,16 +16,22 @@ struct ManualCommand: CLICommand {
         let page = ManualPage(
             root: CacheWardenCommand.spec,
             extra: [
-                ("Exit status", [
-                    "0: success (and help, version). 1: a run-time failure (no daemon answers, a lost connection). "
-                        + "2: bad input: a config file, path, flag or request that was refused, "
-                        + "with one line on stderr naming the file and line, the flag or the request; nothing is "
-                        + "deleted then.",
-                ]),
-                ("Files", [
-                    "`/etc/cachewarden/cachewarden.conf` (root) and `~/.config/cachewarden/cachewarden.conf` (a user): "
-                        + "the default config file when neither --config nor --dir is given.",
-                ]),
+                (
+                    "Exit status",
+                    [
+                        "0: success (and help, version). 1: a run-time failure (no daemon answers, a lost connection). "
+                            + "2: bad input: a config file, path, flag or request that was refused, "
+                            + "with one line on stderr naming the file and line, the flag or the request; nothing is "
+                            + "deleted then."
+                    ]
+                ),
+                (
+                    "Files",
+                    [
+                        "`/etc/cachewarden/cachewarden.conf` (root) and `~/.config/cachewarden/cachewarden.conf` (a user): "
+                            + "the default config file when neither --config nor --dir is given."
+                    ]
+                ),
             ],
             seeAlso: ["cachewarden.conf(5)", "inotify(7)", "systemd.service(5)"]
         )

@@ -17,9 +17,14 @@ struct RunCommand: CLICommand {
             """,
         options: SettingsOptions.options + DaemonOptions.options + [
             .flag("dry-run", help: "Report the evictions policies would do, and delete nothing."),
-            .flag("exit-on-epipe", help: "Exit (status 0) when stdout is closed, instead of enforcing quotas silently."),
+            .flag(
+                "exit-on-epipe", help: "Exit (status 0) when stdout is closed, instead of enforcing quotas silently."),
             .flag("debug", help: "Log every inotify record (with libinotifytools' mask names) on stderr."),
-            .value("max-buffered", "size", help: "Event lines held for a slow stdout reader before lines are dropped (and a `dropped` line says how many), e.g. 8MiB (the default)."),
+            .value(
+                "max-buffered", "size",
+                help:
+                    "Event lines held for a slow stdout reader before lines are dropped (and a `dropped` line says how many), e.g. 8MiB (the default)."
+            ),
         ]
     )
 
@@ -45,7 +50,7 @@ struct RunCommand: CLICommand {
 
     func run() throws {
         let (settings, source) = try daemon.settings(from: source)
-        OpenFileLimit.raiseToHard()   // each client lock file taken is held open (huggingface_hub: one per blob)
+        OpenFileLimit.raiseToHard() // each client lock file taken is held open (huggingface_hub: one per blob)
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .info
@@ -54,8 +59,9 @@ struct RunCommand: CLICommand {
         var logger = Logger(label: "cachewarden")
         logger.logLevel = debug ? .debug : .info
         DefaultConfig.prepareFolder(of: settings.controlSocket)
-        let service = RunService(settings: settings, configFile: source.config, mode: dryRun ? .dryRun : .enforce,
-                                 logger: logger, bufferLimit: Int(maxBuffered), exitOnEpipe: exitOnEpipe)
+        let service = RunService(
+            settings: settings, configFile: source.config, mode: dryRun ? .dryRun : .enforce,
+            logger: logger, bufferLimit: Int(maxBuffered), exitOnEpipe: exitOnEpipe)
         try service.run()
     }
 }

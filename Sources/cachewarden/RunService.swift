@@ -5,7 +5,8 @@ import Glibc
 import Logging
 
 /// What `cachewarden run` wires around the watcher: the stdout sink and/or the journal's (`events_to`), the
-/// control socket, the metrics file and systemd's notify protocol, and the signals. The pipeline itself is wired in the library (`Engine`).
+/// control socket, the metrics file and systemd's notify protocol, and the signals. The pipeline itself is wired in the
+/// library (`Engine`).
 ///
 /// `@unchecked Sendable` without a queue to assert: every stored property but `signalSources` is a constant set in
 /// `init`, and `signalSources` is written only by `run()`, on the main thread, before `dispatchMain()`. `reload()`
@@ -25,16 +26,25 @@ final class RunService: @unchecked Sendable {
 
     /// `settings.controlSocket` is the socket served, wherever its path came from (`DaemonOptions.settings(from:)`):
     /// no registered root may hold it (`RootGuard`).
-    init(settings: WardenSettings, configFile: String?, mode: WatcherMode, logger: Logger, bufferLimit: Int, exitOnEpipe: Bool) {
+    init(
+        settings: WardenSettings, configFile: String?, mode: WatcherMode, logger: Logger, bufferLimit: Int,
+        exitOnEpipe: Bool
+    ) {
         self.settings = settings
         self.configFile = configFile
         journal = Self.journalSink(settings.eventsTo)
-        stdout = settings.eventsTo.toStdout || journal == nil ? JSONLinesSink(bufferLimit: bufferLimit) {
-            if exitOnEpipe { Glibc.exit(0) }
-            StandardStreams.error("cachewarden: stdout is closed (EPIPE); events are discarded from now on, quotas are still enforced\n")
-        } : nil
+        stdout =
+            settings.eventsTo.toStdout || journal == nil
+            ? JSONLinesSink(bufferLimit: bufferLimit) {
+                if exitOnEpipe { Glibc.exit(0) }
+                StandardStreams.error(
+                    "cachewarden: stdout is closed (EPIPE); events are discarded from now on, quotas are still enforced\n"
+                )
+            } : nil
         server = settings.controlSocket.map { ControlServer(path: $0, mode: settings.controlSocketMode) }
-        metrics = settings.metricsFile.map { MetricsFileSink(path: $0, interval: Double(settings.metricsInterval), logger: logger) }
+        metrics = settings.metricsFile.map {
+            MetricsFileSink(path: $0, interval: Double(settings.metricsInterval), logger: logger)
+        }
         systemdStatus = SystemdStatusSink(notifier: notifier)
         let sinks: [(any EventSink)?] = [stdout, journal, server, metrics, systemdStatus]
         watcher = Watcher(settings: settings, mode: mode, sinks: sinks.compactMap { $0 }, logger: logger)
@@ -55,7 +65,7 @@ final class RunService: @unchecked Sendable {
             throw error
         }
         server?.serve(watcher: watcher) { [unowned self] in self.reload() }
-        stdout?.flush(timeout: 1)   // the `ready` lines are out before systemd hears READY=1
+        stdout?.flush(timeout: 1) // the `ready` lines are out before systemd hears READY=1
         journal?.flush(timeout: 1)
         notifier.ready(status: systemdStatus.summary)
         StartupPages.release()
@@ -78,10 +88,14 @@ final class RunService: @unchecked Sendable {
         switch JournalSink.listener(at: path) {
         case .listening: break
         case .notASocket:
-            StandardStreams.error("cachewarden: warning: events_to = \(destination.rawValue) but \(path) is not a socket (no journald)\(fallback)\n")
+            StandardStreams.error(
+                "cachewarden: warning: events_to = \(destination.rawValue) but \(path) is not a socket (no journald)\(fallback)\n"
+            )
             return nil
         case .refused(let error):
-            StandardStreams.error("cachewarden: warning: events_to = \(destination.rawValue) but nothing receives at \(path) (\(error): a journald that stopped left its socket)\(fallback)\n")
+            StandardStreams.error(
+                "cachewarden: warning: events_to = \(destination.rawValue) but nothing receives at \(path) (\(error): a journald that stopped left its socket)\(fallback)\n"
+            )
             return nil
         }
         do {
@@ -123,7 +137,7 @@ final class RunService: @unchecked Sendable {
     private func installSignalHandlers() {
         let shutdown: @Sendable () -> Void = { [unowned self] in
             notifier.stopping()
-            watcher.stop()   // finishes every sink: stdout written, socket removed, last metrics written
+            watcher.stop() // finishes every sink: stdout written, socket removed, last metrics written
             Glibc.exit(0)
         }
         on(SIGINT, shutdown)

@@ -5,13 +5,25 @@ import CacheWardenCommandLine
 struct SettingsOptions {
     static let options: [OptionSpec] = [
         .value("config", short: "c", "file", help: "The key = value config file.", completion: .file),
-        .value("dir", "path", help: "Watch this one directory (quick mode, without a config file); it is named after its last path component.", completion: .directory),
+        .value(
+            "dir", "path",
+            help:
+                "Watch this one directory (quick mode, without a config file); it is named after its last path component.",
+            completion: .directory),
         .value("quota", "size", help: "Quota for --dir, e.g. 500MB or 2GiB (0: none)."),
         .value("max-age", "age", help: "Age limit for --dir: 3d, 1w, 2w, 1mo, <N>s|m|h|d|w, or manual."),
-        .flag("allow-any-path", help: "Accept a --dir that CacheWarden refuses as no cache (a system folder, a home directory or a folder holding one)."),
-        .value("size-basis", "basis", help: "How sizes are counted: allocated (blocks, like du) or apparent (bytes).", completion: .values(["allocated", "apparent"])),
-        .value("backend", "backend", help: "How --dir's changes are followed: auto (the default), inotify, fanotify or poll.",
-               completion: .values(BackendChoice.allCases.map(\.rawValue))),
+        .flag(
+            "allow-any-path",
+            help:
+                "Accept a --dir that CacheWarden refuses as no cache (a system folder, a home directory or a folder holding one)."
+        ),
+        .value(
+            "size-basis", "basis", help: "How sizes are counted: allocated (blocks, like du) or apparent (bytes).",
+            completion: .values(["allocated", "apparent"])),
+        .value(
+            "backend", "backend",
+            help: "How --dir's changes are followed: auto (the default), inotify, fanotify or poll.",
+            completion: .values(BackendChoice.allCases.map(\.rawValue))),
     ]
 
     var config: String?
@@ -38,14 +50,20 @@ struct SettingsOptions {
         switch (config, dir) {
         case (let file?, nil):
             guard quota == nil, maxAge == nil, sizeBasis == nil, backend == nil, !allowAnyPath else {
-                throw CLIUsageError(message: "--quota, --max-age, --size-basis, --backend and --allow-any-path go with --dir; with --config set them in the file")
+                throw CLIUsageError(
+                    message:
+                        "--quota, --max-age, --size-basis, --backend and --allow-any-path go with --dir; with --config set them in the file"
+                )
             }
             return try WardenSettings.load(configFile: file, checkingLockFiles: checkingLockFiles)
         case (nil, let path?):
-            for (option, value) in [("dir", dir), ("quota", quota), ("max-age", maxAge), ("size-basis", sizeBasis), ("backend", backend)]
+            for (option, value) in [
+                ("dir", dir), ("quota", quota), ("max-age", maxAge), ("size-basis", sizeBasis), ("backend", backend),
+            ]
             where value?.isEmpty == true {
                 let spec = Self.options.first { $0.long == option }
-                throw CLIUsageError(message: "--\(option) has an empty value; expected --\(option) <\(spec?.valueName ?? "value")>")
+                throw CLIUsageError(
+                    message: "--\(option) has an empty value; expected --\(option) <\(spec?.valueName ?? "value")>")
             }
             var lines = ["dir.\(Self.name(for: path)).path = \(Self.literal(path))"]
             if let quota { lines.append("dir.\(Self.name(for: path)).quota = \(quota)") }
@@ -55,13 +73,18 @@ struct SettingsOptions {
             if allowAnyPath { lines.append("dir.\(Self.name(for: path)).allow_any_path = true") }
             // The quick mode goes through the same parser as a file, so its values get the same checks.
             do {
-                return try WardenSettings.parse(lines.joined(separator: "\n"), source: "command line", relativeTo: nil,
-                                                checkingLockFiles: checkingLockFiles)
+                return try WardenSettings.parse(
+                    lines.joined(separator: "\n"), source: "command line", relativeTo: nil,
+                    checkingLockFiles: checkingLockFiles)
             } catch {
-                throw CLIUsageError(message: error.message.replacing("allow_any_path = true", with: "allow_any_path")
-                    .replacing("dir.\(Self.name(for: path)).path", with: "--dir").replacing("dir.\(Self.name(for: path)).", with: "--")
-                    .replacing("max_age", with: "max-age").replacing("allow_any_path", with: "allow-any-path").replacing("size_basis", with: "--size-basis")
-                    .replacing("for backend", with: "for --backend"))
+                throw CLIUsageError(
+                    message: error.message.replacing("allow_any_path = true", with: "allow_any_path")
+                        .replacing("dir.\(Self.name(for: path)).path", with: "--dir").replacing(
+                            "dir.\(Self.name(for: path)).", with: "--"
+                        )
+                        .replacing("max_age", with: "max-age").replacing("allow_any_path", with: "allow-any-path")
+                        .replacing("size_basis", with: "--size-basis")
+                        .replacing("for backend", with: "for --backend"))
             }
         case (nil, nil):
             throw DefaultConfig.missing()
@@ -75,7 +98,8 @@ struct SettingsOptions {
         let absolute = PathResolver.absolute(path, relativeTo: PathResolver.currentDirectory())
         let parts = absolute.split(separator: "/").filter { $0 != "." }
         let last = parts.last.map(String.init) ?? "root"
-        let cleaned = String(last.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") ? $0 : "_" })
+        let cleaned = String(
+            last.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") ? $0 : "_" })
         return cleaned.isEmpty ? "root" : cleaned
     }
 }

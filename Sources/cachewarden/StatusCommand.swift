@@ -54,7 +54,9 @@ struct StatusCommand: CLICommand {
         printTable(dirs, binary: binary, now: now)
         for g in groups {
             let use = ByteText.percent(g.total, of: g.quota)
-            print("group \(g.name): \(Self.size(g.total, binary)) of \(Self.size(g.quota, binary)) (\(use)) shared by \(g.members.joined(separator: ", "))")
+            print(
+                "group \(g.name): \(Self.size(g.total, binary)) of \(Self.size(g.quota, binary)) (\(use)) shared by \(g.members.joined(separator: ", "))"
+            )
         }
     }
 
@@ -78,7 +80,8 @@ struct StatusCommand: CLICommand {
             noDaemon = noDaemon ?? "no daemon answers on \(path)"
             guard source.config != nil else {
                 if daemon.controlSocket == nil { throw DefaultConfig.missing(noDaemonAt: path) }
-                throw DaemonUnavailable(message: "no daemon answers on \(path); give --config FILE or --dir PATH to scan instead")
+                throw DaemonUnavailable(
+                    message: "no daemon answers on \(path); give --config FILE or --dir PATH to scan instead")
             }
         }
         let settings = try source.load()
@@ -89,8 +92,9 @@ struct StatusCommand: CLICommand {
         let dirs = try Watcher.report(settings)
         let groups = settings.groups.map { g in
             let members = dirs.filter { $0.group == g.name }
-            return GroupStatus(name: g.name, total: members.reduce(Int64(0)) { $0 + $1.totals.total }, quota: g.quota,
-                               members: members.map(\.totals.dir))
+            return GroupStatus(
+                name: g.name, total: members.reduce(Int64(0)) { $0 + $1.totals.total }, quota: g.quota,
+                members: members.map(\.totals.dir))
         }
         return (dirs, groups)
     }
@@ -99,7 +103,10 @@ struct StatusCommand: CLICommand {
         let tty = isatty(1) == 1
         var rows = [["NAME", "PATH", "TOTAL", "FILES", "QUOTA", "USE", "PROTECTED", "OLDEST", "FS FREE", "BACKEND"]]
         for r in dirs {
-            let use = r.totals.quota > 0 ? ByteText.percent(r.totals.total, of: r.totals.quota) + (tty ? " " + Self.bar(Self.percent(r)) : "") : "-"
+            let use =
+                r.totals.quota > 0
+                ? ByteText.percent(r.totals.total, of: r.totals.quota) + (tty ? " " + Self.bar(Self.percent(r)) : "")
+                : "-"
             rows.append([
                 r.totals.dir, r.totals.path, Self.size(r.totals.total, binary), String(r.totals.files),
                 r.totals.quota > 0 ? Self.size(r.totals.quota, binary) : "none", use,
@@ -119,7 +126,8 @@ struct StatusCommand: CLICommand {
     /// `uv: quota trim deferred for 42s: the client's lock .lock of uv is held by pid 4242 (uv run python)`.
     static func deferredLine(_ d: DeferredTrim) -> String {
         "\(d.dir): \(d.reason.rawValue) trim deferred for \(age(d.waitedSeconds)): \(d.busy)"
-            + (d.overdue ? " (past client_lock_wait)" : "") + (d.retrySeconds.map { "; next try in \(Int($0.rounded(.up)))s" } ?? "")
+            + (d.overdue ? " (past client_lock_wait)" : "")
+            + (d.retrySeconds.map { "; next try in \(Int($0.rounded(.up)))s" } ?? "")
     }
 
     static func percent(_ r: DirectoryStatus) -> Double { r.usePercent ?? 0 }

@@ -7,9 +7,10 @@ struct TrimCommand: CLICommand {
     static let spec = CommandSpec(
         "trim",
         abstract: "Ask the running daemon to trim a directory oldest-first now, and print the trim's JSON line.",
-        discussion: "Needs a daemon (`cachewarden run`) answering on its control socket: the trim works on the daemon's in-memory ledger. Without --to, the directory's own trim_to target (it needs a quota). While the cache's own client holds its lock (client_lock), nothing is deleted and the command waits, saying so once on stderr: up to the daemon's client_lock_wait, --timeout SECONDS, or not at all with --no-wait (exit 1 naming the holder).",
+        discussion:
+            "Needs a daemon (`cachewarden run`) answering on its control socket: the trim works on the daemon's in-memory ledger. Without --to, the directory's own trim_to target (it needs a quota). While the cache's own client holds its lock (client_lock), nothing is deleted and the command waits, saying so once on stderr: up to the daemon's client_lock_wait, --timeout SECONDS, or not at all with --no-wait (exit 1 naming the holder).",
         options: ClientOptions.options + [
-            .value("to", "size", help: "The total to trim down to, e.g. 500MB (default: the directory's trim_to)."),
+            .value("to", "size", help: "The total to trim down to, e.g. 500MB (default: the directory's trim_to).")
         ] + LockWait.options,
         arguments: [ArgumentSpec("name", help: "The directory's registered name.")]
     )

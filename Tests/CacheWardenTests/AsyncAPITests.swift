@@ -6,7 +6,8 @@ import Testing
     @Test func asyncStartTrimClearAndReportRunOnTheWatchersQueue() async throws {
         let tree = TemporaryTree()
         for i in 0..<8 { tree.write("f\(i)", size: 1_000, mtime: 1_000_000 + Double(i)) }
-        let settings = WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)], sizeBasis: .apparent)
+        let settings = WardenSettings(
+            directories: [DirectorySettings(name: "c", path: tree.path)], sizeBasis: .apparent)
         let reports = try await Watcher.report(settings)
         #expect(reports.map(\.totals.total) == [8_000])
         let watcher = Watcher(settings: settings)
@@ -26,7 +27,7 @@ import Testing
         let sink = StreamSink()
         let stream = sink.makeStream(buffering: .bounded(3))
         func issue(_ n: Int) -> WardenEvent { WardenEvent(.error(WardenIssue(message: "e\(n)"))) }
-        sink.receive((0..<10).map(issue))   // 3 wait, 7 are dropped
+        sink.receive((0..<10).map(issue)) // 3 wait, 7 are dropped
         var iterator = stream.makeAsyncIterator()
         var seen: [String] = []
         for _ in 0..<3 { if let e = await iterator.next(), case .error(let i) = e.kind { seen.append(i.message) } }

@@ -24,16 +24,18 @@ import Testing
     /// CPU time and voluntary context switches of the calling thread so far.
     static func threadUsage() -> (cpu: Double, switches: Int) {
         var usage = rusage()
-        getrusage(__rusage_who_t(1), &usage)   // RUSAGE_THREAD, which Swift's Glibc does not import
-        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        getrusage(__rusage_who_t(1), &usage) // RUSAGE_THREAD, which Swift's Glibc does not import
+        let cpu =
+            Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
         return (cpu, usage.ru_nvcsw)
     }
 
     @Test func aBlockedFlushSleepsUntilItsTimeoutAndOneReturnsOnceTheWriterDrained() throws {
         let gate = Gate()
-        let writer = BoundedWriter(name: "test.writer", limit: 1 << 20, droppedNote: { _ in [] },
-                                   deliver: { gate.deliver($0) })
+        let writer = BoundedWriter(
+            name: "test.writer", limit: 1 << 20, droppedNote: { _ in [] },
+            deliver: { gate.deliver($0) })
         writer.enqueue([Array("one\n".utf8)])
         #expect(gate.entered.wait(timeout: .now() + 10) == .success, "the writer never took the chunk")
         writer.enqueue([Array("two\n".utf8)])
@@ -50,7 +52,9 @@ import Testing
         #expect(after.cpu - before.cpu < 0.01, "a blocked flush used \(after.cpu - before.cpu) s of CPU")
 
         // Released, the writer drains both chunks, and flush returns as soon as it has, long before its timeout.
-        DispatchQueue.global().async { gate.release.signal(); gate.release.signal() }
+        DispatchQueue.global().async {
+            gate.release.signal(); gate.release.signal()
+        }
         let drained = DispatchTime.now()
         #expect(writer.flush(timeout: 20))
         #expect(Double(DispatchTime.now().uptimeNanoseconds - drained.uptimeNanoseconds) / 1e9 < 10)
@@ -60,8 +64,9 @@ import Testing
 
     @Test func pastTheBoundChunksAreDroppedCountedAndNotedBeforeTheNext() throws {
         let gate = Gate()
-        let writer = BoundedWriter(name: "test.writer", limit: 10, droppedNote: { Array("dropped \($0)\n".utf8) },
-                                   deliver: { gate.deliver($0) })
+        let writer = BoundedWriter(
+            name: "test.writer", limit: 10, droppedNote: { Array("dropped \($0)\n".utf8) },
+            deliver: { gate.deliver($0) })
         writer.enqueue([Array("first\n".utf8)])
         #expect(gate.entered.wait(timeout: .now() + 10) == .success)
         // Queued while the first is out: 6 bytes fit, the next two do not.
@@ -80,8 +85,9 @@ import Testing
 
     @Test func aClosedDestinationDiscardsEverythingAndFlushReturnsAtOnce() throws {
         let closed = DispatchSemaphore(value: 0)
-        let writer = BoundedWriter(name: "test.writer", limit: 1 << 20, droppedNote: { _ in [] },
-                                   deliver: { _ in false }, onClosed: { closed.signal() })
+        let writer = BoundedWriter(
+            name: "test.writer", limit: 1 << 20, droppedNote: { _ in [] },
+            deliver: { _ in false }, onClosed: { closed.signal() })
         writer.enqueue([Array("lost\n".utf8)])
         #expect(closed.wait(timeout: .now() + 10) == .success, "onClosed did not run")
         writer.enqueue([Array("after\n".utf8)])

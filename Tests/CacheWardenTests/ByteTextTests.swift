@@ -18,7 +18,7 @@ import Testing
     @Test func theEdgesOfEachUnitAndOfRounding() {
         let binary: [(Int64, String)] = [
             (0, "0B"), (1, "1B"), (1023, "1023B"), (1024, "1.0KiB"), (1075, "1.0KiB"), (1076, "1.1KiB"),
-            (1280, "1.2KiB"),   // 1.25 exactly: a tie, to even
+            (1280, "1.2KiB"), // 1.25 exactly: a tie, to even
             (1331, "1.3KiB"), (1535, "1.5KiB"), (1536, "1.5KiB"), (1_048_575, "1024.0KiB"), (1_048_576, "1.0MiB"),
             (10_485_759, "10.0MiB"), (1_073_741_824, "1.0GiB"), (1 << 40, "1.0TiB"), (1 << 50, "1024.0TiB"),
             (Int64.max, "8388608.0TiB"), (-1, "-1B"), (-1536, "-1.5KiB"), (Int64.min, "-8388608.0TiB"),
@@ -63,14 +63,17 @@ import Testing
         #expect(ByteText.percent(0, of: 0) == "0%")
         #expect(ByteText.percent(5, of: 0) == "500%")
         #expect(ByteText.percent(Int64.max, of: 1) == "\(UInt64.max)%", "saturates rather than overflowing")
-        for (part, whole) in [(1, 200), (3, 200), (5, 200), (1, 3), (2, 3), (995, 1000), (1005, 1000), (7, 7), (120, 100)] {
+        for (part, whole) in [
+            (1, 200), (3, 200), (5, 200), (1, 3), (2, 3), (995, 1000), (1005, 1000), (7, 7), (120, 100),
+        ] {
             let reference = String(format: "%.0f%%", Double(part) * 100 / Double(whole))
             #expect(ByteText.percent(Int64(part), of: Int64(whole)) == reference, "\(part)/\(whole)")
         }
         for _ in 0..<5000 {
             let whole = Int64.random(in: 1...(1 << 40)), part = Int64.random(in: 0...(whole * 3))
-            #expect(ByteText.percent(part, of: whole) == String(format: "%.0f%%", Double(part) * 100 / Double(whole)),
-                    "\(part)/\(whole)")
+            #expect(
+                ByteText.percent(part, of: whole) == String(format: "%.0f%%", Double(part) * 100 / Double(whole)),
+                "\(part)/\(whole)")
         }
     }
 }

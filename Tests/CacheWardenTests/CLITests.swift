@@ -12,7 +12,9 @@ import Testing
         for name in ["with space", "quote\"d", "new\nline", "ctl\u{1}x"] { tree.write(name, size: 100) }
         // A name that is not UTF-8 (Swift strings are always UTF-8: build the bytes by hand).
         var bytes = Array(tree.path.utf8) + [UInt8(ascii: "/"), 0x62, 0xff, 0xfe, 0]
-        let fd = bytes.withUnsafeMutableBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
+        let fd = bytes.withUnsafeMutableBufferPointer {
+            open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644)
+        }
         #expect(fd >= 0)
         close(fd)
         #expect(eventually { cli.lines.filter { $0.contains("\"event\":\"write\"") }.count >= 5 })
@@ -56,14 +58,17 @@ import Testing
         let r = try runProcess(cachewardenBinary(), ["run", "--config", config])
         #expect(r.status == 2)
         #expect(r.out.isEmpty)
-        #expect(r.err == "cachewarden: \(config):3: duplicate key dir.c.quota (first set on line 2); keep one of them\n")
+        #expect(
+            r.err == "cachewarden: \(config):3: duplicate key dir.c.quota (first set on line 2); keep one of them\n")
         for i in 0..<10 { #expect(tree.exists("f\(i)")) }
     }
 
     @Test func badFlagsAndPathsAreOneLineAndExitStatus2() throws {
         let missing = "/tmp/definitely-not-here-\(getpid())"
-        for args in [["run", "--dir", missing], ["run", "--dir", "/tmp", "--quota", "12XB"], ["run", "--bogus"],
-                     ["run"], ["check", "--config", missing]] {
+        for args in [
+            ["run", "--dir", missing], ["run", "--dir", "/tmp", "--quota", "12XB"], ["run", "--bogus"],
+            ["run"], ["check", "--config", missing],
+        ] {
             let r = try runProcess(cachewardenBinary(), args)
             #expect(r.status == 2, "\(args)")
             #expect(r.err.split(separator: "\n").count == 1, "\(args): \(r.err)")
@@ -76,17 +81,28 @@ import Testing
         let tree = TemporaryTree()
         tree.write("c/f", size: 100)
         let cases: [([String], String)] = [
-            (["run", "--dir", tree.url("c"), "--quota", "1MB", "--quota", "2MB"],
-             "--quota is given twice (`1MB`, then `2MB`); give it once (see `cachewarden run --help`)"),
-            (["check", "-c", "a.conf", "--config=b.conf"], "--config is given twice (`a.conf`, then `b.conf`); give it once (see `cachewarden check --help`)"),
+            (
+                ["run", "--dir", tree.url("c"), "--quota", "1MB", "--quota", "2MB"],
+                "--quota is given twice (`1MB`, then `2MB`); give it once (see `cachewarden run --help`)"
+            ),
+            (
+                ["check", "-c", "a.conf", "--config=b.conf"],
+                "--config is given twice (`a.conf`, then `b.conf`); give it once (see `cachewarden check --help`)"
+            ),
             (["run", "--dir", tree.url("c"), "stray"], "unexpected argument `stray` (see `cachewarden run --help`)"),
             (["--version", "stray"], "unexpected argument `stray` (see `cachewarden --help`)"),
             (["help", "run", "stray"], "unexpected argument `stray` (see `cachewarden --help`)"),
-            (["--generate-completion-script", "bash", "stray"], "unexpected argument `stray` (see `cachewarden --help`)"),
+            (
+                ["--generate-completion-script", "bash", "stray"],
+                "unexpected argument `stray` (see `cachewarden --help`)"
+            ),
             (["check", "--dir", ""], "--dir has an empty value; expected --dir <path>"),
             (["run", "--dir", "", "--quota", "1MB"], "--dir has an empty value; expected --dir <path>"),
             (["check", "--dir", tree.url("c"), "--quota="], "--quota has an empty value; expected --quota <size>"),
-            (["check", "--dir", tree.url("none")], "--dir: \(tree.url("none")) does not exist; expected an existing directory"),
+            (
+                ["check", "--dir", tree.url("none")],
+                "--dir: \(tree.url("none")) does not exist; expected an existing directory"
+            ),
         ]
         for (args, message) in cases {
             let r = try runProcess(cachewardenBinary(), args)
@@ -99,8 +115,9 @@ import Testing
     @Test func checkPrintsTheParsedSettings() throws {
         let tree = TemporaryTree()
         let config = tree.url("ok.conf")
-        tree.mkdir("x")   // the root must not hold the config file (RootGuard)
-        try "size_basis = apparent\ndir.x.path = x\ndir.x.quota = 2KiB  # two kibibytes\n".write(toFile: config, atomically: true, encoding: .utf8)
+        tree.mkdir("x") // the root must not hold the config file (RootGuard)
+        try "size_basis = apparent\ndir.x.path = x\ndir.x.quota = 2KiB  # two kibibytes\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
         let r = try runProcess(cachewardenBinary(), ["check", "--config", config])
         #expect(r.status == 0)
         #expect(r.out.contains("dir.x.quota = 2048B"))
@@ -113,7 +130,8 @@ import Testing
         let config = tree.url("empty.conf")
         for text in ["# dir.x.path = /srv/cache\n", "", "\n\n   \n", "# only\n# comments\n"] {
             try text.write(toFile: config, atomically: true, encoding: .utf8)
-            let expected = "cachewarden: \(config):1: no directory registered; expected at least one `dir.<name>.path = /some/folder`\n"
+            let expected =
+                "cachewarden: \(config):1: no directory registered; expected at least one `dir.<name>.path = /some/folder`\n"
             // `check` used to accept it with a note while `run` refused it: what `check` accepts, `run` runs.
             let r = try runProcess(cachewardenBinary(), ["check", "--config", config])
             #expect(r.status == 2 && r.out.isEmpty && r.err == expected, "\(text.debugDescription): \(r)")
@@ -139,7 +157,9 @@ import Testing
         let file = try config(tree, "size_basis = apparent\ndir.cache.path = cache\ndir.other.path = other\n")
         let r = try runProcess(cachewardenBinary(), ["clear", "--config", file, "cache"])
         #expect(r.status == 0, "\(r.err)")
-        let lines = r.out.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let lines = r.out.split(separator: "\n").map {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
         #expect(lines.allSatisfy { $0 != nil })
         let phases = lines.compactMap { $0?["event"] as? String == "clear" ? $0?["phase"] as? String : nil }
         var order: [String] = []
@@ -171,10 +191,12 @@ import Testing
         for i in 0..<5 { tree.write("c/f\(i)", size: 100) }
         let file = try config(tree, "dir.c.path = c\n")
         // `--dry-run` is not taken as the socket's name (which would drop the flag and clear for real).
-        let swallowed = try runProcess(cachewardenBinary(), ["clear", "--config", file, "--control-socket", "--dry-run"])
+        let swallowed = try runProcess(
+            cachewardenBinary(), ["clear", "--config", file, "--control-socket", "--dry-run"])
         #expect(swallowed.status == 2 && swallowed.err.contains("missing value for --control-socket"), "\(swallowed)")
         // A socket named on the command line with nobody there: an error, not a clear without the daemon.
-        let nobody = try runProcess(cachewardenBinary(), ["clear", "--config", file, "--control-socket", tree.url("none.sock")])
+        let nobody = try runProcess(
+            cachewardenBinary(), ["clear", "--config", file, "--control-socket", tree.url("none.sock")])
         #expect(nobody.status == 1 && nobody.err.contains("nothing cleared"), "\(nobody)")
         for i in 0..<5 { #expect(tree.exists("c/f\(i)")) }
     }
@@ -184,10 +206,13 @@ import Testing
         tree.write("a/x", size: 3000)
         tree.write("b/y", size: 1000)
         tree.write("a/keep.db", size: 1024)
-        let file = try config(tree, "size_basis = apparent\ndir.a.path = a\ndir.a.quota = 10KiB\ndir.a.protect = *.db\ndir.b.path = b\n")
+        let file = try config(
+            tree, "size_basis = apparent\ndir.a.path = a\ndir.a.quota = 10KiB\ndir.a.protect = *.db\ndir.b.path = b\n")
         let json = try runProcess(cachewardenBinary(), ["status", "--config", file, "--json"])
         #expect(json.status == 0)
-        let rows = json.out.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let rows = json.out.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
         #expect(rows.count == 2)
         #expect(rows[0]["dir"] as? String == "a")
         #expect(rows[0]["total"] as? Int == 4024)
@@ -198,9 +223,9 @@ import Testing
         let lines = table.out.split(separator: "\n")
         #expect(lines.count == 3)
         #expect(lines[0].hasPrefix("NAME"))
-        #expect(lines[1].contains("3.9KiB"))   // the config used 1024-based units, so the report does too
+        #expect(lines[1].contains("3.9KiB")) // the config used 1024-based units, so the report does too
         #expect(lines[1].contains("39%"))
-        #expect(lines[1].contains("1.0KiB"))   // protected bytes
+        #expect(lines[1].contains("1.0KiB")) // protected bytes
         let si = try runProcess(cachewardenBinary(), ["status", "--config", file, "--si"])
         #expect(si.out.contains("4.0kB"))
     }
@@ -211,7 +236,8 @@ import Testing
         let file = try config(tree, "size_basis = apparent\ndir.c.path = c\ndir.c.quota = 100KB\n")
         let cli = try RunningCLI(["run", "--config", file])
         #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"ready\"") } })
-        try "size_basis = apparent\ndir.c.path = c\ndir.c.quota = 5KB\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "size_basis = apparent\ndir.c.path = c\ndir.c.quota = 5KB\n".write(
+            toFile: file, atomically: true, encoding: .utf8)
         cli.signal(SIGHUP)
         #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"trim\"") } })
         #expect(eventually { diskTotals(tree.url("c"), basis: .apparent).total <= 2500 })

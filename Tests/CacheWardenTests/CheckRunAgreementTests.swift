@@ -6,8 +6,10 @@ import Testing
 /// inputs with the same one line naming the file and line, exit status 2, before anything is watched or deleted.
 @Suite struct CheckRunAgreementTests {
     /// `check` and `run` on `body` (a config in `tree`): both must fail with exactly `expected` (one line).
-    func bothRefuse(_ tree: TemporaryTree, _ body: String, environment: [String: String?] = [:],
-                    _ expected: (String) -> String) throws {
+    func bothRefuse(
+        _ tree: TemporaryTree, _ body: String, environment: [String: String?] = [:],
+        _ expected: (String) -> String
+    ) throws {
         let config = tree.url("cw.conf")
         try body.write(toFile: config, atomically: true, encoding: .utf8)
         for command in ["check", "run"] {
@@ -38,25 +40,32 @@ import Testing
 
     @Test func aControlSocketTooLongForASocketAddressIsAnErrorInBoth() throws {
         let tree = tree()
-        let name = String(repeating: "s", count: 107 - tree.path.utf8.count)   // 108 bytes with the slash
+        let name = String(repeating: "s", count: 107 - tree.path.utf8.count) // 108 bytes with the slash
         try bothRefuse(tree, "dir.c.path = c\ndir.c.max_age = 1s\ncontrol_socket = \(name)\n") {
             "\($0):3: control_socket: \(tree.path)/\(name) is 108 bytes long; a socket address holds at most 107 (sun_path): choose a shorter path"
         }
         // 107 bytes is what fits: `run` listens there.
         let fits = String(repeating: "s", count: 106 - tree.path.utf8.count)
-        try "dir.c.path = c\ncontrol_socket = \(fits)\n".write(toFile: tree.url("ok.conf"), atomically: true, encoding: .utf8)
+        try "dir.c.path = c\ncontrol_socket = \(fits)\n".write(
+            toFile: tree.url("ok.conf"), atomically: true, encoding: .utf8)
         #expect(try runProcess(cachewardenBinary(), ["check", "--config", tree.url("ok.conf")]).status == 0)
         let cli = try RunningCLI(["run", "--config", tree.url("ok.conf")])
-        #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"ready\"") } && tree.exists(fits) }, "\(cli.stderr)")
+        #expect(
+            eventually { cli.lines.contains { $0.contains("\"event\":\"ready\"") } && tree.exists(fits) },
+            "\(cli.stderr)")
         #expect(cli.interrupt() == 0)
     }
 
     @Test func aControlSocketFlagTooLongIsOneLineBeforeAnythingStarts() throws {
         let tree = tree()
         let socket = tree.url(String(repeating: "s", count: 120))
-        let r = try runProcess(cachewardenBinary(), ["run", "--dir", tree.url("c"), "--max-age", "1s", "--control-socket", socket])
+        let r = try runProcess(
+            cachewardenBinary(), ["run", "--dir", tree.url("c"), "--max-age", "1s", "--control-socket", socket])
         #expect(r.status == 2 && r.out.isEmpty, "\(r)")
-        #expect(r.err == "cachewarden: --control-socket: \(socket) is \(socket.utf8.count) bytes long; a socket address holds at most 107 (sun_path): choose a shorter path\n", "\(r.err)")
+        #expect(
+            r.err
+                == "cachewarden: --control-socket: \(socket) is \(socket.utf8.count) bytes long; a socket address holds at most 107 (sun_path): choose a shorter path\n",
+            "\(r.err)")
         for i in 0..<3 { #expect(tree.exists("c/f\(i)")) }
     }
 

@@ -30,7 +30,8 @@ import Testing
     @Test func theExpiryTimerRemovesFilesAsTheyAge() throws {
         let tree = TemporaryTree()
         let clock = ManualClock()
-        let h = try WatcherHarness(tree, basis: .apparent, clock: clock) { $0.maxAge = 2 }   // 2 s; the timer ticks every 1 s
+        // 2 s; the timer ticks every 1 s
+        let h = try WatcherHarness(tree, basis: .apparent, clock: clock) { $0.maxAge = 2 }
         tree.write("short-lived", size: 10)
         #expect(eventually { h.log.writes.contains { $0.file == "short-lived" } })
         #expect(h.total == 10)
@@ -67,14 +68,21 @@ import Testing
         // The root and its subdirectories stay (prune_dirs is off).
         #expect(tree.exists("d3"))
         // The same phases went out as events.
-        #expect(eventually { h.log.all.contains { if case .clear(let c) = $0.kind { return c.phase == .done }; return false } })
+        #expect(
+            eventually {
+                h.log.all.contains {
+                    if case .clear(let c) = $0.kind { return c.phase == .done }; return false
+                }
+            })
     }
 
     @Test func clearWithPruneDirsRemovesEmptiedSubdirectoriesButNotTheRoot() throws {
         let tree = TemporaryTree()
         tree.write("a/b/c/f", size: 10)
         tree.write("keep/file.keep", size: 10)
-        let h = try WatcherHarness(tree) { $0.pruneDirs = true; $0.protect = ["*.keep"] }
+        let h = try WatcherHarness(tree) {
+            $0.pruneDirs = true; $0.protect = ["*.keep"]
+        }
         try h.watcher.clear()
         #expect(!tree.exists("a"))
         #expect(tree.exists("keep/file.keep"))
@@ -87,7 +95,7 @@ import Testing
         tree.write("old.tmp", size: 1000, mtime: 1_000_001)
         let h = try WatcherHarness(tree, quota: 9500, basis: .apparent) { $0.protect = ["*.db"] }
         #expect(h.total == 9000)
-        tree.write("new.tmp", size: 1000)   // 10,000 > 9,500 → target 4,750: only 8,000 protected left
+        tree.write("new.tmp", size: 1000) // 10,000 > 9,500 → target 4,750: only 8,000 protected left
         #expect(eventually { !h.log.trims.isEmpty })
         let trim = try #require(h.log.trims.first)
         #expect(tree.exists("db/index.db"))
@@ -127,7 +135,7 @@ import Testing
             #expect(eventually { (h.watcher.ledgerFiles("cache")[name]?.age ?? 0) > 3_000_000 * 1_000_000_000 })
             lastOpen = h.watcher.ledgerFiles("cache")[name]?.age ?? 0
         }
-        tree.write("d", size: 1000)   // 4000 > 3500 → target 1750: three go, least recently opened first
+        tree.write("d", size: 1000) // 4000 > 3500 → target 1750: three go, least recently opened first
         #expect(eventually { !h.log.trims.isEmpty })
         // By mtime the order would be a, b, c; by last open it is b (never opened), c, a.
         #expect(h.log.evictions.map(\.file) == ["b", "c", "a"])
@@ -149,8 +157,11 @@ import Testing
         let tree = TemporaryTree()
         for i in 0..<5 { tree.write("f\(i)", size: 1000, mtime: Double(1_000_000 + i)) }
         let log = EventLog()
-        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path, quota: 4000)], sizeBasis: .apparent),
-                              mode: .dryRun) { log.append($0) }
+        let watcher = Watcher(
+            settings: WardenSettings(
+                directories: [DirectorySettings(name: "c", path: tree.path, quota: 4000)], sizeBasis: .apparent),
+            mode: .dryRun
+        ) { log.append($0) }
         try watcher.start()
         defer { watcher.stop() }
         #expect(eventually { !log.trims.isEmpty })
@@ -186,7 +197,8 @@ import Testing
         #expect(!g.matches(Array("x/z".utf8)))
         #expect(!g.matches(Array("index.dbx".utf8)))
         let anchored = GlobMatcher(["/CACHEDIR.TAG", "/.tmp*/**"])
-        #expect(anchored.matches(Array("CACHEDIR.TAG".utf8)) && !anchored.matches(Array("archive-v0/x/CACHEDIR.TAG".utf8)))
+        #expect(
+            anchored.matches(Array("CACHEDIR.TAG".utf8)) && !anchored.matches(Array("archive-v0/x/CACHEDIR.TAG".utf8)))
         #expect(anchored.matches(Array(".tmpAB/a/b".utf8)) && !anchored.matches(Array("a/.tmpAB/b".utf8)))
     }
 }

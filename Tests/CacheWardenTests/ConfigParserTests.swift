@@ -15,13 +15,14 @@ import Testing
 
     @Test func commentsBlankLinesAndWhitespace() throws {
         tree.mkdir("a#b")
-        let s = try parse("""
-        # a comment line
-           
-          size_basis   =   apparent    # trailing comment
-        dir.one.path = a#b
-        dir.one.quota = 500MB\t# tab before the comment
-        """)
+        let s = try parse(
+            """
+            # a comment line
+               
+              size_basis   =   apparent    # trailing comment
+            dir.one.path = a#b
+            dir.one.quota = 500MB\t# tab before the comment
+            """)
         #expect(s.sizeBasis == .apparent)
         #expect(s.directories.count == 1)
         #expect(s.directories[0].path == tree.path + "/a#b")
@@ -64,16 +65,31 @@ import Testing
     @Test func errorsNameTheFileAndLine() {
         tree.mkdir("d")
         // The message lists every key there is (the list grows with the keys).
-        #expect(error("dir.a.path = d\nbogus = 1\n") == "test.conf:2: unknown key bogus; expected one of backend, client_lock_wait, control_socket, control_socket_mode, events_to, expire_interval, low_disk_action, low_disk_free, low_disk_interval, low_disk_target, metrics_file, metrics_interval, poll_interval, size_basis, dir.<name>.<allow_any_path|backend|client_lock|count_directories|create|delete_rate|evict_pointers|evict_unit|exclude|group|hard_quota|low_disk_free|low_disk_target|max_age|max_files|min_age|one_file_system|order|path|poll_interval|profile|protect|prune_dirs|quota|spare_open|trim_after_idle|trim_at|trim_to|weight> or group.<name>.<quota|trim_to>")
-        #expect(error("dir.a.path = d\ndir.a.quota = 1MB\n\ndir.a.quota = 2MB\n") == "test.conf:4: duplicate key dir.a.quota (first set on line 2); keep one of them")
-        #expect(error("dir.a.path = d\ndir.a.quota = lots\n").hasPrefix("test.conf:2: bad value `lots` for dir.a.quota: expected a size"))
-        #expect(error("dir.a.path = nowhere\n") == "test.conf:1: dir.a.path: \(tree.path)/nowhere does not exist; expected an existing directory")
+        #expect(
+            error("dir.a.path = d\nbogus = 1\n")
+                == "test.conf:2: unknown key bogus; expected one of backend, client_lock_wait, control_socket, control_socket_mode, events_to, expire_interval, low_disk_action, low_disk_free, low_disk_interval, low_disk_target, metrics_file, metrics_interval, poll_interval, size_basis, dir.<name>.<allow_any_path|backend|client_lock|count_directories|create|delete_rate|evict_pointers|evict_unit|exclude|group|hard_quota|low_disk_free|low_disk_target|max_age|max_files|min_age|one_file_system|order|path|poll_interval|profile|protect|prune_dirs|quota|spare_open|trim_after_idle|trim_at|trim_to|weight> or group.<name>.<quota|trim_to>"
+        )
+        #expect(
+            error("dir.a.path = d\ndir.a.quota = 1MB\n\ndir.a.quota = 2MB\n")
+                == "test.conf:4: duplicate key dir.a.quota (first set on line 2); keep one of them")
+        #expect(
+            error("dir.a.path = d\ndir.a.quota = lots\n").hasPrefix(
+                "test.conf:2: bad value `lots` for dir.a.quota: expected a size"))
+        #expect(
+            error("dir.a.path = nowhere\n")
+                == "test.conf:1: dir.a.path: \(tree.path)/nowhere does not exist; expected an existing directory")
         #expect(error("dir.a.quota = 1MB\n") == "test.conf:1: dir.a has no path; add `dir.a.path = /some/folder`")
         #expect(error("just words\n") == "test.conf:1: expected `key = value`, found `just words`")
-        #expect(error("size_basis = blocks\ndir.a.path = d\n") == "test.conf:1: bad value `blocks` for size_basis: expected allocated or apparent")
+        #expect(
+            error("size_basis = blocks\ndir.a.path = d\n")
+                == "test.conf:1: bad value `blocks` for size_basis: expected allocated or apparent")
         #expect(error("dir.a.path =\n") == "test.conf:1: dir.a.path has no value; expected `dir.a.path = <value>`")
-        #expect(error("dir.a.order = newest\ndir.a.path = d\n") == "test.conf:1: bad value `newest` for dir.a.order: expected mtime, atime, ctime, btime or opened")
-        #expect(error("# nothing\n") == "test.conf:1: no directory registered; expected at least one `dir.<name>.path = /some/folder`")
+        #expect(
+            error("dir.a.order = newest\ndir.a.path = d\n")
+                == "test.conf:1: bad value `newest` for dir.a.order: expected mtime, atime, ctime, btime or opened")
+        #expect(
+            error("# nothing\n")
+                == "test.conf:1: no directory registered; expected at least one `dir.<name>.path = /some/folder`")
     }
 
     @Test func onlyNewlineEndsALineAndOtherLineBreaksAreErrorsNamingTheLine() throws {
@@ -82,12 +98,19 @@ import Testing
         // too far.
         for breaker in ["\u{0B}", "\u{0C}", "\u{85}", "\u{2028}", "\u{2029}", "\r"] {
             let code = String(breaker.unicodeScalars.first!.value, radix: 16, uppercase: true)
-            let expected = "test.conf:2: line break U+\(String(repeating: "0", count: 4 - code.count) + code) in the line; only \\n ends a line (an editor may show this one as two)"
-            #expect(error("dir.a.path = d\ndir.a.max_age = 1d\(breaker)dir.a.quota = 1MB\n") == expected, "\(breaker.debugDescription)")
-            #expect(error("dir.a.path = d\n# a comment\(breaker)dir.a.quota = 1MB\n") == expected, "in a comment: \(breaker.debugDescription)")
+            let expected =
+                "test.conf:2: line break U+\(String(repeating: "0", count: 4 - code.count) + code) in the line; only \\n ends a line (an editor may show this one as two)"
+            #expect(
+                error("dir.a.path = d\ndir.a.max_age = 1d\(breaker)dir.a.quota = 1MB\n") == expected,
+                "\(breaker.debugDescription)")
+            #expect(
+                error("dir.a.path = d\n# a comment\(breaker)dir.a.quota = 1MB\n") == expected,
+                "in a comment: \(breaker.debugDescription)")
         }
         // `\r\n` line ends are read as `\n`, and lines keep their numbers.
-        #expect(error("dir.a.path = d\r\n\r\ndir.a.quota = lots\r\n").hasPrefix("test.conf:3: bad value `lots` for dir.a.quota"))
+        #expect(
+            error("dir.a.path = d\r\n\r\ndir.a.quota = lots\r\n").hasPrefix(
+                "test.conf:3: bad value `lots` for dir.a.quota"))
         let s = try parse("dir.a.path = d\r\ndir.a.quota = 1MB\r\n")
         #expect(s.directories[0].quota == 1_000_000 && s.directories[0].path == tree.path + "/d")
     }
@@ -101,13 +124,17 @@ import Testing
 
     @Test func nestedRootsAreRefused() {
         tree.mkdir("outer/inner")
-        #expect(error("dir.a.path = outer\ndir.b.path = outer/inner\n").hasPrefix("test.conf:2: dir.b.path overlaps dir.a.path"))
+        #expect(
+            error("dir.a.path = outer\ndir.b.path = outer/inner\n").hasPrefix(
+                "test.conf:2: dir.b.path overlaps dir.a.path"))
     }
 
     @Test func codeBuiltSettingsGetTheSameValidation() {
         let bad = WardenSettings(directories: [DirectorySettings(name: "x y", path: tree.path)])
         #expect(throws: ConfigError.self) { try bad.validate() }
-        let twice = WardenSettings(directories: [DirectorySettings(name: "a", path: tree.path), DirectorySettings(name: "a", path: "/tmp")])
+        let twice = WardenSettings(directories: [
+            DirectorySettings(name: "a", path: tree.path), DirectorySettings(name: "a", path: "/tmp"),
+        ])
         #expect(throws: ConfigError.self) { try twice.validate() }
     }
 }

@@ -24,10 +24,15 @@ import Testing
 
     @Test func aUserReadsXDGConfigHomeElseTheHomesDotConfig() {
         #expect(at(["HOME": "/home/u"]).configFile == "/home/u/.config/cachewarden/cachewarden.conf")
-        #expect(at(["HOME": "/home/u", "XDG_CONFIG_HOME": "/srv/cfg"]).configFile == "/srv/cfg/cachewarden/cachewarden.conf")
+        #expect(
+            at(["HOME": "/home/u", "XDG_CONFIG_HOME": "/srv/cfg"]).configFile == "/srv/cfg/cachewarden/cachewarden.conf"
+        )
         // The XDG specification: an empty or relative value is ignored.
-        #expect(at(["HOME": "/home/u", "XDG_CONFIG_HOME": ""]).configFile == "/home/u/.config/cachewarden/cachewarden.conf")
-        #expect(at(["HOME": "/home/u", "XDG_CONFIG_HOME": "cfg"]).configFile == "/home/u/.config/cachewarden/cachewarden.conf")
+        #expect(
+            at(["HOME": "/home/u", "XDG_CONFIG_HOME": ""]).configFile == "/home/u/.config/cachewarden/cachewarden.conf")
+        #expect(
+            at(["HOME": "/home/u", "XDG_CONFIG_HOME": "cfg"]).configFile
+                == "/home/u/.config/cachewarden/cachewarden.conf")
         #expect(at(["HOME": "/"]).configFile == "/.config/cachewarden/cachewarden.conf")
     }
 
@@ -61,16 +66,19 @@ import Testing
         #expect(at(["XDG_RUNTIME_DIR": "run"]).daemonSocket(userInstance: true) == nil)
         let root = at(["XDG_RUNTIME_DIR": "/run/user/0"], euid: 0)
         #expect(root.daemonSocket(userInstance: true) == nil, "root listens only under systemd or where told")
-        #expect(at(["RUNTIME_DIRECTORY": "/run/cachewarden"], euid: 0).daemonSocket(userInstance: true)
+        #expect(
+            at(["RUNTIME_DIRECTORY": "/run/cachewarden"], euid: 0).daemonSocket(userInstance: true)
                 == "/run/cachewarden/cachewarden.sock")
     }
 
     @Test func clientsTryTheUsersSocketThenTheSystemOne() {
-        #expect(at(["XDG_RUNTIME_DIR": "/run/user/1000"]).clientSockets
+        #expect(
+            at(["XDG_RUNTIME_DIR": "/run/user/1000"]).clientSockets
                 == ["/run/user/1000/cachewarden/cachewarden.sock", "/run/cachewarden/cachewarden.sock"])
         #expect(at([:]).clientSockets == ["/run/cachewarden/cachewarden.sock"])
         #expect(at(["XDG_RUNTIME_DIR": "/run/user/0"], euid: 0).clientSockets == ["/run/cachewarden/cachewarden.sock"])
-        #expect(at(["RUNTIME_DIRECTORY": "/run/x:/run/y", "XDG_RUNTIME_DIR": "/run/user/1000"]).clientSockets
+        #expect(
+            at(["RUNTIME_DIRECTORY": "/run/x:/run/y", "XDG_RUNTIME_DIR": "/run/user/1000"]).clientSockets
                 == ["/run/x/cachewarden.sock"])
     }
 }

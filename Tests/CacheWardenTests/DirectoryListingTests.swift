@@ -14,7 +14,9 @@ import Testing
         defer { closedir(dir) }
         var entries = Set<String>()
         while let e = readdir(dir) {
-            let name = withUnsafePointer(to: &e.pointee.d_name) { $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) } }
+            let name = withUnsafePointer(to: &e.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
             if name != "." && name != ".." { entries.insert("\(name) \(e.pointee.d_type) \(e.pointee.d_ino)") }
         }
         return entries
@@ -22,14 +24,18 @@ import Testing
 
     static func listing(_ fd: Int32, fromStart: Bool = true) throws -> [String] {
         var entries: [String] = []
-        try Syscall.readDirectory(fd, fromStart: fromStart) { entries.append("\(String(cString: $0.name)) \($0.type) \($0.ino)") }
+        try Syscall.readDirectory(fd, fromStart: fromStart) {
+            entries.append("\(String(cString: $0.name)) \($0.type) \($0.ino)")
+        }
         return entries
     }
 
     @Test func aListingIsWhatReaddirListsOverManyReads() throws {
         let tree = TemporaryTree()
         // 3,000 names of 60 bytes: about 240 KiB of records, several reads of 32 KiB.
-        for i in 0..<3000 { tree.write("big/" + String(repeating: "n", count: 55) + String(format: "%05d", i), size: 0) }
+        for i in 0..<3000 {
+            tree.write("big/" + String(repeating: "n", count: 55) + String(format: "%05d", i), size: 0)
+        }
         tree.write("big/sub/f", size: 1)
         symlink("/etc/hostname", tree.url("big/link"))
         mkfifo(tree.url("big/fifo"), 0o644)
@@ -42,7 +48,8 @@ import Testing
         // The descriptor stays usable: read again from the start, and from where the first listing ended.
         #expect(try Self.listing(fd) == first)
         #expect(try Self.listing(fd, fromStart: false).isEmpty)
-        let types = Dictionary(first.map { ($0.split(separator: " ")[0], $0.split(separator: " ")[1]) }, uniquingKeysWith: { a, _ in a })
+        let types = Dictionary(
+            first.map { ($0.split(separator: " ")[0], $0.split(separator: " ")[1]) }, uniquingKeysWith: { a, _ in a })
         #expect(types["sub"] == "\(DT_DIR)" && types["link"] == "\(DT_LNK)" && types["fifo"] == "\(DT_FIFO)")
     }
 
@@ -72,7 +79,9 @@ import Testing
         #expect(bindMount(outside.path, at: tree.url("bound")))
         defer { unmount(tree.url("bound")) }
         #expect(FileManager.default.createFile(atPath: tree.url("mnt/hidden"), contents: Data(count: 5000)))
-        let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = backend; $0.pollInterval = 1 }
+        let h = try WatcherHarness(tree, basis: .apparent) {
+            $0.backend = backend; $0.pollInterval = 1
+        }
         #expect(h.total == 1000, "a mount was entered")
         #expect(h.files == 1)
         #expect(!h.log.names.contains("error"), "\(h.log.all)")
@@ -82,7 +91,9 @@ import Testing
         tree.write("a/g", size: 10)
         #expect(eventually { h.total == 1010 && h.files == 2 }, "total \(h.total), \(h.files) files")
         // With one_file_system = false the bind mount of the same filesystem is counted too.
-        let all = try WatcherHarness(tree, name: "all", basis: .apparent) { $0.backend = backend; $0.pollInterval = 1; $0.oneFileSystem = false }
+        let all = try WatcherHarness(tree, name: "all", basis: .apparent) {
+            $0.backend = backend; $0.pollInterval = 1; $0.oneFileSystem = false
+        }
         #expect(all.total == 4510 && all.files == 4, "total \(all.total), \(all.files) files")
         // … and followed: a file written there later, or rewritten, is counted (its stats cross the mount).
         tree.write("bound/h2", size: 50)

@@ -10,8 +10,10 @@ import Testing
     /// Ten files of 10 kB, f0 oldest, in a 60 kB quota: the startup trim takes f0, f1, … until 30 kB are left. The
     /// client acts on `victim` once, right as the trim chose it (the veto hook runs right before the deletion);
     /// returns the harness and whether the client acted.
-    private func trimRacing(_ tree: TemporaryTree, client victim: String,
-                            _ act: @escaping @Sendable (_ path: String) -> Void) throws -> (WatcherHarness, Bool) {
+    private func trimRacing(
+        _ tree: TemporaryTree, client victim: String,
+        _ act: @escaping @Sendable (_ path: String) -> Void
+    ) throws -> (WatcherHarness, Bool) {
         for i in 0..<10 { tree.write("f\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) }
         let acted = Atomic<Bool>(false)
         let path = tree.path
@@ -94,7 +96,9 @@ import Testing
             dir.shouldEvict = { candidate in
                 if candidate.file == victim, !acted.exchange(true, ordering: .relaxed) {
                     let fd = open(path + "/.incoming", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-                    _ = [UInt8](repeating: 1, count: 4321).withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+                    _ = [UInt8](repeating: 1, count: 4321).withUnsafeBytes {
+                        Glibc.write(fd, $0.baseAddress!, $0.count)
+                    }
                     close(fd)
                     _ = Glibc.rename(path + "/.incoming", path + "/" + victim)
                 }
@@ -112,16 +116,18 @@ import Testing
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
-    @Test(.enabled(if: which("inotifywait") != nil, "needs inotifywait as an independent witness"),
-          arguments: testedBackends.filter { $0 != .poll })
+    @Test(
+        .enabled(if: which("inotifywait") != nil, "needs inotifywait as an independent witness"),
+        arguments: testedBackends.filter { $0 != .poll })
     func underAWriteThenRenameClientEveryEvictLineIsADeletion(_ backend: BackendChoice) throws {
         let tree = TemporaryTree()
         // An independent witness of every name that leaves the folder. A victim leaves in one step (`SafeRemover`):
         // it is moved into the trash (a folder of its own, which this witness does not watch), checked there and
         // unlinked; the witness sees its `moved_from` with no `moved_to` here after it (a client's rename within the
         // folder has both, queued together).
-        let witness = try RunningCLI(["-m", "-q", "-e", "delete,moved_from,moved_to", "--format", "%f|%e", tree.path],
-                                     executable: which("inotifywait")!)
+        let witness = try RunningCLI(
+            ["-m", "-q", "-e", "delete,moved_from,moved_to", "--format", "%f|%e", tree.path],
+            executable: which("inotifywait")!)
         #expect(waitUntilWatching(witness.process.processIdentifier))
         let h = try WatcherHarness(tree, quota: 400_000, basis: .apparent) { $0.backend = backend }
         // A pip-like client: write a temporary file, then rename it into place; and now and then rename an
@@ -133,9 +139,12 @@ import Testing
         for i in 0..<2000 {
             tree.write(".tmp\(i)", size: 1000 + g.below(9000))
             tree.rename(".tmp\(i)", "entry\(i)")
-            if i % 7 == 0, i > 10, tree.exists("entry\(i - 10)") { _ = Glibc.rename(tree.url("entry\(i - 10)"), tree.url("aside\(i)")) }
+            if i % 7 == 0, i > 10, tree.exists("entry\(i - 10)") {
+                _ = Glibc.rename(tree.url("entry\(i - 10)"), tree.url("aside\(i)"))
+            }
             if i % 100 == 99 {
-                #expect(eventually { h.log.writes.contains { $0.file == "entry\(i)" } && (0...400_000).contains(h.total) })
+                #expect(
+                    eventually { h.log.writes.contains { $0.file == "entry\(i)" } && (0...400_000).contains(h.total) })
             }
         }
         #expect(h.log.trims.count >= 20)
@@ -149,11 +158,15 @@ import Testing
     /// The names the witness saw leave the folder: deleted there, or moved out of it (a `moved_from` not followed
     /// at once by its `moved_to` in the same folder — inotify queues a rename's two halves together).
     static func departures(_ lines: [String]) -> Set<String> {
-        let events = lines.map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }.filter { $0.count == 2 }
+        let events = lines.map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }.filter {
+            $0.count == 2
+        }
         var gone = Set<String>()
         for (i, e) in events.enumerated() {
             if e[1].contains("DELETE") { gone.insert(e[0]) }
-            if e[1].contains("MOVED_FROM"), !(i + 1 < events.count && events[i + 1][1].contains("MOVED_TO")) { gone.insert(e[0]) }
+            if e[1].contains("MOVED_FROM"), !(i + 1 < events.count && events[i + 1][1].contains("MOVED_TO")) {
+                gone.insert(e[0])
+            }
         }
         return gone
     }

@@ -9,9 +9,11 @@ import Testing
 /// backend. Deletions are real, and the totals are compared with a fresh scan of the disk.
 @Suite struct FakeBackendPipelineTests {
     /// A watcher on `tree` with a fake backend; returns it, its event log and the fake.
-    private func start(_ tree: TemporaryTree, quota: Int64 = 0, refuse: @escaping @Sendable (String) -> Bool = { _ in false },
-                       clock: any WardenClock = SystemClock(), lockWait: Int64 = 3600,
-                       configure: (inout DirectorySettings) -> Void = { _ in }) throws -> (Watcher, EventLog, FakeBackend) {
+    private func start(
+        _ tree: TemporaryTree, quota: Int64 = 0, refuse: @escaping @Sendable (String) -> Bool = { _ in false },
+        clock: any WardenClock = SystemClock(), lockWait: Int64 = 3600,
+        configure: (inout DirectorySettings) -> Void = { _ in }
+    ) throws -> (Watcher, EventLog, FakeBackend) {
         var dir = DirectorySettings(name: "cache", path: tree.path, quota: quota)
         configure(&dir)
         var settings = WardenSettings(directories: [dir], sizeBasis: .apparent)
@@ -19,8 +21,11 @@ import Testing
         let made = Mutex<FakeBackend?>(nil)
         let log = EventLog()
         let root = try Syscall.canonicalPath(tree.path)
-        let watcher = Watcher(settings: settings, mode: .enforce, callbackQueue: nil, logger: Logger(label: "test"),
-                              backend: FakeBackend.factory(root: root, refuse: refuse) { fake in made.withLock { $0 = fake } }, clock: clock) {
+        let watcher = Watcher(
+            settings: settings, mode: .enforce, callbackQueue: nil, logger: Logger(label: "test"),
+            backend: FakeBackend.factory(root: root, refuse: refuse) { fake in made.withLock { $0 = fake } },
+            clock: clock
+        ) {
             log.append($0)
         }
         try watcher.start()
@@ -42,7 +47,10 @@ import Testing
         #expect(eventually { log.trims.count == 1 })
         #expect(log.writes.map(\.file) == ["d1/big"])
         #expect(log.trims.count == 1 && log.trims[0].total <= 75_000)
-        #expect(log.evictions.map(\.file) == ["d0/f0", "d1/f1", "d0/f2", "d1/f3", "d0/f4", "d1/f5", "d0/f6", "d1/f7", "d0/f8"])
+        #expect(
+            log.evictions.map(\.file) == [
+                "d0/f0", "d1/f1", "d0/f2", "d1/f3", "d0/f4", "d1/f5", "d0/f6", "d1/f7", "d0/f8",
+            ])
         for e in log.evictions { #expect(!tree.exists(e.file)) }
         #expect(fake.suspensions == 0, "the backend is held only while the trim deletes")
         let disk = diskTotals(tree.path, basis: .apparent)
@@ -62,7 +70,10 @@ import Testing
         tree.write("b/unseen", size: 2_000)
         fake.send([.overflow])
         #expect(eventually { log.names.contains("rescan") })
-        let rescan = try #require(log.all.compactMap { if case .rescan(let r) = $0.kind { return r }; return nil }.first)
+        let rescan = try #require(
+            log.all.compactMap {
+                if case .rescan(let r) = $0.kind { return r }; return nil
+            }.first)
         #expect(rescan.drift == -6_000 && rescan.total == 7_000 && rescan.files == 3)
         #expect(watcher.totals()[0].total == 7_000)
         // The re-read watched the new directory too: a change there is understood.
@@ -78,14 +89,18 @@ import Testing
         defer { watcher.stop() }
         tree.write("blind/first", size: 1_000)
         fake.send([.created("blind", isDirectory: true)])
-        let limitLines = { log.all.filter { if case .error(let e) = $0.kind { return e.kind == "watch_limit" }; return false }.count }
+        let limitLines = {
+            log.all.filter {
+                if case .error(let e) = $0.kind { return e.kind == "watch_limit" }; return false
+            }.count
+        }
         #expect(eventually { limitLines() == 1 })
         #expect(watcher.totals()[0].total == 1_100)
-        tree.write("blind/second", size: 50)   // no watch there: seen only when a polling pass re-reads it
+        tree.write("blind/second", size: 50) // no watch there: seen only when a polling pass re-reads it
         #expect(watcher.totals()[0].total == 1_100)
         fake.send([.rereadFallbacks])
         #expect(watcher.totals()[0].total == 1_150)
-        watcher.stop()   // every event delivered
+        watcher.stop() // every event delivered
         #expect(limitLines() == 1, "still past the limit: not reported again")
     }
 
@@ -95,7 +110,12 @@ import Testing
         let (watcher, log, fake) = try start(tree)
         defer { watcher.stop() }
         fake.send([.directoryGone("")])
-        #expect(eventually { log.all.contains { if case .error(let e) = $0.kind { return e.kind == "root_lost" }; return false } })
+        #expect(
+            eventually {
+                log.all.contains {
+                    if case .error(let e) = $0.kind { return e.kind == "root_lost" }; return false
+                }
+            })
         #expect(watcher.totals()[0].total == 0)
     }
 
@@ -116,9 +136,9 @@ import Testing
             dir.clientLock = ClientLocks([ClientLock(".lock")])
         }
         defer { watcher.stop() }
-        #expect(eventually { log.deferrals.count == 1 })   // events reach the log on its own queue
+        #expect(eventually { log.deferrals.count == 1 }) // events reach the log on its own queue
         for _ in 0..<6 {
-            clock.advance(by: 30)   // tries, each opening `.lock`: what inotify then reports
+            clock.advance(by: 30) // tries, each opening `.lock`: what inotify then reports
             fake.send([.opened(".lock"), .closedAfterWrite(".lock"), .opened(".lock"), .closed(".lock")])
         }
         let active = { watcher.engine.queue.sync { watcher.engine.state.lastActivity.isEmpty == false } }

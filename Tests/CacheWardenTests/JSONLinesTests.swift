@@ -4,8 +4,10 @@ import Testing
 
 /// Every line is one JSON object that real parsers accept, whatever the file names.
 @Suite struct JSONLinesTests {
-    static let hostileNames = ["with space", "quote\"in", "back\\slash", "new\nline", "tab\tand\u{1}ctl",
-                               "emoji-😀", "del\u{7f}", "uni\u{2028}sep"]
+    static let hostileNames = [
+        "with space", "quote\"in", "back\\slash", "new\nline", "tab\tand\u{1}ctl",
+        "emoji-😀", "del\u{7f}", "uni\u{2028}sep",
+    ]
 
     @Test func hostileStringsEncodeAsValidJSON() throws {
         var text = ""
@@ -26,30 +28,39 @@ import Testing
         let raw: [UInt8] = [0x62, 0x61, 0x64, 0xff, 0xfe, 0x2e, 0x62, 0x69, 0x6e]
         let name = PathBytes.display(raw)
         #expect(name == "bad\u{fffd}\u{fffd}.bin")
-        let line = WardenEvent(.evict(Eviction(dir: "d", file: name, size: 1, reason: .quota, dryRun: false))).jsonLine()
+        let line = WardenEvent(.evict(Eviction(dir: "d", file: name, size: 1, reason: .quota, dryRun: false)))
+            .jsonLine()
         #expect(try parseWithPython(line) == ["evict"])
     }
 
     @Test func everyEventKindIsOneParsableLine() throws {
         let kinds: [WardenEvent.Kind] = [
             .ready(DirectoryTotals(dir: "d", path: "/p", total: 1, files: 1, quota: 0)),
-            .trim(TrimReport(dir: "d", reason: .quota, removed: 1, freed: 2, totalBefore: 3, total: 1, quota: 4, target: 2,
-                             durationMilliseconds: 0.125, shortBy: 0, dryRun: false)),
+            .trim(
+                TrimReport(
+                    dir: "d", reason: .quota, removed: 1, freed: 2, totalBefore: 3, total: 1, quota: 4, target: 2,
+                    durationMilliseconds: 0.125, shortBy: 0, dryRun: false)),
             .status(DirectoryTotals(dir: "d", path: "/p", total: 1, files: 1, quota: 0)),
             .stop(DirectoryTotals(dir: "d", path: "/p", total: 1, files: 1, quota: 0)),
             .overflow, .rescan(RescanReport(dir: "d", drift: -5, total: 1, files: 1)),
-            .lowDisk(LowDiskReport(mount: "/", free: 1, size: 2, threshold: 3, dirs: ["d"], bytesPerSecond: 1.5, secondsToFull: nil)),
+            .lowDisk(
+                LowDiskReport(
+                    mount: "/", free: 1, size: 2, threshold: 3, dirs: ["d"], bytesPerSecond: 1.5, secondsToFull: nil)),
             .clear(ClearProgress(phase: .done, progress: 1, freed: 5, removed: 1, dirs: ["d"], dryRun: false)),
             .dropped(count: 3), .error(WardenIssue(message: "x\ny", dir: nil, file: nil, kind: "k")),
         ]
         let text = kinds.map { WardenEvent($0).jsonLine() }.joined()
         #expect(text.split(separator: "\n").count == kinds.count)
-        #expect(try parseWithPython(text) == ["ready", "trim", "status", "stop", "overflow", "rescan", "low_disk", "clear", "dropped", "error"])
+        #expect(
+            try parseWithPython(text) == [
+                "ready", "trim", "status", "stop", "overflow", "rescan", "low_disk", "clear", "dropped", "error",
+            ])
     }
 
     @Test func anEventIsNoLargerThanAWriteOrAnEvictWithItsTime() {
         // A trim holds one `evict` event per file until the sinks have them: the rare large reports are boxed.
-        let largestFrequent = max(MemoryLayout<FileWritten>.size, MemoryLayout<Eviction>.size, MemoryLayout<DirectoryTotals>.size)
+        let largestFrequent = max(
+            MemoryLayout<FileWritten>.size, MemoryLayout<Eviction>.size, MemoryLayout<DirectoryTotals>.size)
         #expect(MemoryLayout<WardenEvent.Kind>.size <= largestFrequent + 1)
         #expect(MemoryLayout<TrimReport>.size > largestFrequent)
     }

@@ -10,8 +10,12 @@ import Testing
     /// (relative path, text) of every Swift file under `folder` of the library.
     static func sources(in folder: String) -> [(String, String)] {
         let root = library + "/" + folder
-        let files = (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".swift") }
-        return files.sorted().compactMap { f in (try? String(contentsOfFile: root + "/" + f, encoding: .utf8)).map { (folder + "/" + f, $0) } }
+        let files = (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).filter {
+            $0.hasSuffix(".swift")
+        }
+        return files.sorted().compactMap { f in
+            (try? String(contentsOfFile: root + "/" + f, encoding: .utf8)).map { (folder + "/" + f, $0) }
+        }
     }
 
     /// Code lines only: `///` and `//` comments may name anything.
@@ -22,8 +26,10 @@ import Testing
     }
 
     @Test func ledgerPoliciesAndEvictionNameNoBackend() {
-        let backendTypes = ["InotifyBackend", "InotifyDescriptor", "InotifyOpens", "ChangeBackend", "BackendFactory",
-                            "WatchPort", "WatchHandle", "DirectoryWatcher"]
+        let backendTypes = [
+            "InotifyBackend", "InotifyDescriptor", "InotifyOpens", "ChangeBackend", "BackendFactory",
+            "WatchPort", "WatchHandle", "DirectoryWatcher",
+        ]
         var found: [String] = []
         for folder in ["Ledger", "Policies", "Eviction"] {
             for (path, text) in Self.sources(in: folder) {
@@ -39,11 +45,18 @@ import Testing
     /// say "settable only in the type's own files" across the ledger's extension files, so this test does.)
     /// `names.append(_:to:)` reads a name into a buffer.
     @Test func nothingOutsideTheLedgerWritesItsStorage() throws {
-        let storage = ["names", "records", "freeRecords", "nodes", "freeNodes", "accounts", "bigSizes", "heaps",
-                       "heapPositions", "openCounts", "openedAs", "needsStat", "removedNodes", "releasedRecords"]
-        let write = try Regex("ledger\\.(" + storage.joined(separator: "|") + ")(\\[[^\\]]*\\])?\\s*(=[^=]|\\+=|-=|\\.append(?!\\([^)]*to:)|\\.remove|\\.insert)")
+        let storage = [
+            "names", "records", "freeRecords", "nodes", "freeNodes", "accounts", "bigSizes", "heaps",
+            "heapPositions", "openCounts", "openedAs", "needsStat", "removedNodes", "releasedRecords",
+        ]
+        let write = try Regex(
+            "ledger\\.(" + storage.joined(separator: "|")
+                + ")(\\[[^\\]]*\\])?\\s*(=[^=]|\\+=|-=|\\.append(?!\\([^)]*to:)|\\.remove|\\.insert)")
         var found: [String] = []
-        for folder in ["API", "Backends", "Config", "Control", "Environment", "Eviction", "Filesystem", "Pipeline", "Policies", "Service", "Sinks"] {
+        for folder in [
+            "API", "Backends", "Config", "Control", "Environment", "Eviction", "Filesystem", "Pipeline", "Policies",
+            "Service", "Sinks",
+        ] {
             for (path, text) in Self.sources(in: folder) where Self.code(text).contains(write) { found.append(path) }
         }
         #expect(found.isEmpty, "\(found)")

@@ -12,14 +12,16 @@ import Testing
         let tree = TemporaryTree()
         let queue = DispatchQueue(label: "test.callbacks")
         let count = Atomic<Int>(0)
-        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)]),
-                              callbackQueue: queue) { _ in
+        let watcher = Watcher(
+            settings: WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)]),
+            callbackQueue: queue
+        ) { _ in
             dispatchPrecondition(condition: .onQueue(queue))
             count.add(1, ordering: .relaxed)
         }
         try watcher.start()
         tree.write("x", size: 10)
-        #expect(eventually { count.load(ordering: .relaxed) >= 2 })   // ready + write
+        #expect(eventually { count.load(ordering: .relaxed) >= 2 }) // ready + write
         watcher.stop()
     }
 
@@ -35,7 +37,7 @@ import Testing
         #expect(eventually { watcher.totals().first?.files == 1 })
         watcher.stop()
         var names: [String] = []
-        for await event in stream { names.append(event.name) }   // finishes: the loop ends
+        for await event in stream { names.append(event.name) } // finishes: the loop ends
         #expect(names.contains("write"))
         #expect(names.last == "stop")
     }
@@ -43,7 +45,9 @@ import Testing
     @Test func stopIsIdempotentAndEmitsStopOnce() throws {
         let tree = TemporaryTree()
         let log = EventLog()
-        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)])) { log.append($0) }
+        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)])) {
+            log.append($0)
+        }
         try watcher.start()
         watcher.stop()
         watcher.stop()
@@ -55,15 +59,19 @@ import Testing
         let a = TemporaryTree(), b = TemporaryTree()
         b.write("pre", size: 5000)
         let log = EventLog()
-        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "a", path: a.path)], sizeBasis: .apparent)) { log.append($0) }
+        let watcher = Watcher(
+            settings: WardenSettings(directories: [DirectorySettings(name: "a", path: a.path)], sizeBasis: .apparent)
+        ) { log.append($0) }
         try watcher.start()
         defer { watcher.stop() }
         try watcher.register(DirectorySettings(name: "b", path: b.path, quota: 8000))
         #expect(watcher.totals().map(\.dir) == ["a", "b"])
         #expect(watcher.totals()[1].total == 5000)
-        b.write("more", size: 5000)    // crosses b's quota → trim to 4000
+        b.write("more", size: 5000) // crosses b's quota → trim to 4000
         #expect(eventually { log.trims.contains { $0.dir == "b" } })
-        #expect(throws: WardenError.duplicateDirectory("b")) { try watcher.register(DirectorySettings(name: "b", path: a.path + "/x")) }
+        #expect(throws: WardenError.duplicateDirectory("b")) {
+            try watcher.register(DirectorySettings(name: "b", path: a.path + "/x"))
+        }
         try watcher.unregister(name: "b")
         #expect(watcher.totals().map(\.dir) == ["a"])
         #expect(throws: WardenError.unknownDirectory("b")) { try watcher.unregister(name: "b") }
@@ -84,7 +92,7 @@ import Testing
                 return candidate.file != "f0" && candidate.file != "f2"
             }
         }
-        tree.write("new", size: 1000)   // 7000 > 6500 → target 3250
+        tree.write("new", size: 1000) // 7000 > 6500 → target 3250
         #expect(eventually { !h.log.trims.isEmpty })
         #expect(tree.exists("f0"))
         #expect(tree.exists("f2"))
@@ -106,7 +114,8 @@ import Testing
     }
 
     @Test func aMissingPathIsATypedError() {
-        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "x", path: "/tmp/nope-\(getpid())-x")]))
+        let watcher = Watcher(
+            settings: WardenSettings(directories: [DirectorySettings(name: "x", path: "/tmp/nope-\(getpid())-x")]))
         #expect(throws: WardenError.pathMissing("/tmp/nope-\(getpid())-x")) { try watcher.start() }
         let file = TemporaryTree()
         file.write("f", size: 1)
@@ -119,14 +128,17 @@ import Testing
         let tree = TemporaryTree()
         tree.mkdir("a/b")
         // Inject ENOSPC from inotify_add_watch for one subdirectory (the seam replaces the real call).
-        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "x", path: tree.path)]),
-                              mode: .enforce, callbackQueue: nil, logger: .init(label: "t"),
-                              backend: .inotify(addWatchOverride: { path in path.hasSuffix("/a/b") ? Errno.noSpace : nil }), handler: nil)
+        let watcher = Watcher(
+            settings: WardenSettings(directories: [DirectorySettings(name: "x", path: tree.path)]),
+            mode: .enforce, callbackQueue: nil, logger: .init(label: "t"),
+            backend: .inotify(addWatchOverride: { path in path.hasSuffix("/a/b") ? Errno.noSpace : nil }), handler: nil)
         do {
             try watcher.start()
             Issue.record("start succeeded")
         } catch {
-            guard case .watchLimitReached(let path, let max) = error else { Issue.record("unexpected \(error)"); return }
+            guard case .watchLimitReached(let path, let max) = error else {
+                Issue.record("unexpected \(error)"); return
+            }
             #expect(path.hasSuffix("/a/b"))
             #expect(max > 0)
             #expect(error.description.contains("fs.inotify.max_user_watches"))

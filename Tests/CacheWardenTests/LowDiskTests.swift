@@ -23,15 +23,20 @@ import Testing
     /// A filesystem of `size` bytes holding only `tree`: free space is what the tree's files leave.
     static func filesystem(holding tree: TemporaryTree) -> ScriptedDiskProbe {
         let path = tree.path
-        return ScriptedDiskProbe { _ in .success(FreeSpace(free: size - diskTotals(path, basis: .apparent).total, size: size)) }
+        return ScriptedDiskProbe { _ in
+            .success(FreeSpace(free: size - diskTotals(path, basis: .apparent).total, size: size))
+        }
     }
 
-    static func watcher(_ tree: TemporaryTree, _ clock: ManualClock, _ disk: ScriptedDiskProbe, _ log: EventLog,
-                        action: LowDiskAction = .warn, interval: Int64, deleteRate: Int? = nil) throws -> Watcher {
+    static func watcher(
+        _ tree: TemporaryTree, _ clock: ManualClock, _ disk: ScriptedDiskProbe, _ log: EventLog,
+        action: LowDiskAction = .warn, interval: Int64, deleteRate: Int? = nil
+    ) throws -> Watcher {
         var dir = DirectorySettings(name: "t", path: tree.path)
         dir.deleteRate = deleteRate
-        let settings = WardenSettings(directories: [dir], sizeBasis: .apparent, lowDiskFree: .percent(50),
-                                      lowDiskAction: action, lowDiskInterval: interval)
+        let settings = WardenSettings(
+            directories: [dir], sizeBasis: .apparent, lowDiskFree: .percent(50),
+            lowDiskAction: action, lowDiskInterval: interval)
         let watcher = Watcher(settings: settings, clock: clock, disk: disk, log: log)
         try watcher.start()
         return watcher
@@ -41,10 +46,13 @@ import Testing
     func aRealTmpfsBelowTheThresholdIsReportedWithItsMountPoint() throws {
         let fs = try Self.mountSmallTmpfs()
         defer { Self.unmount(fs) }
-        fs.write("big1", size: 2_500_000)   // free < 50 % of 4 MiB
+        fs.write("big1", size: 2_500_000) // free < 50 % of 4 MiB
         let log = EventLog()
-        let watcher = Watcher(settings: WardenSettings(
-            directories: [DirectorySettings(name: "t", path: fs.path)], lowDiskFree: .percent(50), lowDiskInterval: 1)) { log.append($0) }
+        let watcher = Watcher(
+            settings: WardenSettings(
+                directories: [DirectorySettings(name: "t", path: fs.path)], lowDiskFree: .percent(50),
+                lowDiskInterval: 1)
+        ) { log.append($0) }
         try watcher.start()
         defer { watcher.stop() }
         #expect(eventually { log.lowDisks.count == 1 })
@@ -52,7 +60,8 @@ import Testing
         #expect(first.dirs == ["t"])
         #expect(first.free < first.threshold)
         #expect(first.size == Self.size)
-        let line = try JSONSerialization.jsonObject(with: Data(WardenEvent(.lowDisk(first)).jsonLine().utf8)) as! [String: Any]
+        let line =
+            try JSONSerialization.jsonObject(with: Data(WardenEvent(.lowDisk(first)).jsonLine().utf8)) as! [String: Any]
         #expect(line["mount"] as? String == fs.path)
     }
 
@@ -95,13 +104,14 @@ import Testing
         set(free: below)
         clock.advance(by: 60)
         #expect(log.lowDisks.count == 2)
-        let line = try JSONSerialization.jsonObject(with: Data(WardenEvent(.lowDisk(first)).jsonLine().utf8)) as! [String: Any]
+        let line =
+            try JSONSerialization.jsonObject(with: Data(WardenEvent(.lowDisk(first)).jsonLine().utf8)) as! [String: Any]
         #expect(line["mount"] as? String == FreeSpace.mountPoint(of: tree.path))
     }
 
     @Test func lowDiskTrimPurgesOldestFirstUntilFreeSpaceIsBack() throws {
         let tree = TemporaryTree()
-        for i in 0..<8 { tree.write("old\(i)", size: 300_000, mtime: Double(1_000_000 + i)) }   // 2.4 MB: 1.8 MB free
+        for i in 0..<8 { tree.write("old\(i)", size: 300_000, mtime: Double(1_000_000 + i)) } // 2.4 MB: 1.8 MB free
         let clock = ManualClock(), disk = Self.filesystem(holding: tree), log = EventLog()
         let watcher = try Self.watcher(tree, clock, disk, log, action: .trim, interval: 1)
         defer { watcher.stop() }
@@ -110,7 +120,7 @@ import Testing
         #expect(log.evictions.map(\.file) == ["old0", "old1"])
         #expect(!tree.exists("old0") && tree.exists("old2") && tree.exists("old7"))
         #expect(try disk.freeSpace(of: tree.path).free > 2 * 1024 * 1024)
-        clock.advance(by: 5)   // timer checks: free space is back, nothing more goes
+        clock.advance(by: 5) // timer checks: free space is back, nothing more goes
         #expect(log.evictions.count == 2)
     }
 
@@ -138,7 +148,9 @@ import Testing
         defer { watcher.stop() }
         disk.fail(.ioError)
         clock.advance(by: 1)
-        let errors = log.all.compactMap { if case .error(let e) = $0.kind { return e }; return nil }
+        let errors = log.all.compactMap {
+            if case .error(let e) = $0.kind { return e }; return nil
+        }
         #expect(errors.map(\.kind) == ["statvfs"] && errors.first?.dir == "t", "\(errors)")
         #expect(log.lowDisks.isEmpty)
     }

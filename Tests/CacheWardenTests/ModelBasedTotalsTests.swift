@@ -32,8 +32,11 @@ import Testing
                 let r = rel.isEmpty ? n : rel + "/" + n
                 var st = stat()
                 guard lstat(root + "/" + r, &st) == 0 else { continue }
-                if st.st_mode & S_IFMT == S_IFDIR { dirs.append(r); stack.append(r) }
-                else if st.st_mode & S_IFMT == S_IFREG { files.append(r) }
+                if st.st_mode & S_IFMT == S_IFDIR {
+                    dirs.append(r); stack.append(r)
+                } else if st.st_mode & S_IFMT == S_IFREG {
+                    files.append(r)
+                }
             }
         }
         return (files.sorted(), dirs.sorted())
@@ -42,8 +45,10 @@ import Testing
     /// The seed and the number of operations (`CACHEWARDEN_SEED`, `CACHEWARDEN_SOAK_OPS`).
     static func seedAndOperations() -> (UInt64, Int) {
         let env = ProcessInfo.processInfo.environment
-        return (UInt64(env["CACHEWARDEN_SEED"] ?? "") ?? UInt64(UInt32.random(in: 1...UInt32.max)),
-                Int(env["CACHEWARDEN_SOAK_OPS"] ?? "") ?? 2000)
+        return (
+            UInt64(env["CACHEWARDEN_SEED"] ?? "") ?? UInt64(UInt32.random(in: 1...UInt32.max)),
+            Int(env["CACHEWARDEN_SOAK_OPS"] ?? "") ?? 2000
+        )
     }
 
     /// The files where the watcher and the disk disagree, and the journal's steps that touched them.
@@ -54,10 +59,14 @@ import Testing
             var st = stat()
             lstat(root + "/" + f, &st)
             if ledger[f]?.bytes != Int64(st.st_size) {
-                diffs.append("\(f): disk \(st.st_size) ledger \(ledger[f].map { String($0.bytes) } ?? "missing") ino \(st.st_ino) nlink \(st.st_nlink)")
+                diffs.append(
+                    "\(f): disk \(st.st_size) ledger \(ledger[f].map { String($0.bytes) } ?? "missing") ino \(st.st_ino) nlink \(st.st_nlink)"
+                )
             }
         }
-        for f in ledger.keys where (try? Syscall.lstat(path: root + "/" + f)) == nil { diffs.append("\(f): only in ledger") }
+        for f in ledger.keys where (try? Syscall.lstat(path: root + "/" + f)) == nil {
+            diffs.append("\(f): only in ledger")
+        }
         if let file = ProcessInfo.processInfo.environment["CACHEWARDEN_JOURNAL"] {
             try? ops.journal.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
         }
@@ -72,14 +81,19 @@ import Testing
         if backend == .poll { operations = max(1, operations / 4) }
         let tree = TemporaryTree("cw-model")
         var ops = RandomTreeOperations(seed: seed, tree: tree, outside: TemporaryTree("cw-model-out"))
-        let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = backend; $0.pollInterval = 1 }
+        let h = try WatcherHarness(tree, basis: .apparent) {
+            $0.backend = backend; $0.pollInterval = 1
+        }
         for step in 1...operations {
             ops.step(step)
             guard step % 250 == 0 || step == operations else { continue }
             let ok = h.totalsMatchDisk(basis: .apparent, timeout: 30)
             if !ok { Issue.record(Comment(rawValue: Self.differences(h.watcher, "cache", tree.path, ops))) }
             let disk = diskTotals(tree.path, basis: .apparent)
-            #expect(ok, "seed \(seed) (CACHEWARDEN_SEED=\(seed)), step \(step): watcher \(h.total) B/\(h.files) files, disk \(disk.total) B/\(disk.files) files")
+            #expect(
+                ok,
+                "seed \(seed) (CACHEWARDEN_SEED=\(seed)), step \(step): watcher \(h.total) B/\(h.files) files, disk \(disk.total) B/\(disk.files) files"
+            )
             if !ok { return }
         }
     }
@@ -118,17 +132,24 @@ import Testing
                 // Also on stdout, one line each: CI logs keep printed lines when they cut the issue details.
                 for (name, root) in [("cache", tree.path), ("other", other.path)] {
                     let diff = Self.differences(watcher, name, root, ops)
-                    print("model-test seed \(seed) step \(step) \(name): " + diff.replacingOccurrences(of: "\n", with: " | "))
+                    print(
+                        "model-test seed \(seed) step \(step) \(name): "
+                            + diff.replacingOccurrences(of: "\n", with: " | "))
                     Issue.record(Comment(rawValue: diff))
                 }
             }
-            #expect(ok, "seed \(seed) (CACHEWARDEN_SEED=\(seed)), step \(step): \(watcher.totals()) vs cache \(diskTotals(tree.path, basis: .apparent)), other \(diskTotals(other.path, basis: .apparent))")
+            #expect(
+                ok,
+                "seed \(seed) (CACHEWARDEN_SEED=\(seed)), step \(step): \(watcher.totals()) vs cache \(diskTotals(tree.path, basis: .apparent)), other \(diskTotals(other.path, basis: .apparent))"
+            )
             if !ok { return }
         }
         #expect(!log.trims.isEmpty, "seed \(seed): no trim happened")
         for e in log.evictions {
             let root = e.dir == "cache" ? tree : other
-            #expect((try? Syscall.lstat(path: root.url(e.file))) == nil, "seed \(seed): \(e.dir)/\(e.file) has an evict line but exists")
+            #expect(
+                (try? Syscall.lstat(path: root.url(e.file))) == nil,
+                "seed \(seed): \(e.dir)/\(e.file) has an evict line but exists")
         }
     }
 }

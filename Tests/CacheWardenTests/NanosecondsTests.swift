@@ -6,9 +6,9 @@ import Testing
 @Suite struct NanosecondsTests {
     @Test func secondsBecomeNanosecondsUpToTheBoundsAndSaturatePastThem() {
         #expect(Nanoseconds.of(seconds: 1) == 1_000_000_000)
-        #expect(Nanoseconds.of(seconds: 9_223_372_036) == 9_223_372_036_000_000_000)   // the last whole second that fits
+        #expect(Nanoseconds.of(seconds: 9_223_372_036) == 9_223_372_036_000_000_000) // the last whole second that fits
         #expect(Nanoseconds.of(seconds: 9_223_372_037) == .max)
-        #expect(Nanoseconds.of(seconds: 106_752 * 86_400) == .max)   // `max_age = 106752d`, which used to trap `run`
+        #expect(Nanoseconds.of(seconds: 106_752 * 86_400) == .max) // `max_age = 106752d`, which used to trap `run`
         #expect(Nanoseconds.of(seconds: .max) == .max)
         #expect(Nanoseconds.of(seconds: -9_223_372_037) == .min)
         #expect(Nanoseconds.of(seconds: .min) == .min)
@@ -20,9 +20,9 @@ import Testing
     }
 
     @Test func cutoffsAndDeadlinesSaturateAtTheClocksEnds() {
-        let now: Int64 = 1_800_000_000_000_000_000   // 2027
+        let now: Int64 = 1_800_000_000_000_000_000 // 2027
         #expect(Nanoseconds.before(now, seconds: 86_400) == now - 86_400_000_000_000)
-        #expect(Nanoseconds.before(now, seconds: 36_500 * 86_400) == now - 3_153_600_000_000_000_000)   // 100 years
+        #expect(Nanoseconds.before(now, seconds: 36_500 * 86_400) == now - 3_153_600_000_000_000_000) // 100 years
         #expect(Nanoseconds.before(now, seconds: .max) == now - .max)
         #expect(Nanoseconds.before(-now, seconds: .max) == .min)
         #expect(Nanoseconds.before(.min, seconds: 1) == .min)
@@ -40,7 +40,7 @@ import Testing
         #expect(Nanoseconds.of(timespec(tv_sec: 1_700_000_000, tv_nsec: 5)) == 1_700_000_000_000_000_005)
         #expect(Nanoseconds.of(timespec(tv_sec: 9_223_372_036, tv_nsec: 854_775_807)) == .max)
         #expect(Nanoseconds.of(timespec(tv_sec: 9_223_372_036, tv_nsec: 854_775_808)) == .max)
-        #expect(Nanoseconds.of(timespec(tv_sec: 15_000_000_000, tv_nsec: 0)) == .max)   // 2445
+        #expect(Nanoseconds.of(timespec(tv_sec: 15_000_000_000, tv_nsec: 0)) == .max) // 2445
         #expect(Nanoseconds.of(timespec(tv_sec: -15_000_000_000, tv_nsec: 0)) == .min)
     }
 
@@ -53,7 +53,7 @@ import Testing
 
     @Test func aFileStampedPastTheYear2262IsCountedAndNeitherReportNorExpiryTraps() throws {
         let tree = TemporaryTree()
-        tree.write("cache/far", size: 100, mtime: 15_000_000_000)   // 2445: ext4 keeps up to 2446
+        tree.write("cache/far", size: 100, mtime: 15_000_000_000) // 2445: ext4 keeps up to 2446
         tree.write("cache/old", size: 100, mtime: 1_000_000)
         var st = stat()
         try #require(lstat(tree.url("cache/far"), &st) == 0)
@@ -62,7 +62,8 @@ import Testing
         let report = try Watcher.report(WardenSettings(directories: [dir], sizeBasis: .apparent))
         #expect(report.first?.totals.files == 2)
         let log = EventLog()
-        let watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: .apparent), clock: ManualClock(), log: log)
+        let watcher = Watcher(
+            settings: WardenSettings(directories: [dir], sizeBasis: .apparent), clock: ManualClock(), log: log)
         try watcher.start()
         defer { watcher.stop() }
         // The old file expires; the far-future one is the newest there is.

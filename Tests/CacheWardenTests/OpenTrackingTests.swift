@@ -15,7 +15,7 @@ import Testing
         let tree = TemporaryTree()
         for i in 0..<Self.directories { tree.mkdir("d\(i / 100)/e\(i)") }
         for i in 0..<200 { tree.write("d\(i % 90)/e\(i * 40 + i % 40)/f", size: 100) }
-        let harness = try WatcherHarness(tree, quota: 100_000_000)   // spare_open is on by default
+        let harness = try WatcherHarness(tree, quota: 100_000_000) // spare_open is on by default
         // A find over the whole tree, twice: every directory and every file opened and closed.
         for _ in 0..<2 {
             let walker = FileManager.default.enumerator(atPath: tree.path)
@@ -26,7 +26,9 @@ import Testing
         // A write after the walk: once its line is here, every record the walk caused in the same queue was read.
         tree.write("marker", size: 10)
         #expect(eventually { harness.log.writes.contains { $0.file == "marker" } })
-        #expect(!harness.log.names.contains("overflow") && !harness.log.names.contains("rescan"), "\(harness.log.names.filter { $0 != "write" })")
+        #expect(
+            !harness.log.names.contains("overflow") && !harness.log.names.contains("rescan"),
+            "\(harness.log.names.filter { $0 != "write" })")
         #expect(harness.totalsMatchDisk())
     }
 
@@ -39,10 +41,11 @@ import Testing
         // read is known again. (Opened again on each poll: an open made while that queue was still full is lost.)
         var held: [FileHandle] = []
         defer { for h in held { try? h.close() } }
-        #expect(eventually {
-            if let h = FileHandle(forReadingAtPath: tree.url("old0")) { held.append(h) }
-            return harness.watcher.openFiles("cache").contains("old0")
-        })
+        #expect(
+            eventually {
+                if let h = FileHandle(forReadingAtPath: tree.url("old0")) { held.append(h) }
+                return harness.watcher.openFiles("cache").contains("old0")
+            })
         let trim = try harness.watcher.trim("cache", to: diskTotals(tree.path).total - 1)
         #expect(trim.removed == 1 && tree.exists("old0") && !tree.exists("old1"), "\(trim)")
         #expect(harness.totalsMatchDisk())

@@ -64,27 +64,32 @@ import Testing
 
     @Test func everyPathKeyIsExpandedAndNoOtherKey() throws {
         tree.mkdir("c")
-        let s = try parse("""
-        control_socket = ${XDG_RUNTIME_DIR}/cw.sock
-        metrics_file = $HOME/cw.prom
-        dir.c.path = ~/c
-        dir.c.protect = $keep.db
-        """, ["XDG_RUNTIME_DIR": "/run/user/1000"])
+        let s = try parse(
+            """
+            control_socket = ${XDG_RUNTIME_DIR}/cw.sock
+            metrics_file = $HOME/cw.prom
+            dir.c.path = ~/c
+            dir.c.protect = $keep.db
+            """, ["XDG_RUNTIME_DIR": "/run/user/1000"])
         #expect(s.controlSocket == "/run/user/1000/cw.sock")
         #expect(s.metricsFile == tree.url("cw.prom"))
         #expect(s.directories[0].protect == ["$keep.db"], "globs are not paths")
     }
 
     @Test func tildeUserIsAnErrorWithFileAndLine() {
-        #expect(error("# home\ndir.c.path = ~bob/cache\n")
-                == "test.conf:2: dir.c.path: `~bob` is not supported (only `~` or `~/…`, your own home); write the full path")
+        #expect(
+            error("# home\ndir.c.path = ~bob/cache\n")
+                == "test.conf:2: dir.c.path: `~bob` is not supported (only `~` or `~/…`, your own home); write the full path"
+        )
         #expect(error("metrics_file = ~root\n").hasPrefix("test.conf:1: metrics_file: `~root` is not supported"))
     }
 
     @Test func anUnsetOrEmptyVariableIsAnErrorNeverAnEmptyString() {
-        #expect(error("dir.c.path = $NOPE/cache\n")
+        #expect(
+            error("dir.c.path = $NOPE/cache\n")
                 == "test.conf:1: dir.c.path: $NOPE is not set; set it in the environment or write the path out")
-        #expect(error("\n\ncontrol_socket = ${EMPTY}/cw.sock\n")
+        #expect(
+            error("\n\ncontrol_socket = ${EMPTY}/cw.sock\n")
                 == "test.conf:3: control_socket: $EMPTY is empty; set it to a folder or write the path out")
     }
 
@@ -106,6 +111,8 @@ import Testing
         }
         #expect(noHome("dir.c.path = ~/c\n").hasPrefix("x.conf:1: dir.c.path: no home directory for ~: $HOME is not"))
         #expect(noHome("dir.c.path = $HOME/c\n").hasPrefix("x.conf:1: dir.c.path: no home directory for $HOME"))
-        #expect(noHome("dir.c.path = $XDG_CACHE_HOME/c\n").hasPrefix("x.conf:1: dir.c.path: $XDG_CACHE_HOME is not set, and its default"))
+        #expect(
+            noHome("dir.c.path = $XDG_CACHE_HOME/c\n").hasPrefix(
+                "x.conf:1: dir.c.path: $XDG_CACHE_HOME is not set, and its default"))
     }
 }

@@ -12,9 +12,11 @@ import Testing
         let now = Date().timeIntervalSince1970
         // 10 files of 10,000 bytes with distinct ages: f0 oldest.
         for i in 0..<10 { tree.write("f\(i)", size: 10_000, mtime: now - Double(1000 - i * 10)) }
-        let h = try WatcherHarness(tree, quota: 110_000, basis: .apparent) { $0.backend = backend; $0.pollInterval = 1 }
+        let h = try WatcherHarness(tree, quota: 110_000, basis: .apparent) {
+            $0.backend = backend; $0.pollInterval = 1
+        }
         #expect(h.total == 100_000)
-        tree.write("newest", size: 20_000)   // 120,000 > 110,000: trim to ≤ 55,000
+        tree.write("newest", size: 20_000) // 120,000 > 110,000: trim to ≤ 55,000
         #expect(eventually { !h.log.trims.isEmpty })
         let trim = try #require(h.log.trims.first)
         #expect(trim.reason == .quota)

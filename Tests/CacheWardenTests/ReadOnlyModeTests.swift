@@ -33,8 +33,10 @@ import Testing
         let (tree, config) = try Self.overQuotaAndExpired()
         let before = Self.snapshot(tree.url("cache"))
         #expect(before.count == 40)
-        for args in [["status", "--config", config], ["status", "--config", config, "--json"],
-                     ["check", "--config", config], ["clear", "--config", config, "--dry-run"]] {
+        for args in [
+            ["status", "--config", config], ["status", "--config", config, "--json"],
+            ["check", "--config", config], ["clear", "--config", config, "--dry-run"],
+        ] {
             let r = try runProcess(cachewardenBinary(), args)
             #expect(r.status == 0, "\(args): \(r.err)")
             #expect(Self.snapshot(tree.url("cache")) == before, "\(args) changed the directory")
@@ -42,7 +44,9 @@ import Testing
         }
         // The report still says what is there.
         let json = try runProcess(cachewardenBinary(), ["status", "--config", config, "--json"])
-        let rows = json.out.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let rows = json.out.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
         #expect(rows.first?["files"] as? Int == 40)
         #expect(rows.last?["dir"] as? String == "new")
         #expect(rows.last?["files"] as? Int == 0)
@@ -53,8 +57,12 @@ import Testing
         let (tree, config) = try Self.overQuotaAndExpired()
         let trace = tree.url("trace.txt")
         let strace = try #require(which("strace"))
-        let r = try runProcess(strace, ["-f", "-qq", "-e", "trace=inotify_init1,inotify_add_watch,unlinkat,unlink",
-                                                  "-o", trace, cachewardenBinary(), "status", "--config", config])
+        let r = try runProcess(
+            strace,
+            [
+                "-f", "-qq", "-e", "trace=inotify_init1,inotify_add_watch,unlinkat,unlink",
+                "-o", trace, cachewardenBinary(), "status", "--config", config,
+            ])
         #expect(r.status == 0, "\(r.err)")
         let calls = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
         #expect(!calls.contains("inotify"), "\(calls)")
@@ -65,8 +73,9 @@ import Testing
         let tree = TemporaryTree()
         for i in 0..<10 { tree.write("f\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) }
         let log = EventLog()
-        let settings = WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path, quota: 20_000, maxAge: 60)],
-                                      sizeBasis: .apparent)
+        let settings = WardenSettings(
+            directories: [DirectorySettings(name: "c", path: tree.path, quota: 20_000, maxAge: 60)],
+            sizeBasis: .apparent)
         let watcher = Watcher(settings: settings, mode: .observe) { log.append($0) }
         try watcher.start()
         defer { watcher.stop() }

@@ -45,7 +45,11 @@ import Testing
     /// takes the next units: never half a folder.
     @Test func aUnitWithAFileRewrittenSinceItWasCountedStaysWhole() throws {
         let tree = TemporaryTree()
-        for job in 0..<4 { for f in 0..<2 { tree.write("jobs/job\(job)/out\(f)", size: 10_000, mtime: 1_000_000 + Double(job * 10 + f)) } }
+        for job in 0..<4 {
+            for f in 0..<2 {
+                tree.write("jobs/job\(job)/out\(f)", size: 10_000, mtime: 1_000_000 + Double(job * 10 + f))
+            }
+        }
         let path = tree.path
         let h = try WatcherHarness(tree, quota: 85_000, basis: .apparent) { dir in
             dir.evictUnit = .depth(2)
@@ -54,7 +58,7 @@ import Testing
                 return true
             }
         }
-        tree.write("jobs/job9/out", size: 10_000)   // 90 kB > 85 kB: trim to 42.5 kB
+        tree.write("jobs/job9/out", size: 10_000) // 90 kB > 85 kB: trim to 42.5 kB
         #expect(eventually { !h.log.trims.isEmpty })
         #expect(h.log.evictions.map(\.file) == ["jobs/job1", "jobs/job2", "jobs/job3"])
         #expect(tree.exists("jobs/job0/out0") && tree.exists("jobs/job0/out1"))

@@ -15,10 +15,10 @@ import Testing
 
     @Test func theFirstNestedOrEqualPathIsFoundWithTheEarliestItNestsWith() {
         #expect(Self.overlap(["/a/b", "/a/bc", "/a/b2/c", "/ab"]) == nil, "a common prefix is not nesting")
-        #expect(Self.overlap(["/a/b", "/x", "/a/b/c"]) == "d0 d2")    // inside an earlier one
-        #expect(Self.overlap(["/a/b/c", "/x", "/a"]) == "d0 d2")      // holding an earlier one
+        #expect(Self.overlap(["/a/b", "/x", "/a/b/c"]) == "d0 d2") // inside an earlier one
+        #expect(Self.overlap(["/a/b/c", "/x", "/a"]) == "d0 d2") // holding an earlier one
         #expect(Self.overlap(["/x", "/a/b/c", "/a/b/d", "/a"]) == "d1 d3")
-        #expect(Self.overlap(["/x", "/y", "/x"]) == "d0 d2")          // the same path twice
+        #expect(Self.overlap(["/x", "/y", "/x"]) == "d0 d2") // the same path twice
         #expect(Self.overlap(["/x/y", "/"]) == "d0 d1" && Self.overlap(["/", "/x/y"]) == "d0 d1")
         #expect(Self.overlap(["/q", "/a/b", "/c", "/a/b/c/d", "/a"]) == "d1 d3", "the first later one that nests")
         #expect(Self.overlap([]) == nil && Self.overlap(["/"]) == nil)
@@ -28,13 +28,18 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<300 {
             let paths = (0..<Int.random(in: 1...8, using: &generator)).map { _ in
-                "/" + (0..<Int.random(in: 0...3, using: &generator)).map { _ in ["a", "b", "ab"].randomElement(using: &generator)! }
+                "/"
+                    + (0..<Int.random(in: 0...3, using: &generator)).map { _ in
+                        ["a", "b", "ab"].randomElement(using: &generator)!
+                    }
                     .joined(separator: "/")
             }
             var expected: (Int, Int)?
             outer: for later in paths.indices {
                 for earlier in paths[..<later].indices
-                where PathResolver.isWithin(paths[earlier], paths[later]) || PathResolver.isWithin(paths[later], paths[earlier]) {
+                where PathResolver.isWithin(paths[earlier], paths[later])
+                    || PathResolver.isWithin(paths[later], paths[earlier])
+                {
                     expected = (earlier, later)
                     break outer
                 }
@@ -47,16 +52,20 @@ import Testing
         var registry = RootRegistry()
         func add(_ name: String) -> RootID {
             let id = registry.nextID
-            registry.add(RootRuntime(id: id, settings: DirectorySettings(name: name, path: "/c/\(name)"), path: "/c/\(name)", basis: .apparent))
+            registry.add(
+                RootRuntime(
+                    id: id, settings: DirectorySettings(name: name, path: "/c/\(name)"), path: "/c/\(name)",
+                    basis: .apparent))
             return id
         }
         #expect((0..<5).map { add("r\($0)") } == (0..<5).map { RootID(UInt32($0)) })
         registry.remove(RootID(3))
         registry.remove(RootID(1))
-        registry.remove(RootID(1))   // twice: nothing more happens
+        registry.remove(RootID(1)) // twice: nothing more happens
         #expect(registry.id(named: "r1") == nil && registry.id(named: "r4") == RootID(4))
         #expect(add("new1") == RootID(1) && add("new3") == RootID(3) && add("new5") == RootID(5))
-        #expect(registry.id(named: "new3") == RootID(3) && registry.order == [0, 2, 4, 1, 3, 5].map { RootID(UInt32($0)) })
+        #expect(
+            registry.id(named: "new3") == RootID(3) && registry.order == [0, 2, 4, 1, 3, 5].map { RootID(UInt32($0)) })
         registry[RootID(2)]?.lost = "is gone"
         #expect(registry[RootID(2)]?.lost == "is gone" && registry.id(named: "r2") == RootID(2))
         registry.removeAll()
@@ -81,8 +90,10 @@ import Testing
                 for i in 0..<n {
                     let name = "d\(i)"
                     precondition(registry.id(named: name) == nil)
-                    registry.add(RootRuntime(id: registry.nextID, settings: DirectorySettings(name: name, path: "/c/\(name)"),
-                                             path: "/c/\(name)", basis: .apparent))
+                    registry.add(
+                        RootRuntime(
+                            id: registry.nextID, settings: DirectorySettings(name: name, path: "/c/\(name)"),
+                            path: "/c/\(name)", basis: .apparent))
                 }
             }
         }

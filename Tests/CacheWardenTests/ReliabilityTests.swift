@@ -8,7 +8,8 @@ import Testing
     /// Parses the `total` of the last `status` line of a CLI run.
     static func lastStatusTotal(_ cli: RunningCLI) -> Int? {
         guard let line = cli.lines.last(where: { $0.contains("\"event\":\"status\"") }),
-              let obj = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            let obj = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        else { return nil }
         return obj["total"] as? Int
     }
 
@@ -26,11 +27,12 @@ import Testing
         let disk = diskTotals(tree.path, basis: .apparent)
         // Ask for a status line and wait for it (a condition, not a pause) until one shows the disk's total.
         let statusLines = { cli.lines.filter { $0.contains("\"event\":\"status\"") }.count }
-        #expect(eventually(timeout: 60) {
-            let before = statusLines()
-            cli.signal(SIGUSR1)
-            return eventually(timeout: 5) { statusLines() > before } && Self.lastStatusTotal(cli) == Int(disk.total)
-        })
+        #expect(
+            eventually(timeout: 60) {
+                let before = statusLines()
+                cli.signal(SIGUSR1)
+                return eventually(timeout: 5) { statusLines() > before } && Self.lastStatusTotal(cli) == Int(disk.total)
+            })
         #expect(cli.interrupt() == 0)
         #expect(try parseWithPython(cli.stdout).contains("rescan"))
     }
@@ -41,11 +43,16 @@ import Testing
         parent.mkdir("root")
         parent.write("root/a", size: 100)
         let log = EventLog(), clock = ManualClock()
-        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "r", path: root)], sizeBasis: .apparent),
-                              clock: clock, log: log)
+        let watcher = Watcher(
+            settings: WardenSettings(directories: [DirectorySettings(name: "r", path: root)], sizeBasis: .apparent),
+            clock: clock, log: log)
         try watcher.start()
         defer { watcher.stop() }
-        func errors(_ kind: String) -> Int { log.all.filter { if case .error(let e) = $0.kind { return e.kind == kind }; return false }.count }
+        func errors(_ kind: String) -> Int {
+            log.all.filter {
+                if case .error(let e) = $0.kind { return e.kind == kind }; return false
+            }.count
+        }
         parent.remove("root")
         #expect(eventually { errors("root_lost") == 1 })
         #expect(watcher.totals()[0].total == 0)
@@ -75,8 +82,11 @@ import Testing
         chmod(tree.url("locked"), 0)
         chmod(tree.url("open/y"), 0o666)
         defer { chmod(tree.url("locked"), 0o755) }
-        let cli = try RunningCLI(["--reuid=nobody", "--regid=nogroup", "--clear-groups", cachewardenBinary(),
-                                  "run", "--dir", tree.path, "--size-basis", "apparent"], executable: setpriv)
+        let cli = try RunningCLI(
+            [
+                "--reuid=nobody", "--regid=nogroup", "--clear-groups", cachewardenBinary(),
+                "run", "--dir", tree.path, "--size-basis", "apparent",
+            ], executable: setpriv)
         #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"ready\"") } })
         let error = try #require(cli.lines.first { $0.contains("\"event\":\"error\"") })
         #expect(error.contains("\"kind\":\"permission\""))
@@ -126,10 +136,11 @@ import Testing
         // `cachewarden run … | sleep 600`: the reader never reads, the pipe fills, trimming goes on.
         let tree = TemporaryTree()
         let pipe = Pipe()
-        let p = try Self.runWithStdout(pipe, ["run", "--dir", tree.path, "--quota", "50KB", "--size-basis", "apparent"])
+        let p = try Self.runWithStdout(
+            pipe, ["run", "--dir", tree.path, "--quota", "50KB", "--size-basis", "apparent"])
         defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         #expect(waitUntilWatching(p.processIdentifier))
-        for i in 0..<3000 { tree.write("f\(i)", size: 200) }   // > 64 KiB of event lines: the pipe is full
+        for i in 0..<3000 { tree.write("f\(i)", size: 200) } // > 64 KiB of event lines: the pipe is full
         #expect(eventually { diskTotals(tree.path, basis: .apparent).total <= 50_000 })
         // Reading now gets the backlog (and a `dropped` line if lines had to go): all of it valid JSON.
         kill(p.processIdentifier, SIGINT)
@@ -143,7 +154,8 @@ import Testing
         let tree = TemporaryTree()
         let pipe = Pipe()
         // A 16 KiB bound and a reader that does not read: the pipe (64 KiB) and then the bound fill up.
-        let p = try Self.runWithStdout(pipe, ["run", "--dir", tree.path, "--size-basis", "apparent", "--max-buffered", "16KiB"])
+        let p = try Self.runWithStdout(
+            pipe, ["run", "--dir", tree.path, "--size-basis", "apparent", "--max-buffered", "16KiB"])
         defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         #expect(waitUntilWatching(p.processIdentifier))
         for i in 0..<3000 { tree.write("f\(i)", size: 10) }
@@ -170,7 +182,8 @@ import Testing
         let names = try parseWithPython(text)
         #expect(names.contains("dropped"))
         let droppedLine = try #require(text.split(separator: "\n").first { $0.contains("\"event\":\"dropped\"") })
-        let count = try #require((try JSONSerialization.jsonObject(with: Data(droppedLine.utf8)) as? [String: Any])?["count"] as? Int)
+        let count = try #require(
+            (try JSONSerialization.jsonObject(with: Data(droppedLine.utf8)) as? [String: Any])?["count"] as? Int)
         #expect(count > 0)
         #expect(names.last == "stop")
         // Lines written + lines dropped account for every write (3,000 files, the last one and the nudges).
@@ -188,9 +201,10 @@ import Testing
     @Test func aClosedStdoutDoesNotStopTrimming() throws {
         let tree = TemporaryTree()
         let pipe = Pipe()
-        let p = try Self.runWithStdout(pipe, ["run", "--dir", tree.path, "--quota", "50KB", "--size-basis", "apparent"])
+        let p = try Self.runWithStdout(
+            pipe, ["run", "--dir", tree.path, "--quota", "50KB", "--size-basis", "apparent"])
         defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
-        try pipe.fileHandleForReading.close()   // the reader is gone: writes fail with EPIPE
+        try pipe.fileHandleForReading.close() // the reader is gone: writes fail with EPIPE
         #expect(waitUntilWatching(p.processIdentifier))
         for i in 0..<200 { tree.write("f\(i)", size: 2000) }
         #expect(eventually { diskTotals(tree.path, basis: .apparent).total <= 50_000 })
@@ -212,7 +226,8 @@ import Testing
         let tree = TemporaryTree()
         for i in 0..<10 { tree.write("f\(i)", size: 1000, mtime: Double(1_000_000 + i)) }
         let h = try WatcherHarness(tree, quota: 100_000, basis: .apparent)
-        var lowered = WardenSettings(directories: [DirectorySettings(name: "cache", path: tree.path, quota: 5000)], sizeBasis: .apparent)
+        var lowered = WardenSettings(
+            directories: [DirectorySettings(name: "cache", path: tree.path, quota: 5000)], sizeBasis: .apparent)
         try h.watcher.reload(lowered)
         #expect(h.total <= 2500)
         lowered.directories[0].name = "bad name"
@@ -272,14 +287,19 @@ import Testing
         }
         for i in 0..<20 { #expect(canary.exists("precious\(i)")) }
         #expect(trims > 0)
-        #expect(h.totalsMatchDisk(basis: .apparent), "watcher \(h.total) B/\(h.files), disk \(diskTotals(tree.path, basis: .apparent)) \(ModelBasedTotalsTests.inventory(tree.path))")
+        #expect(
+            h.totalsMatchDisk(basis: .apparent),
+            "watcher \(h.total) B/\(h.files), disk \(diskTotals(tree.path, basis: .apparent)) \(ModelBasedTotalsTests.inventory(tree.path))"
+        )
     }
 
     @Test func randomConfigTextNeverCrashesTheParser() {
         let tree = TemporaryTree()
         var g = ModelBasedTotalsTests.Generator(state: 42)
-        let pieces = ["dir.", "a", ".path", ".quota", " = ", "=", "#", " ", "\n", "\t", "size_basis", "1MB", "KiB", "-",
-                      "..", "/", "\u{0}", "é", "🙂", "max_age", "1mo", "manual", "protect", "*", ",", "%", "low_disk_free", "0"]
+        let pieces = [
+            "dir.", "a", ".path", ".quota", " = ", "=", "#", " ", "\n", "\t", "size_basis", "1MB", "KiB", "-",
+            "..", "/", "\u{0}", "é", "🙂", "max_age", "1mo", "manual", "protect", "*", ",", "%", "low_disk_free", "0",
+        ]
         var errors = 0
         for _ in 0..<5000 {
             var text = ""
@@ -304,11 +324,17 @@ import SystemPackage
         tree.writeText("root/CACHEDIR.TAG", CacheDirTag.signature + "\n")
         tree.write("root/a", size: 100)
         let log = EventLog(), clock = ManualClock()
-        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "r", path: tree.url("root"), quota: 1000)],
-                                                       sizeBasis: .apparent), clock: clock, log: log)
+        let watcher = Watcher(
+            settings: WardenSettings(
+                directories: [DirectorySettings(name: "r", path: tree.url("root"), quota: 1000)],
+                sizeBasis: .apparent), clock: clock, log: log)
         try watcher.start()
         defer { watcher.stop() }
-        func errors(_ kind: String) -> Int { log.all.filter { if case .error(let e) = $0.kind { return e.kind == kind }; return false }.count }
+        func errors(_ kind: String) -> Int {
+            log.all.filter {
+                if case .error(let e) = $0.kind { return e.kind == kind }; return false
+            }.count
+        }
         tree.remove("root")
         #expect(eventually { errors("root_lost") == 1 })
         // Made again by someone else, without the tag: nothing says it is a cache any more.

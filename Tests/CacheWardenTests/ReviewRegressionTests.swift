@@ -34,7 +34,7 @@ import Testing
         _ = add("a", ino: 10, age: 0)
         let r = add("r", ino: 11, age: 1)
         _ = add("b", ino: 12, age: 0)
-        _ = add("s", ino: 99, age: 10, links: 2)   // linked: its other name is outside the root
+        _ = add("s", ino: 99, age: 10, links: 2) // linked: its other name is outside the root
         _ = add("c", ino: 14, age: 2)
         _ = add("x", ino: 15, age: 7)
         _ = add("L", ino: 16, age: 5)
@@ -97,9 +97,13 @@ import Testing
         tree.write("d/f1", size: 4000)
         tree.write("d/f2", size: 6000)
         tree.write("g", size: 1000)
-        let engine = Engine(settings: WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)], sizeBasis: .apparent),
-                            mode: .observe, sinks: [], logger: Logger(label: "t"))
-        let started: Result<Void, WardenError> = engine.queue.sync { do throws(WardenError) { try engine.start(); return .success(()) } catch { return .failure(error) } }
+        let engine = Engine(
+            settings: WardenSettings(
+                directories: [DirectorySettings(name: "c", path: tree.path)], sizeBasis: .apparent),
+            mode: .observe, sinks: [], logger: Logger(label: "t"))
+        let started: Result<Void, WardenError> = engine.queue.sync {
+            do throws(WardenError) { try engine.start(); return .success(()) } catch { return .failure(error) }
+        }
         try started.get()
         defer { _ = engine.queue.sync { engine.stop() } }
         #expect(engine.queue.sync { engine.state.ledger.total(RootID(0)) } == 11000)
@@ -110,7 +114,9 @@ import Testing
         let total: Int64 = engine.queue.sync {
             let rootNode = engine.state.ledger.account(RootID(0))!.rootNode
             var batch = ChangeBatch()
-            Array("d".utf8).withUnsafeBytes { batch.append(.movedFrom, node: rootNode, name: $0, isDirectory: true, move: MoveToken(raw: 77)) }
+            Array("d".utf8).withUnsafeBytes {
+                batch.append(.movedFrom, node: rootNode, name: $0, isDirectory: true, move: MoveToken(raw: 77))
+            }
             batch.append(.overflow, node: .none)
             _ = engine.process(&batch)
             return engine.state.ledger.total(RootID(0))
@@ -120,8 +126,9 @@ import Testing
         // The records still queued for the real rename must not change the rebuilt total: once a marker written
         // after them is counted, they have all been read.
         tree.write("marker", size: 1)
-        #expect(eventually { engine.queue.sync { engine.state.ledger.total(RootID(0)) } == 11001 },
-                "later: \(engine.queue.sync { engine.state.ledger.total(RootID(0)) }), disk 11001")
+        #expect(
+            eventually { engine.queue.sync { engine.state.ledger.total(RootID(0)) } == 11001 },
+            "later: \(engine.queue.sync { engine.state.ledger.total(RootID(0)) }), disk 11001")
     }
 }
 
@@ -134,11 +141,15 @@ final class WatcherBox: @unchecked Sendable { var watcher: Watcher? }
         let q = DispatchQueue(label: "shared.callbacks")
         let boxA = WatcherBox()
         let stopped = DispatchSemaphore(value: 0)
-        let wa = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "a", path: a.path)]), callbackQueue: q) { e in
+        let wa = Watcher(
+            settings: WardenSettings(directories: [DirectorySettings(name: "a", path: a.path)]), callbackQueue: q
+        ) { e in
             if case .write = e.kind, let w = boxA.watcher { boxA.watcher = nil; w.stop(); stopped.signal() }
         }
         boxA.watcher = wa
-        let wb = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "b", path: b.path)]), callbackQueue: q) { _ in }
+        let wb = Watcher(
+            settings: WardenSettings(directories: [DirectorySettings(name: "b", path: b.path)]), callbackQueue: q
+        ) { _ in }
         try wa.start(); try wb.start()
         a.write("x", size: 10)
         #expect(stopped.wait(timeout: .now() + 5) == .success, "stop() from the handler never returned")
@@ -153,9 +164,13 @@ final class WatcherBox: @unchecked Sendable { var watcher: Watcher? }
         tree.write("d/f1", size: 4000)
         tree.mkdir("p")
         let inotify = InotifyCapture()
-        let engine = Engine(settings: WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path)], sizeBasis: .apparent),
-                            mode: .observe, sinks: [], logger: Logger(label: "t"), backend: inotify.factory)
-        let started: Result<Void, WardenError> = engine.queue.sync { do throws(WardenError) { try engine.start(); return .success(()) } catch { return .failure(error) } }
+        let engine = Engine(
+            settings: WardenSettings(
+                directories: [DirectorySettings(name: "c", path: tree.path)], sizeBasis: .apparent),
+            mode: .observe, sinks: [], logger: Logger(label: "t"), backend: inotify.factory)
+        let started: Result<Void, WardenError> = engine.queue.sync {
+            do throws(WardenError) { try engine.start(); return .success(()) } catch { return .failure(error) }
+        }
         try started.get()
         defer { _ = engine.queue.sync { engine.stop() } }
         engine.queue.sync { engine.backend?.suspend() }
@@ -166,9 +181,11 @@ final class WatcherBox: @unchecked Sendable { var watcher: Watcher? }
             let rootNode = engine.state.ledger.account(root)!.rootNode
             let p = Array("p".utf8).withUnsafeBytes { engine.state.ledger.subdirectory(of: rootNode, named: $0)! }
             var b1 = ChangeBatch()
-            Array("d".utf8).withUnsafeBytes { b1.append(.movedFrom, node: rootNode, name: $0, isDirectory: true, move: MoveToken(raw: 5)) }
+            Array("d".utf8).withUnsafeBytes {
+                b1.append(.movedFrom, node: rootNode, name: $0, isDirectory: true, move: MoveToken(raw: 5))
+            }
             _ = engine.process(&b1)
-            var b2 = ChangeBatch()          // the fallback timer's re-read of p (or any scan that meets d's inode)
+            var b2 = ChangeBatch() // the fallback timer's re-read of p (or any scan that meets d's inode)
             b2.append(.rescan, node: p)
             _ = engine.process(&b2)
             var b3 = ChangeBatch()
@@ -178,7 +195,10 @@ final class WatcherBox: @unchecked Sendable { var watcher: Watcher? }
             b4.append(.moveAbandoned, node: .none, move: MoveToken(raw: 5))
             _ = engine.process(&b4)
             let q = Array("q".utf8).withUnsafeBytes { engine.state.ledger.subdirectory(of: rootNode, named: $0) }
-            return (engine.state.ledger.total(root), q.map { engine.state.ledger.isWatched($0) && inotify.backend?.hasWatch($0) == true } ?? false)
+            return (
+                engine.state.ledger.total(root),
+                q.map { engine.state.ledger.isWatched($0) && inotify.backend?.hasWatch($0) == true } ?? false
+            )
         }
         #expect(total == 6000, "total \(total), disk 6000")
         #expect(qWatched, "q lost its node or its watch")

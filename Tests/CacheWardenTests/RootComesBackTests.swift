@@ -19,13 +19,16 @@ struct RootComesBackTests {
         init(_ tree: TemporaryTree, extra: String = "") throws {
             self.tree = tree
             let config = tree.url("c.conf")
-            try ("size_basis = apparent\ncontrol_socket = \(tree.url("cw.sock"))\ndir.c.path = \(tree.url("cache"))\n"
-                 + "dir.c.quota = 1KB\n" + extra).write(toFile: config, atomically: true, encoding: .utf8)
+            try
+                ("size_basis = apparent\ncontrol_socket = \(tree.url("cw.sock"))\ndir.c.path = \(tree.url("cache"))\n"
+                + "dir.c.quota = 1KB\n" + extra).write(toFile: config, atomically: true, encoding: .utf8)
             cli = try RunningCLI(["run", "-c", config], environment: ["HOME": tree.url("home")])
             #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"ready\"") } }, "\(cli.stderr)")
         }
 
-        func errors(_ kind: String) -> [String] { cli.lines.filter { $0.contains("\"event\":\"error\"") && $0.contains("\"kind\":\"\(kind)\"") } }
+        func errors(_ kind: String) -> [String] {
+            cli.lines.filter { $0.contains("\"event\":\"error\"") && $0.contains("\"kind\":\"\(kind)\"") }
+        }
 
         func status() throws -> [String: Any] {
             let r = try runProcess(cachewardenBinary(), ["status", "--control-socket", socket, "--json"])
@@ -53,7 +56,9 @@ struct RootComesBackTests {
         let line = try #require(d.errors("root_refused").first)
         #expect(line.contains("is the home directory in $HOME") && line.contains("not taken back"), "\(line)")
         let status = try d.status()
-        #expect((status["lost"] as? String)?.contains("is the home directory in $HOME") == true && status["total"] as? Int == 0, "\(status)")
+        #expect(
+            (status["lost"] as? String)?.contains("is the home directory in $HOME") == true
+                && status["total"] as? Int == 0, "\(status)")
         #expect(d.cli.interrupt() == 0)
         #expect(DiskSnapshot(tree.url("home")).changes(since: before).isEmpty)
         #expect(d.errors("root_refused").count == 1, "said once")
@@ -118,7 +123,10 @@ struct RootComesBackTests {
         #expect(d.cli.interrupt() == 0)
         #expect(DiskSnapshot(outside.path).changes(since: before).isEmpty, "an outside file was deleted")
         let evicted = d.cli.lines.filter { $0.contains("\"event\":\"evict\"") }
-        #expect(!evicted.isEmpty && !evicted.contains { $0.contains("\"file\":\"bound/") || $0.contains("\"file\":\"later/") }, "\(d.cli.stdout)")
+        #expect(
+            !evicted.isEmpty
+                && !evicted.contains { $0.contains("\"file\":\"bound/") || $0.contains("\"file\":\"later/") },
+            "\(d.cli.stdout)")
     }
 
     /// Back at its path as a bind mount of another folder of the same filesystem, also in a cache place (so the
@@ -162,7 +170,9 @@ struct RootComesBackTests {
         #expect(eventually { (try? d.status())?["lost"] as? String != nil }, "\(d.cli.stdout)")
         unlink(tree.url("cache"))
         tree.write("cache/back", size: 2000)
-        #expect(eventually { (try? d.status())?["lost"] == nil && (try? d.status())?["files"] as? Int == 0 }, "\(d.cli.stdout)")
+        #expect(
+            eventually { (try? d.status())?["lost"] == nil && (try? d.status())?["files"] as? Int == 0 },
+            "\(d.cli.stdout)")
         #expect(d.cli.interrupt() == 0)
     }
 

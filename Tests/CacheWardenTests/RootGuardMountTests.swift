@@ -32,7 +32,9 @@ struct RootGuardMountTests {
             let g = RootGuard.current(ownFiles: [], extraHomes: [home])
             for path in [tree.url("is\(i)"), tree.url("holds\(i)")] {
                 tried += 1
-                if case .refused = g.verdict(name: "c", path: path, allowAnyPath: false) { refused += 1 } else {
+                if case .refused = g.verdict(name: "c", path: path, allowAnyPath: false) {
+                    refused += 1
+                } else {
                     Issue.record("\(path), showing \(target), accepted")
                 }
             }
@@ -49,7 +51,8 @@ struct RootGuardMountTests {
                 Issue.record("\(path) accepted"); continue
             }
             refused += 1
-            #expect(why.contains(" \(target),") || why.contains(" \(target) ") || why.contains("the filesystem root")
+            #expect(
+                why.contains(" \(target),") || why.contains(" \(target) ") || why.contains("the filesystem root")
                     || why.contains("home directory"), "\(path): \(why)")
         }
         #expect(refused == tried && tried >= 24, "\(refused) of \(tried) refused")
@@ -62,13 +65,16 @@ struct RootGuardMountTests {
         #expect(bindMount(home, at: tree.url("bound-home")))
         defer { unmount(tree.url("bound-home")) }
         let fresh = RootGuard.current(ownFiles: [], extraHomes: [home])
-        for path in [tree.url("bound-home/Documents"), tree.url("everything") + home + "/Documents",
-                     tree.url("everything") + other.url("data")] {
+        for path in [
+            tree.url("bound-home/Documents"), tree.url("everything") + home + "/Documents",
+            tree.url("everything") + other.url("data"),
+        ] {
             #expect(fresh.verdict(name: "c", path: path, allowAnyPath: false) != .allowed, "\(path) accepted")
         }
         // A cache inside the home, seen through the recursive bind mount, is still a cache.
         homes.mkdir("alice/.cache/pip")
-        #expect(g.verdict(name: "c", path: tree.url("everything") + home + "/.cache/pip", allowAnyPath: false) == .allowed)
+        #expect(
+            g.verdict(name: "c", path: tree.url("everything") + home + "/.cache/pip", allowAnyPath: false) == .allowed)
     }
 
     /// The refusal says which path the folder also has, and `allow_any_path` is the only way out.
@@ -88,7 +94,10 @@ struct RootGuardMountTests {
         #expect(why.contains("is /etc, a top-level system directory") || why.contains("is also /etc"), "\(why)")
         #expect(why.contains("dir.c.allow_any_path = true") && !why.contains("CACHEDIR.TAG"), "\(why)")
         if ssh {
-            #expect(g.refusal(of: tree.url("holder"))?.reason == "holds the mount \(tree.url("holder/bound")), which shows /etc/ssh, which is under /etc, a system directory")
+            #expect(
+                g.refusal(of: tree.url("holder"))?.reason
+                    == "holds the mount \(tree.url("holder/bound")), which shows /etc/ssh, which is under /etc, a system directory"
+            )
         }
     }
 
@@ -102,11 +111,15 @@ struct RootGuardMountTests {
         defer { unmount(tree.url("cache")) }
         let before = DiskSnapshot(tree.url("home"))
         let config = tree.url("c.conf")
-        try "size_basis = apparent\ndir.c.path = \(tree.url("cache"))\ndir.c.quota = 1KB\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "size_basis = apparent\ndir.c.path = \(tree.url("cache"))\ndir.c.quota = 1KB\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
         for command in [["check"], ["run"]] {
-            let r = try runProcess("/usr/bin/timeout", ["20", cachewardenBinary()] + command + ["-c", config],
-                                   environment: ["HOME": tree.url("home")])
-            #expect(r.status == 2 && r.err.contains("c.conf:2: dir.c.path: ") && r.err.contains("in $HOME"), "\(command): \(r)")
+            let r = try runProcess(
+                "/usr/bin/timeout", ["20", cachewardenBinary()] + command + ["-c", config],
+                environment: ["HOME": tree.url("home")])
+            #expect(
+                r.status == 2 && r.err.contains("c.conf:2: dir.c.path: ") && r.err.contains("in $HOME"),
+                "\(command): \(r)")
         }
         #expect(DiskSnapshot(tree.url("home")).changes(since: before).isEmpty)
     }

@@ -9,11 +9,18 @@ import Testing
 @Suite struct RootGuardPlacesTests {
     static let alice = "/srv/people/alice"
     let guardian = RootGuard(
-        homes: [.init(owner: "of user alice", path: alice), .init(owner: "of user sftp", path: "/srv/sftp/bob", canLogIn: false)],
+        homes: [
+            .init(owner: "of user alice", path: alice),
+            .init(owner: "of user sftp", path: "/srv/sftp/bob", canLogIn: false),
+        ],
         ownFiles: [],
-        places: CachePlaces(homes: [.init(owner: "of user alice", path: alice)],
-                            environment: DefaultLocations(environment: ["XDG_CACHE_HOME": "/data/xdg-cache", "GOCACHE": "/data/go-build",
-                                                                        "CARGO_HOME": "/opt/cargo", "HF_HOME": "/data/hf"], euid: 1000)),
+        places: CachePlaces(
+            homes: [.init(owner: "of user alice", path: alice)],
+            environment: DefaultLocations(
+                environment: [
+                    "XDG_CACHE_HOME": "/data/xdg-cache", "GOCACHE": "/data/go-build",
+                    "CARGO_HOME": "/opt/cargo", "HF_HOME": "/data/hf",
+                ], euid: 1000)),
         mounts: MountTable(mounts: []))
 
     func accepted(_ path: String) -> Bool { guardian.verdict(name: "c", path: path, allowAnyPath: false) == .allowed }
@@ -21,32 +28,42 @@ import Testing
     /// What the attacker and the careless user tried: none of it says it is a cache.
     @Test func foldersNothingSaysAreCachesAreRefused() {
         let a = Self.alice
-        for path in ["\(a)/Documents", "\(a)/.ssh", "\(a)/.config", "\(a)/.local/share", "\(a)/src/project", "/var/log",
-                     "/var/mail", "/var/spool", "/var/backups", "/var/lib", "/var/lib/app/cache", "/nix", "/nix/store",
-                     "/srv/sftp/bob", "/srv/sftp/bob/uploads", "/data/hf", "/opt/cargo", "/tmp", "/var/tmp", "/dev/shm",
-                     "/srv/data", "/mnt/disk/cache"] {
+        for path in [
+            "\(a)/Documents", "\(a)/.ssh", "\(a)/.config", "\(a)/.local/share", "\(a)/src/project", "/var/log",
+            "/var/mail", "/var/spool", "/var/backups", "/var/lib", "/var/lib/app/cache", "/nix", "/nix/store",
+            "/srv/sftp/bob", "/srv/sftp/bob/uploads", "/data/hf", "/opt/cargo", "/tmp", "/var/tmp", "/dev/shm",
+            "/srv/data", "/mnt/disk/cache",
+        ] {
             #expect(!accepted(path), "\(path) accepted")
         }
     }
 
     @Test func cachePlacesAreAccepted() {
         let a = Self.alice
-        for path in ["\(a)/.cache", "\(a)/.cache/pip", "\(a)/.npm/_cacache", "\(a)/.cargo/registry", "\(a)/.gradle/caches",
-                     "\(a)/.ccache", "\(a)/.local/share/pnpm/store", "/var/cache", "/var/cache/nginx", "/tmp/ccache",
-                     "/var/tmp/build", "/dev/shm/ccache", "/data/xdg-cache", "/data/xdg-cache/uv", "/data/go-build",
-                     "/opt/cargo/registry", "/data/hf/hub"] {
+        for path in [
+            "\(a)/.cache", "\(a)/.cache/pip", "\(a)/.npm/_cacache", "\(a)/.cargo/registry", "\(a)/.gradle/caches",
+            "\(a)/.ccache", "\(a)/.local/share/pnpm/store", "/var/cache", "/var/cache/nginx", "/tmp/ccache",
+            "/var/tmp/build", "/dev/shm/ccache", "/data/xdg-cache", "/data/xdg-cache/uv", "/data/go-build",
+            "/opt/cargo/registry", "/data/hf/hub",
+        ] {
             #expect(accepted(path), "\(path): \(guardian.verdict(name: "c", path: path, allowAnyPath: false))")
         }
     }
 
     /// The refusal names the file's key and both ways out; allow_any_path accepts with a warning.
     @Test func aRefusalNamesBothWaysOut() throws {
-        guard case .refused(let why) = guardian.verdict(name: "docs", path: "\(Self.alice)/Documents", allowAnyPath: false) else {
+        guard
+            case .refused(let why) = guardian.verdict(
+                name: "docs", path: "\(Self.alice)/Documents", allowAnyPath: false)
+        else {
             Issue.record("accepted"); return
         }
         #expect(why.hasPrefix("\(Self.alice)/Documents is not in a cache place"), "\(why)")
         #expect(why.contains("put a CACHEDIR.TAG in it or set dir.docs.allow_any_path = true"), "\(why)")
-        guard case .allowedWithWarning(let warning) = guardian.verdict(name: "docs", path: "\(Self.alice)/Documents", allowAnyPath: true) else {
+        guard
+            case .allowedWithWarning(let warning) = guardian.verdict(
+                name: "docs", path: "\(Self.alice)/Documents", allowAnyPath: true)
+        else {
             Issue.record("not accepted with a warning"); return
         }
         #expect(warning.hasSuffix("managed anyway because dir.docs.allow_any_path = true"), "\(warning)")
@@ -55,7 +72,8 @@ import Testing
     /// A home that lies in a system cache place (a test's fake home in /tmp) does not make its Documents a cache:
     /// inside a home, only that home's places count.
     @Test func insideAHomeOnlyItsOwnPlacesCount() {
-        let g = RootGuard(homes: [.init(owner: "in $HOME", path: "/tmp/fake-home")], ownFiles: [], mounts: MountTable(mounts: []))
+        let g = RootGuard(
+            homes: [.init(owner: "in $HOME", path: "/tmp/fake-home")], ownFiles: [], mounts: MountTable(mounts: []))
         #expect(g.verdict(name: "d", path: "/tmp/fake-home/Documents", allowAnyPath: false) != .allowed)
         #expect(g.verdict(name: "c", path: "/tmp/fake-home/.cache/pip", allowAnyPath: false) == .allowed)
         #expect(g.verdict(name: "o", path: "/tmp/other", allowAnyPath: false) == .allowed)
@@ -68,7 +86,8 @@ import Testing
         for dir in ["tagged/sub/deeper", "plain", "home/Documents"] { tree.mkdir(dir) }
         tree.writeText("tagged/CACHEDIR.TAG", CacheDirTag.signature + "\n# made by a build tool\n")
         tree.writeText("home/CACHEDIR.TAG", CacheDirTag.signature + "\n")
-        let g = RootGuard(homes: [.init(owner: "in $HOME", path: tree.url("home"))], ownFiles: [], mounts: MountTable(mounts: []))
+        let g = RootGuard(
+            homes: [.init(owner: "in $HOME", path: tree.url("home"))], ownFiles: [], mounts: MountTable(mounts: []))
         for dir in ["tagged", "tagged/sub", "tagged/sub/deeper", "tagged/not-yet-made"] {
             #expect(g.verdict(name: "t", path: tree.url(dir), allowAnyPath: false) == .allowed, "\(dir)")
         }
@@ -92,7 +111,9 @@ import Testing
 
     /// `/var` is a system tree but for its cache places; a home under it has its own places.
     @Test func underVarOnlyTheCachePlacesAreOpen() {
-        let g = RootGuard(homes: [.init(owner: "of user jenkins", path: "/var/lib/jenkins")], ownFiles: [], mounts: MountTable(mounts: []))
+        let g = RootGuard(
+            homes: [.init(owner: "of user jenkins", path: "/var/lib/jenkins")], ownFiles: [],
+            mounts: MountTable(mounts: []))
         #expect(g.refusal(of: "/var/lib/jenkins/workspace")?.reason == "is under /var, a system directory")
         #expect(g.refusal(of: "/var/lib/jenkins/.cache") == nil)
         #expect(g.verdict(name: "j", path: "/var/lib/jenkins/.cache/go-build", allowAnyPath: false) == .allowed)
@@ -109,13 +130,20 @@ import Testing
         #expect(symlink("/", tree.url("alice/.cache")) == 0)
         #expect(symlink(tree.url("bob/Documents"), tree.url("alice/.npm")) == 0)
         for value in ["/", "/var", "/srv", tree.url("bob")] {
-            let g = RootGuard(homes: [.init(owner: "of user alice", path: tree.url("alice")), .init(owner: "of user bob", path: tree.url("bob"))],
-                              ownFiles: [],
-                              places: CachePlaces(homes: [.init(owner: "of user alice", path: tree.url("alice"))],
-                                                  environment: DefaultLocations(environment: ["XDG_CACHE_HOME": value], euid: 1000)),
-                              mounts: .current())
+            let g = RootGuard(
+                homes: [
+                    .init(owner: "of user alice", path: tree.url("alice")),
+                    .init(owner: "of user bob", path: tree.url("bob")),
+                ],
+                ownFiles: [],
+                places: CachePlaces(
+                    homes: [.init(owner: "of user alice", path: tree.url("alice"))],
+                    environment: DefaultLocations(environment: ["XDG_CACHE_HOME": value], euid: 1000)),
+                mounts: .current())
             for path in ["/var/lib/mysql", "/var/log/journal", tree.url("bob/Documents"), tree.url("bob/Documents/x")] {
-                #expect(g.verdict(name: "x", path: path, allowAnyPath: false) != .allowed, "\(path) with XDG_CACHE_HOME=\(value)")
+                #expect(
+                    g.verdict(name: "x", path: path, allowAnyPath: false) != .allowed,
+                    "\(path) with XDG_CACHE_HOME=\(value)")
             }
         }
     }
@@ -136,13 +164,16 @@ import Testing
     /// Every account's home is protected, a guest's under /tmp included; only homes in /var/cache (a service
     /// account's, man's /var/cache/man) are caches.
     @Test func homesInTmpAreProtectedHomesInVarCacheAreNot() {
-        let accounts: [UserHomes.Home] = [.init(owner: "of user guest", path: "/tmp/guest-ab12"),
-                                          .init(owner: "of user man", path: "/var/cache/man", canLogIn: false),
-                                          .init(owner: "of user www-data", path: "/var/www", canLogIn: false)]
+        let accounts: [UserHomes.Home] = [
+            .init(owner: "of user guest", path: "/tmp/guest-ab12"),
+            .init(owner: "of user man", path: "/var/cache/man", canLogIn: false),
+            .init(owner: "of user www-data", path: "/var/www", canLogIn: false),
+        ]
         #expect(RootGuard.protectedHomes(accounts).map(\.path) == ["/tmp/guest-ab12", "/var/www"])
-        let g = RootGuard(homes: RootGuard.protectedHomes(accounts), ownFiles: [],
-                          places: CachePlaces(homes: accounts, environment: DefaultLocations(environment: [:], euid: 0)),
-                          mounts: MountTable(mounts: []))
+        let g = RootGuard(
+            homes: RootGuard.protectedHomes(accounts), ownFiles: [],
+            places: CachePlaces(homes: accounts, environment: DefaultLocations(environment: [:], euid: 0)),
+            mounts: MountTable(mounts: []))
         #expect(g.verdict(name: "g", path: "/tmp/guest-ab12/Documents", allowAnyPath: false) != .allowed)
         #expect(g.verdict(name: "g", path: "/tmp/guest-ab12", allowAnyPath: false) != .allowed)
         #expect(g.verdict(name: "g", path: "/tmp/guest-ab12/.cache/pip", allowAnyPath: false) == .allowed)

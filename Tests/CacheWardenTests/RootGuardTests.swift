@@ -5,15 +5,18 @@ import Testing
 /// `RootGuard`'s rules on paths alone: the homes and own files are given, so no user database is read. The paths
 /// used do not exist here (or are the system's own folders), so what a symlink resolves to does not enter.
 @Suite struct RootGuardTests {
-    let guardian = RootGuard(homes: [.init(owner: "of user alice", path: "/srv/people/alice"), .init(owner: "of user root", path: "/root")],
-                             ownFiles: [("config file", "/srv/conf/cachewarden.conf"), ("control socket", "/run/cw/cw.sock")])
+    let guardian = RootGuard(
+        homes: [.init(owner: "of user alice", path: "/srv/people/alice"), .init(owner: "of user root", path: "/root")],
+        ownFiles: [("config file", "/srv/conf/cachewarden.conf"), ("control socket", "/run/cw/cw.sock")])
 
     func refused(_ path: String) -> String? { guardian.refusal(of: path)?.reason }
 
     @Test func systemFoldersAndEverythingUnderTheSystemTreesAreRefused() {
-        for path in ["/etc", "/etc/ssl", "/usr", "/usr/share/doc", "/boot/grub", "/proc/sys", "/sys/kernel", "/dev",
-                     "/dev/mqueue", "/bin", "/sbin/x", "/lib", "/lib64/x", "/libx32", "/var", "/opt", "/srv", "/tmp",
-                     "/mnt", "/media", "/run", "/home", "/snap", "/dev/shm"] {
+        for path in [
+            "/etc", "/etc/ssl", "/usr", "/usr/share/doc", "/boot/grub", "/proc/sys", "/sys/kernel", "/dev",
+            "/dev/mqueue", "/bin", "/sbin/x", "/lib", "/lib64/x", "/libx32", "/var", "/opt", "/srv", "/tmp",
+            "/mnt", "/media", "/run", "/home", "/snap", "/dev/shm",
+        ] {
             #expect(refused(path) != nil, "\(path) accepted")
         }
         #expect(refused("/etc/nginx")?.contains("under /etc, a system directory") == true)
@@ -24,14 +27,18 @@ import Testing
         #expect(refused("/srv/people/alice") == "is the home directory of user alice")
         #expect(refused("/srv/people") == "holds the home directory of user alice (/srv/people/alice)")
         #expect(refused("/root") == "is the home directory of user root")
-        for path in ["/srv/people/alice/.cache", "/srv/people/alice/.cache/pip", "/srv/people/bob", "/root/.cache/go-build"] {
+        for path in [
+            "/srv/people/alice/.cache", "/srv/people/alice/.cache/pip", "/srv/people/bob", "/root/.cache/go-build",
+        ] {
             #expect(refused(path) == nil, "\(path): \(refused(path) ?? "")")
         }
     }
 
     @Test func cacheFoldersUnderTheTopLevelAreAllowed() {
-        for path in ["/var/cache/nginx", "/var/cache", "/tmp/ccache", "/dev/shm/ccache", "/opt/cache", "/mnt/scratch/cache",
-                     "/cache", "/data/build-cache"] {
+        for path in [
+            "/var/cache/nginx", "/var/cache", "/tmp/ccache", "/dev/shm/ccache", "/opt/cache", "/mnt/scratch/cache",
+            "/cache", "/data/build-cache",
+        ] {
             #expect(refused(path) == nil, "\(path): \(refused(path) ?? "")")
         }
     }
@@ -43,14 +50,20 @@ import Testing
         #expect(!conf.overridable && conf.reason.contains("own config file (/srv/conf/cachewarden.conf)"))
         #expect(guardian.refusal(of: "/run/cw")?.reason.contains("control socket") == true)
         #expect(guardian.verdict(name: "c", path: "/srv/conf", allowAnyPath: true) != .allowed)
-        if case .allowedWithWarning = guardian.verdict(name: "r", path: "/", allowAnyPath: true) { Issue.record("/ allowed") }
+        if case .allowedWithWarning = guardian.verdict(name: "r", path: "/", allowAnyPath: true) {
+            Issue.record("/ allowed")
+        }
     }
 
     @Test func allowAnyPathAcceptsTheRestWithAWarning() {
-        guard case .allowedWithWarning(let text) = guardian.verdict(name: "e", path: "/etc/ssl", allowAnyPath: true) else {
+        guard case .allowedWithWarning(let text) = guardian.verdict(name: "e", path: "/etc/ssl", allowAnyPath: true)
+        else {
             Issue.record("not accepted with a warning"); return
         }
-        #expect(text == "dir.e.path: /etc/ssl is under /etc, a system directory, managed anyway because dir.e.allow_any_path = true")
+        #expect(
+            text
+                == "dir.e.path: /etc/ssl is under /etc, a system directory, managed anyway because dir.e.allow_any_path = true"
+        )
         guard case .refused(let why) = guardian.verdict(name: "e", path: "/etc/ssl", allowAnyPath: false) else {
             Issue.record("accepted"); return
         }
@@ -66,7 +79,9 @@ import Testing
         #expect(symlink(tree.url("home"), tree.url("home-link")) == 0)
         tree.mkdir("home/.cache")
         let g = RootGuard(homes: [.init(owner: "of user carol", path: tree.url("home-link"))], ownFiles: [])
-        #expect(g.refusal(of: tree.url("etc-link/ssl"))?.reason == "(which leads to /etc/ssl) is under /etc, a system directory")
+        #expect(
+            g.refusal(of: tree.url("etc-link/ssl"))?.reason
+                == "(which leads to /etc/ssl) is under /etc, a system directory")
         // A folder still to be created is judged by where its existing part leads.
         #expect(g.refusal(of: tree.url("etc-link/not-yet/cache"))?.reason.contains("under /etc") == true)
         // The home is known by a symlink; the folder it leads to is the home all the same.
@@ -81,10 +96,14 @@ import Testing
         let tree = TemporaryTree()
         tree.mkdir("real")
         #expect(symlink(tree.url("real"), tree.url("link")) == 0)
-        let g = RootGuard(homes: [.init(owner: "of user dave", path: tree.url("link"))], ownFiles: [("config file", tree.url("real/cw.conf"))])
+        let g = RootGuard(
+            homes: [.init(owner: "of user dave", path: tree.url("link"))],
+            ownFiles: [("config file", tree.url("real/cw.conf"))])
         let r = try #require(g.refusal(of: tree.url("link")))
         #expect(!r.overridable && r.reason.contains("own config file"), "\(r)")
-        if case .allowedWithWarning = g.verdict(name: "x", path: tree.url("link"), allowAnyPath: true) { Issue.record("accepted") }
+        if case .allowedWithWarning = g.verdict(name: "x", path: tree.url("link"), allowAnyPath: true) {
+            Issue.record("accepted")
+        }
     }
 
     @Test(.enabled(if: mountUnavailable == nil, "needs root and the right to bind-mount"))
@@ -100,14 +119,20 @@ import Testing
         #expect(g.refusal(of: tree.url("mnt"))?.reason == "is the home directory of user erin")
         // A tag in a home does not make it a cache: a home is protected whatever says it is a cache.
         tree.writeText("home/CACHEDIR.TAG", CacheDirTag.signature)
-        if case .allowed = g.verdict(name: "h", path: tree.url("home"), allowAnyPath: false) { Issue.record("a tagged home accepted") }
+        if case .allowed = g.verdict(name: "h", path: tree.url("home"), allowAnyPath: false) {
+            Issue.record("a tagged home accepted")
+        }
         // A tag in a folder outside the cache places makes it one, unless someone else wrote it or anyone could have.
         tree.writeText("data/CACHEDIR.TAG", CacheDirTag.signature)
         #expect(g.verdict(name: "d", path: tree.url("data"), allowAnyPath: false) == .allowed)
         #expect(chown(tree.url("data/CACHEDIR.TAG"), 65534, 65534) == 0)
-        if case .allowed = g.verdict(name: "d", path: tree.url("data"), allowAnyPath: false) { Issue.record("a stranger's tag trusted") }
+        if case .allowed = g.verdict(name: "d", path: tree.url("data"), allowAnyPath: false) {
+            Issue.record("a stranger's tag trusted")
+        }
         #expect(chown(tree.url("data/CACHEDIR.TAG"), 0, 0) == 0 && chmod(tree.url("data"), 0o1777) == 0)
-        if case .allowed = g.verdict(name: "d", path: tree.url("data"), allowAnyPath: false) { Issue.record("a tag in a folder anyone writes trusted") }
+        if case .allowed = g.verdict(name: "d", path: tree.url("data"), allowAnyPath: false) {
+            Issue.record("a tag in a folder anyone writes trusted")
+        }
     }
 
     @Test func onlyUsersWhoCanLogInHaveHomesThatCount() throws {

@@ -38,9 +38,13 @@ import Testing
     /// at its final size, on every backend. (A backend may not take an event queued before a folder was read as
     /// already seen by that read: fanotify merges a file's later writes into its creation's event while that is
     /// unread.)
-    @Test(arguments: testedBackends) func aFileWrittenAfterItsNewFolderWasReadIsCountedAtItsFinalSize(_ backend: BackendChoice) throws {
+    @Test(arguments: testedBackends) func aFileWrittenAfterItsNewFolderWasReadIsCountedAtItsFinalSize(
+        _ backend: BackendChoice
+    ) throws {
         let tree = TemporaryTree()
-        let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = backend; $0.pollInterval = 1 }
+        let h = try WatcherHarness(tree, basis: .apparent) {
+            $0.backend = backend; $0.pollInterval = 1
+        }
         for round in 0..<5 {
             tree.mkdir("d\(round)")
             let fd = open(tree.url("d\(round)/f"), O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -60,7 +64,9 @@ import Testing
     /// was written may have two, the first with the size it had then.
     @Test(arguments: testedBackends) func oneWriteGetsOneWriteLine(_ backend: BackendChoice) throws {
         let tree = TemporaryTree()
-        let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = backend; $0.pollInterval = 1 }
+        let h = try WatcherHarness(tree, basis: .apparent) {
+            $0.backend = backend; $0.pollInterval = 1
+        }
         let payload = [UInt8](repeating: 7, count: 4096)
         for folder in 0..<30 {
             tree.mkdir("w\(folder)")
@@ -73,17 +79,25 @@ import Testing
         #expect(h.totalsMatchDisk(basis: .apparent))
         // A last file in a last folder, behind every event the writer caused: once it is said, all are.
         tree.write("z/marker", size: 1)
-        #expect(eventually { h.log.writes.contains { $0.file == "z/marker" } && Set(h.log.writes.map(\.file)).count == 1501 })
+        #expect(
+            eventually {
+                h.log.writes.contains { $0.file == "z/marker" } && Set(h.log.writes.map(\.file)).count == 1501
+            })
         var sizes: [String: [Int64]] = [:]
         for w in h.log.writes { sizes[w.file, default: []].append(w.size) }
         let repeated = sizes.filter { Set($0.value).count < $0.value.count }
-        #expect(repeated.isEmpty, "\(repeated.count) files with the same size said twice, e.g. \(repeated.first.map { "\($0.key): \($0.value)" } ?? "")")
+        #expect(
+            repeated.isEmpty,
+            "\(repeated.count) files with the same size said twice, e.g. \(repeated.first.map { "\($0.key): \($0.value)" } ?? "")"
+        )
     }
 
     /// The other side: a file the read of its new folder found half written, then written again and closed, gets
     /// a second line with its new size. The folder is made outside and moved in, so that its read is what finds
     /// the file (polling announces new files only).
-    @Test(arguments: testedBackends.filter { $0 != .poll }) func aFileWrittenAgainAfterItsFolderWasReadGetsASecondLine(_ backend: BackendChoice) throws {
+    @Test(arguments: testedBackends.filter { $0 != .poll }) func aFileWrittenAgainAfterItsFolderWasReadGetsASecondLine(
+        _ backend: BackendChoice
+    ) throws {
         let tree = TemporaryTree(), outside = TemporaryTree()
         let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = backend }
         outside.mkdir("new")
@@ -95,8 +109,9 @@ import Testing
         #expect(eventually { h.log.writes.contains { $0.file == "new/f" } }, "the read of new/ did not announce f")
         #expect(payload.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == 100)
         close(fd)
-        #expect(eventually { h.log.writes.filter { $0.file == "new/f" }.map(\.size) == [100, 200] },
-                "lines for new/f: \(h.log.writes.filter { $0.file == "new/f" }.map(\.size))")
+        #expect(
+            eventually { h.log.writes.filter { $0.file == "new/f" }.map(\.size) == [100, 200] },
+            "lines for new/f: \(h.log.writes.filter { $0.file == "new/f" }.map(\.size))")
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
@@ -230,9 +245,13 @@ import Testing
         parent.write("a/dir/inner", size: 3000)
         parent.mkdir("b")
         let log = EventLog()
-        let watcher = Watcher(settings: WardenSettings(directories: [
-            DirectorySettings(name: "a", path: parent.url("a")), DirectorySettings(name: "b", path: parent.url("b")),
-        ], sizeBasis: .apparent)) { log.append($0) }
+        let watcher = Watcher(
+            settings: WardenSettings(
+                directories: [
+                    DirectorySettings(name: "a", path: parent.url("a")),
+                    DirectorySettings(name: "b", path: parent.url("b")),
+                ], sizeBasis: .apparent)
+        ) { log.append($0) }
         try watcher.start()
         defer { watcher.stop() }
         parent.rename("a/file", "b/file")

@@ -39,9 +39,12 @@ struct SwapStormTests {
         print(n)
         """
 
-    /// Runs the storm (its writer at `files` a second, `names` empty files in the folder swapped in) against a daemon on `tree/root` and samples the root's size on disk every 50 ms until
-    /// `after` seconds past its end; returns (largest during the storm, sizes after it with their times, swaps).
-    static func run(_ tree: TemporaryTree, extra: String, seconds: Double, after: Double, files: Int, names: Int) throws -> (during: Int64, after: [(Double, Int64)], swaps: Int, cli: RunningCLI) {
+    /// Runs the storm (its writer at `files` a second, `names` empty files in the folder swapped in) against a daemon
+    /// on `tree/root` and samples the root's size on disk every 50 ms until `after` seconds past its end; returns
+    /// (largest during the storm, sizes after it with their times, swaps).
+    static func run(_ tree: TemporaryTree, extra: String, seconds: Double, after: Double, files: Int, names: Int) throws
+        -> (during: Int64, after: [(Double, Int64)], swaps: Int, cli: RunningCLI)
+    {
         tree.mkdir("root/sub")
         tree.mkdir("outside")
         // Many names in the folder swapped in: each swap brings a large folder to read (before: every time).
@@ -69,8 +72,10 @@ struct SwapStormTests {
             sizes.append((Date().timeIntervalSince(end), diskTotals(tree.url("root"), basis: .apparent).total))
             usleep(50_000)
         }
-        let swaps = Int(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let swaps =
+            Int(
+                String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(storm.terminationStatus == 0)
         return (during, sizes, swaps, cli)
     }
@@ -85,20 +90,26 @@ struct SwapStormTests {
         #expect(r.cli.interrupt() == 0)
         // Evictions name files of the root only; the decoys outside were never deleted while outside: each one
         // missing was evicted by name while it was inside (its folder swapped in).
-        let evicted = Set(r.cli.lines.filter { $0.contains("\"event\":\"evict\"") }.compactMap { line -> String? in
-            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-            return (o["file"] as? String).map { PathResolver.lastComponent($0) }
-        })
+        let evicted = Set(
+            r.cli.lines.filter { $0.contains("\"event\":\"evict\"") }.compactMap { line -> String? in
+                guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                    return nil
+                }
+                return (o["file"] as? String).map { PathResolver.lastComponent($0) }
+            })
         let names = Set((try? FileManager.default.contentsOfDirectory(atPath: tree.url("outside"))) ?? [])
             .union((try? FileManager.default.contentsOfDirectory(atPath: tree.url("root/sub"))) ?? [])
-        for i in 0..<200 where !names.contains("decoy\(i)") { #expect(evicted.contains("decoy\(i)"), "decoy\(i) gone unannounced") }
+        for i in 0..<200 where !names.contains("decoy\(i)") {
+            #expect(evicted.contains("decoy\(i)"), "decoy\(i) gone unannounced")
+        }
     }
 
     /// With `trim_after_idle`, a storm is activity: the quota trim waits, and only the hard cap (`hard_quota`, 200 %
     /// of the quota by default) stands between the writer and a full disk. It holds during the storm.
     @Test func theHardCapHoldsDuringAStorm() throws {
         let tree = TemporaryTree("cw-storm")
-        let r = try Self.run(tree, extra: "dir.c.trim_after_idle = 10m\n", seconds: 3, after: 0.5, files: 200, names: 2000)
+        let r = try Self.run(
+            tree, extra: "dir.c.trim_after_idle = 10m\n", seconds: 3, after: 0.5, files: 200, names: 2000)
         // The cap, and what can come between two batches of a debug build on a busy machine: a folder swapped in
         // with what was written into it before it left, and the writer's files while a batch is read (one quota's
         // worth in all, twice over when two other builds share the host's cores: 7.3 MB was seen then). A release

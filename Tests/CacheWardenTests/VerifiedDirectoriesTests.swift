@@ -11,10 +11,13 @@ import Testing
     /// as any other open).
     static let pathOpensAreSilent: Bool = {
         let tree = TemporaryTree()
-        guard let inotify = try? InotifyDescriptor(), let fd = try? Syscall.openDirectory(path: tree.path) else { return false }
+        guard let inotify = try? InotifyDescriptor(), let fd = try? Syscall.openDirectory(path: tree.path) else {
+            return false
+        }
         defer { Syscall.close(fd) }
         guard (try? inotify.addWatch(directory: fd, mask: CINOTIFY_IN_OPEN | CINOTIFY_IN_CLOSE_NOWRITE)) != nil,
-              let probe = try? Syscall.openDirectoryPath(path: tree.path) else { return false }
+            let probe = try? Syscall.openDirectoryPath(path: tree.path)
+        else { return false }
         Syscall.close(probe)
         var p = pollfd(fd: inotify.fd, events: Int16(POLLIN), revents: 0)
         return poll(&p, 1, 0) == 0
@@ -23,9 +26,12 @@ import Testing
     /// A ledger knowing `tree` as root 0 and `a`, `a/b` below it, with their real inodes.
     private func ledger(_ tree: TemporaryTree) throws -> (SizeLedger, a: NodeID, b: NodeID) {
         var ledger = SizeLedger()
-        let (st, aIno, bIno) = (try Syscall.lstat(path: tree.path), try Syscall.lstat(path: tree.url("a")).st_ino,
-                                try Syscall.lstat(path: tree.url("a/b")).st_ino)
-        let root = ledger.addRoot(RootID(0), path: Array(tree.path.utf8), ino: UInt64(st.st_ino), dev: UInt64(st.st_dev))
+        let (st, aIno, bIno) = (
+            try Syscall.lstat(path: tree.path), try Syscall.lstat(path: tree.url("a")).st_ino,
+            try Syscall.lstat(path: tree.url("a/b")).st_ino
+        )
+        let root = ledger.addRoot(
+            RootID(0), path: Array(tree.path.utf8), ino: UInt64(st.st_ino), dev: UInt64(st.st_dev))
         let a = Array("a".utf8).withUnsafeBytes { ledger.addDirectory(parent: root, name: $0, ino: UInt64(aIno)).node }
         let b = Array("b".utf8).withUnsafeBytes { ledger.addDirectory(parent: a, name: $0, ino: UInt64(bIno)).node }
         return (ledger, a, b)

@@ -2,9 +2,9 @@
 /// systemd's status line.
 ///
 /// Written with integer math rather than `String(format:)`, which lives in Foundation and would pull its ICU data
-/// into the static binary (larger than the rest of it). The value is rounded to one decimal as `printf("%.1f")` rounds an exact value:
-/// to nearest, ties to even (`1280` bytes is `1.2KiB`, as before). A value just under the next unit keeps its unit,
-/// as `%.1f` did (`1048575` bytes is `1024.0KiB`).
+/// into the static binary (larger than the rest of it). The value is rounded to one decimal as `printf("%.1f")` rounds
+/// an exact value: to nearest, ties to even (`1280` bytes is `1.2KiB`, as before). A value just under the next unit
+/// keeps its unit, as `%.1f` did (`1048575` bytes is `1024.0KiB`).
 public enum ByteText {
     private static let binaryUnits = ["B", "KiB", "MiB", "GiB", "TiB"]
     private static let decimalUnits = ["B", "kB", "MB", "GB", "TB"]

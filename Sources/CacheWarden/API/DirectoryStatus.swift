@@ -45,9 +45,11 @@ public struct DirectoryStatus: Sendable, Equatable {
     /// The oldest trim waiting for the client's lock (nil: none waits).
     public var deferred: DeferredTrim? = nil
 
-    public init(totals: DirectoryTotals, oldest: Date?, protectedBytes: Int64, filesystemFree: Int64?,
-                group: String? = nil, trimTarget: Int64? = nil, watches: Int? = nil, backend: String? = nil,
-                pollPass: PollPassCost? = nil) {
+    public init(
+        totals: DirectoryTotals, oldest: Date?, protectedBytes: Int64, filesystemFree: Int64?,
+        group: String? = nil, trimTarget: Int64? = nil, watches: Int? = nil, backend: String? = nil,
+        pollPass: PollPassCost? = nil
+    ) {
         self.totals = totals
         self.oldest = oldest
         self.protectedBytes = protectedBytes

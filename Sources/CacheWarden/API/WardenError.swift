@@ -43,27 +43,33 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .invalidSettings(let e): return e.description
         case .pathMissing(let p): return "\(p) does not exist: create it or fix the registered path"
-        case .notADirectory(let p): return "\(p) is not a directory (symlinks are never followed): register a real directory"
+        case .notADirectory(let p):
+            return "\(p) is not a directory (symlinks are never followed): register a real directory"
         case .permissionDenied(let p): return "\(p): permission denied: run as a user who can read and delete there"
         case .watchLimitReached(let p, let max):
             return "cannot watch \(p): the inotify watch limit (fs.inotify.max_user_watches = \(max)) is reached, "
                 + "not the disk; raise it with `sysctl fs.inotify.max_user_watches=\(max > 0 ? max * 4 : 524288)`"
         case .inotifyUnavailable(let why):
-            return "cannot create an inotify instance (\(why)); raise fs.inotify.max_user_instances or stop other watchers"
+            return
+                "cannot create an inotify instance (\(why)); raise fs.inotify.max_user_instances or stop other watchers"
         case .alreadyRunning: return "the watcher is already running: call stop() first"
         case .notRunning: return "the watcher is not running: call start() first"
         case .unknownDirectory(let n): return "no registered directory is named \(n)"
         case .duplicateDirectory(let n): return "a directory named \(n) is already registered: pick another name"
         case .system(let op, let p, let e): return "\(op) \(p): \(String(cString: strerror(e)))"
-        case .readOnly: return "this watcher runs in observe mode and never deletes: use mode .enforce (or `cachewarden run`)"
+        case .readOnly:
+            return "this watcher runs in observe mode and never deletes: use mode .enforce (or `cachewarden run`)"
         case .foreignTrash(let p):
-            return "\(p)/\(TrashFolder.name) is not CacheWarden's trash folder (it holds what CacheWarden did not put there); "
+            return
+                "\(p)/\(TrashFolder.name) is not CacheWarden's trash folder (it holds what CacheWarden did not put there); "
                 + "CacheWarden moves what it deletes there and will not touch what it did not make: move it away"
         case .rootElsewhere(let p):
-            return "\(p) is back on another filesystem or mount than the one it was registered on (`cachewarden reload` registers it anew)"
+            return
+                "\(p) is back on another filesystem or mount than the one it was registered on (`cachewarden reload` registers it anew)"
         case .clientLockBusy(let busy):
             // A lock lost during the trim stopped it after what it had deleted; one held kept it from starting.
-            return busy.why == .vanished ? "\(busy); the trim stopped there: try again"
+            return busy.why == .vanished
+                ? "\(busy); the trim stopped there: try again"
                 : "\(busy); nothing was deleted: try again once it is released"
         }
     }
@@ -89,4 +95,3 @@ public enum WardenError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
-

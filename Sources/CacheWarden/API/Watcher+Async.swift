@@ -18,21 +18,29 @@ extension Watcher {
 
     /// `clear(_:dryRun:progress:)`, suspending while it deletes.
     @discardableResult
-    public func clear(_ names: [String] = [], dryRun: Bool = false,
-                      progress: (@Sendable (ClearProgress) -> Void)? = nil) async throws(WardenError) -> ClearReport {
-        try await Self.onQueue(engine) { engine throws(WardenError) in try engine.clear(names, dryRun: dryRun, progress: progress) }
+    public func clear(
+        _ names: [String] = [], dryRun: Bool = false,
+        progress: (@Sendable (ClearProgress) -> Void)? = nil
+    ) async throws(WardenError) -> ClearReport {
+        try await Self.onQueue(engine) { engine throws(WardenError) in
+            try engine.clear(names, dryRun: dryRun, progress: progress)
+        }
     }
 
     /// `report(_:logger:)`, suspending while the trees are read.
-    public static func report(_ settings: WardenSettings,
-                              logger: Logger = Logger(label: "cachewarden")) async throws(WardenError) -> [DirectoryStatus] {
+    public static func report(
+        _ settings: WardenSettings,
+        logger: Logger = Logger(label: "cachewarden")
+    ) async throws(WardenError) -> [DirectoryStatus] {
         let engine = Engine(settings: settings, mode: .observe, sinks: [], logger: logger)
         return try await onQueue(engine) { engine throws(WardenError) in try engine.report() }
     }
 
     /// Runs `body` on the engine's queue and resumes the caller with its result.
-    private static func onQueue<T: Sendable>(_ engine: Engine,
-                                             _ body: @escaping @Sendable (Engine) throws(WardenError) -> T) async throws(WardenError) -> T {
+    private static func onQueue<T: Sendable>(
+        _ engine: Engine,
+        _ body: @escaping @Sendable (Engine) throws(WardenError) -> T
+    ) async throws(WardenError) -> T {
         let result: Result<T, WardenError> = await withCheckedContinuation { continuation in
             engine.queue.async {
                 do throws(WardenError) { continuation.resume(returning: .success(try body(engine))) } catch {

@@ -6,7 +6,8 @@ extension Watcher {
         let cwd = PathResolver.currentDirectory()
         for dir in settings.resolved().directories where names.isEmpty || names.contains(dir.name) {
             guard let locks = dir.clientLock, !locks.isEmpty,
-                  let root = try? Syscall.canonicalPath(PathResolver.absolute(dir.path, relativeTo: cwd)) else { continue }
+                let root = try? Syscall.canonicalPath(PathResolver.absolute(dir.path, relativeTo: cwd))
+            else { continue }
             switch locks.tryTake(rootPath: root, dir: dir.name, scope: .root) {
             case .success(let held): held.release()
             case .failure(let busy): return busy

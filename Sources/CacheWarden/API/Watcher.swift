@@ -28,22 +28,29 @@ public final class Watcher: Sendable {
     ///   - sinks: more receivers of every event (e.g. a `JSONLinesSink` for stdout).
     ///   - logger: diagnostics (never events); `.debug` logs every kernel record.
     ///   - handler: called for every event, in order, on `callbackQueue`.
-    public convenience init(settings: WardenSettings, mode: WatcherMode = .enforce, callbackQueue: DispatchQueue? = nil,
-                            sinks: [any EventSink] = [], logger: Logger = Logger(label: "cachewarden"),
-                            handler: (@Sendable (WardenEvent) -> Void)? = nil) {
-        self.init(settings: settings, mode: mode, callbackQueue: callbackQueue, sinks: sinks, logger: logger,
-                  backend: .standard(), handler: handler)
+    public convenience init(
+        settings: WardenSettings, mode: WatcherMode = .enforce, callbackQueue: DispatchQueue? = nil,
+        sinks: [any EventSink] = [], logger: Logger = Logger(label: "cachewarden"),
+        handler: (@Sendable (WardenEvent) -> Void)? = nil
+    ) {
+        self.init(
+            settings: settings, mode: mode, callbackQueue: callbackQueue, sinks: sinks, logger: logger,
+            backend: .standard(), handler: handler)
     }
 
     /// A watcher whose engine makes its backend with `backend` (tests inject a scripted one, or a seam); `clock`
     /// and `disk` are seams for tests too (a manual clock, a scripted filesystem).
-    init(settings: WardenSettings, mode: WatcherMode, callbackQueue: DispatchQueue?, sinks: [any EventSink] = [],
-         logger: Logger, backend: BackendFactory, clock: any WardenClock = SystemClock(), disk: any DiskProbe = SystemDiskProbe(),
-         handler: (@Sendable (WardenEvent) -> Void)?) {
+    init(
+        settings: WardenSettings, mode: WatcherMode, callbackQueue: DispatchQueue?, sinks: [any EventSink] = [],
+        logger: Logger, backend: BackendFactory, clock: any WardenClock = SystemClock(),
+        disk: any DiskProbe = SystemDiskProbe(),
+        handler: (@Sendable (WardenEvent) -> Void)?
+    ) {
         var all = sinks
         if let handler { all.insert(CallbackSink(queue: callbackQueue, handler), at: 0) }
         all.append(streams)
-        engine = Engine(settings: settings, mode: mode, sinks: all, logger: logger, backend: backend, clock: clock, disk: disk)
+        engine = Engine(
+            settings: settings, mode: mode, sinks: all, logger: logger, backend: backend, clock: clock, disk: disk)
     }
 
     deinit { stop() }
@@ -69,13 +76,17 @@ public final class Watcher: Sendable {
     /// without running any policy: only the named directories are read. `mode` is `.enforce` or `.dryRun`; the
     /// events (phases, evictions) go to `sinks`.
     @discardableResult
-    public static func clear(_ settings: WardenSettings, names: [String] = [], mode: WatcherMode = .enforce,
-                             sinks: [any EventSink] = [], logger: Logger = Logger(label: "cachewarden"),
-                             progress: (@Sendable (ClearProgress) -> Void)? = nil) throws(WardenError) -> ClearReport {
+    public static func clear(
+        _ settings: WardenSettings, names: [String] = [], mode: WatcherMode = .enforce,
+        sinks: [any EventSink] = [], logger: Logger = Logger(label: "cachewarden"),
+        progress: (@Sendable (ClearProgress) -> Void)? = nil
+    ) throws(WardenError) -> ClearReport {
         guard mode != .observe else { throw .readOnly }
         let engine = Engine(settings: settings, mode: mode, sinks: sinks, logger: logger)
         let result: Result<ClearReport, WardenError> = engine.queue.sync {
-            do throws(WardenError) { return .success(try engine.clearOnce(names, progress: progress)) } catch { return .failure(error) }
+            do throws(WardenError) { return .success(try engine.clearOnce(names, progress: progress)) } catch {
+                return .failure(error)
+            }
         }
         for sink in sinks { sink.finish() }
         return try result.get()
@@ -83,7 +94,9 @@ public final class Watcher: Sendable {
 
     /// A one-shot size report of every directory in `settings`, in observe mode: each tree is read once (with a
     /// walker per core), nothing is watched, and nothing can be deleted — whatever the directories' state.
-    public static func report(_ settings: WardenSettings, logger: Logger = Logger(label: "cachewarden")) throws(WardenError) -> [DirectoryStatus] {
+    public static func report(_ settings: WardenSettings, logger: Logger = Logger(label: "cachewarden"))
+        throws(WardenError) -> [DirectoryStatus]
+    {
         let engine = Engine(settings: settings, mode: .observe, sinks: [], logger: logger)
         let result: Result<[DirectoryStatus], WardenError> = engine.queue.sync {
             do throws(WardenError) { return .success(try engine.report()) } catch { return .failure(error) }
@@ -93,7 +106,9 @@ public final class Watcher: Sendable {
 
     /// A new stream of every event from now on; it ends when the watcher stops. `buffering` says how many events
     /// may wait for a consumer that falls behind; a bounded stream never drops silently (see `EventBuffering`).
-    public func events(buffering: EventBuffering) -> AsyncStream<WardenEvent> { streams.makeStream(buffering: buffering) }
+    public func events(buffering: EventBuffering) -> AsyncStream<WardenEvent> {
+        streams.makeStream(buffering: buffering)
+    }
 
     /// A snapshot of every directory's running totals (from memory, no rescan).
     public func totals() -> [DirectoryTotals] { engine.queue.sync { engine.allTotals() } }
@@ -139,7 +154,9 @@ public final class Watcher: Sendable {
     /// `cleaning`, `post_calculating`, `done`. `progress` runs on the watcher's queue: keep it short.
     /// - Returns: what was removed (also emitted as `clear` events, `done` last).
     @discardableResult
-    public func clear(_ names: [String] = [], dryRun: Bool = false, progress: (@Sendable (ClearProgress) -> Void)? = nil) throws(WardenError) -> ClearReport {
+    public func clear(
+        _ names: [String] = [], dryRun: Bool = false, progress: (@Sendable (ClearProgress) -> Void)? = nil
+    ) throws(WardenError) -> ClearReport {
         try sync { () throws(WardenError) in try engine.clear(names, dryRun: dryRun, progress: progress) }
     }
 
@@ -184,11 +201,14 @@ public final class Watcher: Sendable {
     /// tests that compare the ledger with the disk file by file.
     func ledgerFiles(_ name: String) -> [String: (bytes: Int64, age: Int64)] {
         engine.queue.sync {
-            guard let id = engine.state.roots.id(named: name), let top = engine.state.ledger.account(id)?.rootNode else { return [:] }
+            guard let id = engine.state.roots.id(named: name), let top = engine.state.ledger.account(id)?.rootNode
+            else { return [:] }
             var out: [String: (bytes: Int64, age: Int64)] = [:]
             engine.state.ledger.forEachRecord(under: top) { r in
                 let inode = engine.state.ledger.inode(ofRecord: r)
-                out[PathBytes.display(engine.state.ledger.relativePath(ofRecord: r))] = (inode?.bytes ?? -1, inode?.age ?? -1)
+                out[PathBytes.display(engine.state.ledger.relativePath(ofRecord: r))] = (
+                    inode?.bytes ?? -1, inode?.age ?? -1
+                )
             }
             return out
         }
@@ -197,10 +217,13 @@ public final class Watcher: Sendable {
     /// The files of directory `name` the watcher knows to be open (for tests of open tracking).
     func openFiles(_ name: String) -> [String] {
         engine.queue.sync {
-            guard let id = engine.state.roots.id(named: name), let top = engine.state.ledger.account(id)?.rootNode else { return [] }
+            guard let id = engine.state.roots.id(named: name), let top = engine.state.ledger.account(id)?.rootNode
+            else { return [] }
             var out: [String] = []
             engine.state.ledger.forEachRecord(under: top) { r in
-                if engine.state.ledger.isOpen(r) { out.append(PathBytes.display(engine.state.ledger.relativePath(ofRecord: r))) }
+                if engine.state.ledger.isOpen(r) {
+                    out.append(PathBytes.display(engine.state.ledger.relativePath(ofRecord: r)))
+                }
             }
             return out
         }

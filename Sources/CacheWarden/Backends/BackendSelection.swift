@@ -1,9 +1,9 @@
 /// The `auto` rule: inotify (with fanotify, else polling, for the directories past its watch limit), except for a
 /// root on a filesystem where changes reach the files without passing through this machine's kernel — another
-/// NFS or SMB client, another cluster node, the FUSE daemon or the host behind a shared folder. inotify sees nothing of those (it reports only what this kernel's VFS does), so such a
-/// root is polled. Told apart by `statfs(2)`'s `f_type` magic (`linux/magic.h`); FUSE covers `fuse`, `fuseblk`,
-/// sshfs, virtiofs, GlusterFS and s3fs alike. overlayfs stays on inotify: changes through the overlay are seen,
-/// and its lower layers are meant to be read-only.
+/// NFS or SMB client, another cluster node, the FUSE daemon or the host behind a shared folder. inotify sees nothing of
+/// those (it reports only what this kernel's VFS does), so such a root is polled. Told apart by `statfs(2)`'s `f_type`
+/// magic (`linux/magic.h`); FUSE covers `fuse`, `fuseblk`, sshfs, virtiofs, GlusterFS and s3fs alike. overlayfs stays
+/// on inotify: changes through the overlay are seen, and its lower layers are meant to be read-only.
 enum BackendSelection {
     static let polledFilesystems: [UInt32: String] = [
         0x6969: "nfs",
@@ -30,7 +30,8 @@ enum BackendSelection {
     /// limit; with `auto`, `filesystem` names the filesystem that made it poll. `fanotifyProblem` is why fanotify
     /// cannot be used here (nil: it can).
     static func resolve(_ choice: BackendChoice, path: String, fanotifyProblem: String?)
-        -> (kind: BackendKind, pastLimit: BackendKind?, filesystem: String?) {
+        -> (kind: BackendKind, pastLimit: BackendKind?, filesystem: String?)
+    {
         switch choice {
         case .inotify: return (.inotify, .poll, nil)
         case .fanotify: return (.fanotify, nil, nil)

@@ -65,18 +65,24 @@ struct ChangeBatch {
 
     var isEmpty: Bool { changes.isEmpty }
 
-    mutating func append(_ kind: Change.Kind, node: NodeID, name: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
-                         isDirectory: Bool = false, move: MoveToken = .none) {
+    mutating func append(
+        _ kind: Change.Kind, node: NodeID, name: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+        isDirectory: Bool = false, move: MoveToken = .none
+    ) {
         let start = UInt32(names.count)
         names.append(contentsOf: name)
-        changes.append(Change(kind: kind, node: node, isDirectory: isDirectory, move: move, nameStart: start,
-                              nameLength: UInt16(name.count)))
+        changes.append(
+            Change(
+                kind: kind, node: node, isDirectory: isDirectory, move: move, nameStart: start,
+                nameLength: UInt16(name.count)))
     }
 
     /// Calls `body` with the change's name (valid only inside `body`).
     func withName<R>(_ change: Change, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try names.withUnsafeBytes { all in
-            try body(UnsafeRawBufferPointer(rebasing: all[Int(change.nameStart)..<Int(change.nameStart) + Int(change.nameLength)]))
+            try body(
+                UnsafeRawBufferPointer(
+                    rebasing: all[Int(change.nameStart)..<Int(change.nameStart) + Int(change.nameLength)]))
         }
     }
 

@@ -150,7 +150,9 @@ extension ChangeBackend {
 /// such as polling passes, run on it). The engine is given one (the library's default
 /// is inotify); tests give a scripted one.
 struct BackendFactory: Sendable {
-    let make: @Sendable (_ queue: DispatchQueue, _ logger: Logger, _ clock: any WardenClock) throws(WardenError) -> any ChangeBackend
+    let make:
+        @Sendable (_ queue: DispatchQueue, _ logger: Logger, _ clock: any WardenClock) throws(WardenError) ->
+            any ChangeBackend
 }
 
 /// What a tree scan may do with the backend, and nothing else: watch each directory it opens (from the walkers'

@@ -42,8 +42,12 @@ final class RoutingBackend: ChangeBackend, @unchecked Sendable {
         return DirectoryWatcher { fd, st, wanted in
             let attempt = primary.watch(fd, st, wanted)
             guard case .limitReached(let limit) = attempt else { return attempt }
-            if case .watched(let handle) = fallback.watch(fd, st, wanted) { return .servedPastLimit(handle, limit: limit) }
-            if let last, case .watched(let handle) = last.watch(fd, st, wanted) { return .servedPastLimit(handle, limit: limit) }
+            if case .watched(let handle) = fallback.watch(fd, st, wanted) {
+                return .servedPastLimit(handle, limit: limit)
+            }
+            if let last, case .watched(let handle) = last.watch(fd, st, wanted) {
+                return .servedPastLimit(handle, limit: limit)
+            }
             return attempt
         }
     }
@@ -93,7 +97,9 @@ final class RoutingBackend: ChangeBackend, @unchecked Sendable {
     }
 
     var watchCount: Int { inotify.watchCount + fanotify.watchCount + poll.watchCount }
-    func availability(of kind: BackendKind, at path: String?) -> String? { backend(kind).availability(of: kind, at: path) }
+    func availability(of kind: BackendKind, at path: String?) -> String? {
+        backend(kind).availability(of: kind, at: path)
+    }
     func pollCost(_ root: RootID) -> PollPassCost? { poll.pollCost(root) }
 }
 
@@ -102,10 +108,13 @@ extension BackendFactory {
     /// rule), and fanotify or polling past inotify's watch limit. `addWatchOverride` is inotify's test seam;
     /// `fanotify: false` makes fanotify unavailable (tests of the polling fallback, as a process without
     /// `CAP_SYS_ADMIN` sees it).
-    static func standard(addWatchOverride: (@Sendable (String) -> Errno?)? = nil, fanotify: Bool = true) -> BackendFactory {
+    static func standard(addWatchOverride: (@Sendable (String) -> Errno?)? = nil, fanotify: Bool = true)
+        -> BackendFactory
+    {
         BackendFactory { queue, logger, clock throws(WardenError) in
             let inotify = try InotifyBackend(queue: queue, logger: logger, addWatchOverride: addWatchOverride)
-            let fan: any ChangeBackend = fanotify ? FanotifyBackend(queue: queue, logger: logger) : UnavailableBackend(kind: .fanotify)
+            let fan: any ChangeBackend =
+                fanotify ? FanotifyBackend(queue: queue, logger: logger) : UnavailableBackend(kind: .fanotify)
             return RoutingBackend(inotify: inotify, fanotify: fan, poll: PollBackend(queue: queue, clock: clock))
         }
     }

@@ -20,5 +20,7 @@ final class UnavailableBackend: ChangeBackend {
     func resume() {}
     func stop() {}
     var watchCount: Int { 0 }
-    func availability(of kind: BackendKind, at path: String?) -> String? { "\(kind.rawValue) is not available to this watcher" }
+    func availability(of kind: BackendKind, at path: String?) -> String? {
+        "\(kind.rawValue) is not available to this watcher"
+    }
 }

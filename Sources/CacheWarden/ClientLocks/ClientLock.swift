@@ -47,21 +47,28 @@ public struct ClientLock: Sendable, Equatable {
     /// `*`, which the lock's `protect` glob cannot say, so that lock file could be trimmed.
     static func pathProblem(_ path: String) -> String? {
         if path.contains("\\") {
-            return "\(path) has a backslash; a lock path has no escapes (a lock file named with `*`, `?`, `[` or `\\` cannot be named)"
+            return
+                "\(path) has a backslash; a lock path has no escapes (a lock file named with `*`, `?`, `[` or `\\` cannot be named)"
         }
-        if path.hasPrefix("/") { return "\(path) is absolute; expected a path relative to the root (or ../NAME, a file directly beside it)" }
+        if path.hasPrefix("/") {
+            return "\(path) is absolute; expected a path relative to the root (or ../NAME, a file directly beside it)"
+        }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         if parts.contains(where: { $0.isEmpty || $0 == "." }) {
             return "\(path) has an empty or `.` component; expected a path like .lock or .locks/{unit}/*.lock"
         }
         if let up = parts.firstIndex(of: "..") {
             guard up == 0, parts.count == 2, parts[1] != "..", !isGlob(parts[1]), parts[1] != unitPlaceholder else {
-                return "\(path) is outside the root; a lock is a file in the root, or ../NAME, one file directly beside it"
+                return
+                    "\(path) is outside the root; a lock is a file in the root, or ../NAME, one file directly beside it"
             }
         }
-        if parts.filter({ $0 == unitPlaceholder }).count > 1 { return "\(path) has {unit} twice; expected it once, as a whole component" }
+        if parts.filter({ $0 == unitPlaceholder }).count > 1 {
+            return "\(path) has {unit} twice; expected it once, as a whole component"
+        }
         if parts.first.map({ $0 == unitPlaceholder }) == true {
-            return "\(path) is inside its own unit, which could then never be deleted whole (a lock file is never a victim); expected a lock beside the units, like .locks/{unit}/*.lock"
+            return
+                "\(path) is inside its own unit, which could then never be deleted whole (a lock file is never a victim); expected a lock beside the units, like .locks/{unit}/*.lock"
         }
         if parts.contains(where: { $0 != unitPlaceholder && $0.contains("{") }) {
             return "\(path): {unit} must be a whole component, like .locks/{unit}/*.lock"
@@ -83,7 +90,8 @@ public struct ClientLocks: Sendable, Equatable {
     /// end the exclusion it is for (`{unit}` stands for any depth, a `[…]` component for any name).
     var protectGlobs: [String] {
         locks.filter { !$0.isBesideRoot }.map { lock in
-            "/" + lock.components.map { $0 == ClientLock.unitPlaceholder ? "**" : $0.contains("[") ? "*" : String($0) }
+            "/"
+                + lock.components.map { $0 == ClientLock.unitPlaceholder ? "**" : $0.contains("[") ? "*" : String($0) }
                 .joined(separator: "/")
         }
     }
@@ -97,7 +105,8 @@ public struct ClientLocks: Sendable, Equatable {
     public var configText: String { locks.isEmpty ? "none" : locks.map(\.configText).joined(separator: ", ") }
 
     /// The expectation a bad value is told.
-    static let expectation = "comma-separated lock files relative to the root, each with an optional kind (flock or ofd), like `.lock`, `../.package-cache-mutate, ../.package-cache` or `.locks/{unit}/*.lock`; or none"
+    static let expectation =
+        "comma-separated lock files relative to the root, each with an optional kind (flock or ofd), like `.lock`, `../.package-cache-mutate, ../.package-cache` or `.locks/{unit}/*.lock`; or none"
 
     /// Reads a `client_lock` value; the error is what to write instead.
     public static func parse(_ text: String) -> Result<ClientLocks, ClientLockSyntaxError> {
@@ -107,7 +116,8 @@ public struct ClientLocks: Sendable, Equatable {
             let words = entry.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             guard let path = words.first, words.count <= 2 else { return .failure(ClientLockSyntaxError(expectation)) }
             guard let kind = words.count == 2 ? ClientLock.Kind(rawValue: words[1]) : .flock else {
-                return .failure(ClientLockSyntaxError("unknown lock kind `\(words[1])`; expected flock or ofd after the path"))
+                return .failure(
+                    ClientLockSyntaxError("unknown lock kind `\(words[1])`; expected flock or ofd after the path"))
             }
             if let problem = ClientLock.pathProblem(path) { return .failure(ClientLockSyntaxError(problem)) }
             guard !locks.contains(where: { $0.path == path }) else {

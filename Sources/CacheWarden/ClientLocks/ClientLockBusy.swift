@@ -50,8 +50,11 @@ public struct ClientLockBusy: Error, Sendable, Equatable, CustomStringConvertibl
         let head = "the client's lock \(lock) of \(dir)"
         switch why {
         case .held:
-            let who = holders.isEmpty ? "another process" : holders.prefix(3).map(\.text).joined(separator: ", ")
-                + (holders.count > 3 ? " and \(holders.count - 3) more" : "")
+            let who =
+                holders.isEmpty
+                ? "another process"
+                : holders.prefix(3).map(\.text).joined(separator: ", ")
+                    + (holders.count > 3 ? " and \(holders.count - 3) more" : "")
             return "\(head) is held by \(who)"
         case .replaced: return "\(head) was replaced while it was being taken"
         case .vanished: return "\(head) was removed, replaced or created while held"

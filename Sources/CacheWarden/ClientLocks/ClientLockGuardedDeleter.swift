@@ -57,7 +57,9 @@ struct ClientLockGuardedDeleter: FileDeleter {
     /// A unit checked whole (`check`) goes in one rename, unless a lock changed since: then it stays.
     mutating func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome {
         guard held.stillHeld() else { return .lockLost }
-        if let unit, let units, let refused = units.stillHeld(unit) { return refused == .lockUnusable ? .lockUnusable : .lockHeld }
+        if let unit, let units, let refused = units.stillHeld(unit) {
+            return refused == .lockUnusable ? .lockUnusable : .lockHeld
+        }
         return inner.evictUnit(n, files: files, in: ledger)
     }
 

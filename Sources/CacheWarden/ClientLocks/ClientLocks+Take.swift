@@ -26,7 +26,8 @@ extension ClientLocks {
             guard lock.isPerUnit else { return nil }
             return parts.flatMap { part -> [LockComponent] in
                 part == ClientLock.unitPlaceholder
-                    ? unit.split(separator: PathBytes.separator).map { LockComponent(literal: $0) } : [LockComponent(text: part)]
+                    ? unit.split(separator: PathBytes.separator).map { LockComponent(literal: $0) }
+                    : [LockComponent(text: part)]
             }
         }
     }
@@ -37,9 +38,11 @@ extension ClientLocks {
     /// lock (what a `deferred` line names). `maxFiles`: the most lock files the scope may name (each is held open
     /// while taken); more is `unusable`, found before any is opened. `onLocked`: a test's seam, called between the
     /// lock and the check that the path still names the file.
-    func tryTake(rootPath: String, dir: String, scope: Scope, registry: LockFileRegistry = LockFileRegistry(),
-                 findHolders: Bool = true, maxFiles: Int? = nil,
-                 onLocked: ((LockTarget) -> Void)? = nil) -> Result<HeldClientLocks, ClientLockBusy> {
+    func tryTake(
+        rootPath: String, dir: String, scope: Scope, registry: LockFileRegistry = LockFileRegistry(),
+        findHolders: Bool = true, maxFiles: Int? = nil,
+        onLocked: ((LockTarget) -> Void)? = nil
+    ) -> Result<HeldClientLocks, ClientLockBusy> {
         let held = HeldClientLocks(registry: registry)
         var files = 0
         for lock in locks {
@@ -53,11 +56,14 @@ extension ClientLocks {
             if let maxFiles, files > maxFiles {
                 held.release()
                 let shown = PathBytes.display(Array(parts.map(\.bytes).joined(separator: [PathBytes.separator])))
-                return .failure(ClientLockBusy(dir: dir, lock: shown, why: .unusable, detail: Self.tooMany(files, maxFiles)))
+                return .failure(
+                    ClientLockBusy(dir: dir, lock: shown, why: .unusable, detail: Self.tooMany(files, maxFiles)))
             }
             held.watch(resolution)
             for target in resolution.targets {
-                if let busy = take(target, lock.kind, into: held, dir: dir, findHolders: findHolders, onLocked: onLocked) {
+                if let busy = take(
+                    target, lock.kind, into: held, dir: dir, findHolders: findHolders, onLocked: onLocked)
+                {
                     held.release()
                     return .failure(busy)
                 }
@@ -73,15 +79,18 @@ extension ClientLocks {
     }
 
     /// Takes one lock file into `held`; the reason when it cannot be taken (nil: taken, or nothing to take).
-    private func take(_ target: LockTarget, _ kind: ClientLock.Kind, into held: HeldClientLocks, dir: String,
-                      findHolders: Bool, onLocked: ((LockTarget) -> Void)?) -> ClientLockBusy? {
+    private func take(
+        _ target: LockTarget, _ kind: ClientLock.Kind, into held: HeldClientLocks, dir: String,
+        findHolders: Bool, onLocked: ((LockTarget) -> Void)?
+    ) -> ClientLockBusy? {
         let file: Opened.File
         switch Self.open(target) {
         case .absent:
             if target.literal { held.addAbsent(target) }
             return nil
         case .skip: return nil
-        case .unusable(let detail): return ClientLockBusy(dir: dir, lock: target.display, why: .unusable, detail: detail)
+        case .unusable(let detail):
+            return ClientLockBusy(dir: dir, lock: target.display, why: .unusable, detail: detail)
         case .replaced: return ClientLockBusy(dir: dir, lock: target.display, why: .replaced)
         case .file(let opened): file = opened
         }
@@ -95,9 +104,12 @@ extension ClientLocks {
         do throws(Errno) { try Self.lock(file.fd, kind, writable: file.writable) } catch {
             defer { Syscall.close(file.fd) }
             guard [.wouldBlock, .resourceTemporarilyUnavailable, .permissionDenied].contains(error) else {
-                return ClientLockBusy(dir: dir, lock: target.display, why: .unusable, detail: Self.lockFailure(error, writable: file.writable))
+                return ClientLockBusy(
+                    dir: dir, lock: target.display, why: .unusable,
+                    detail: Self.lockFailure(error, writable: file.writable))
             }
-            return ClientLockBusy(dir: dir, lock: target.display, why: .held, holders: findHolders ? LockHolders.of(file.fd) : [])
+            return ClientLockBusy(
+                dir: dir, lock: target.display, why: .held, holders: findHolders ? LockHolders.of(file.fd) : [])
         }
         onLocked?(target)
         // Still the file at its path? One removed or replaced meanwhile is not the one the next client locks.
@@ -136,23 +148,31 @@ extension ClientLocks {
             return error == .noSuchFileOrDirectory ? .absent : .unusable("it cannot be opened (\(error))")
         }
         guard st.isRegularFile else {
-            return target.literal ? .unusable(st.isSymlink ? "it is a symlink; a lock file is never followed through one"
-                                              : "it is \(FileContents.kind(of: st.st_mode)), not a regular file") : .skip
+            return target.literal
+                ? .unusable(
+                    st.isSymlink
+                        ? "it is a symlink; a lock file is never followed through one"
+                        : "it is \(FileContents.kind(of: st.st_mode)), not a regular file") : .skip
         }
         var writable = true
         let fd: Int32
         do throws(Errno) {
             do throws(Errno) { fd = try target.open(O_RDWR) } catch {
-                guard [.permissionDenied, .notPermitted, .readOnlyFileSystem, .textFileBusy].contains(error) else { throw error }
+                guard [.permissionDenied, .notPermitted, .readOnlyFileSystem, .textFileBusy].contains(error) else {
+                    throw error
+                }
                 writable = false
                 fd = try target.open(O_RDONLY)
             }
         } catch {
-            if error == .noSuchFileOrDirectory || error == .tooManySymbolicLinkLevels { return target.literal ? .replaced : .skip }
+            if error == .noSuchFileOrDirectory || error == .tooManySymbolicLinkLevels {
+                return target.literal ? .replaced : .skip
+            }
             return .unusable("it cannot be opened (\(error))")
         }
         guard let opened = try? Syscall.fstat(fd), opened.isRegularFile,
-              LockFileRegistry.FileIdentity(opened) == LockFileRegistry.FileIdentity(st) else {
+            LockFileRegistry.FileIdentity(opened) == LockFileRegistry.FileIdentity(st)
+        else {
             Syscall.close(fd)
             return target.literal ? .replaced : .skip
         }
@@ -182,7 +202,10 @@ extension ClientLocks {
     func problem(rootPath: String) -> String? {
         for lock in locks where !lock.isPattern {
             let resolution: LockResolution
-            do throws(LockPathUnusable) { resolution = try LockTargets.resolve(lock.components.map { LockComponent(text: $0) }, rootPath: rootPath) } catch {
+            do throws(LockPathUnusable) {
+                resolution = try LockTargets.resolve(
+                    lock.components.map { LockComponent(text: $0) }, rootPath: rootPath)
+            } catch {
                 return "\(lock.path): \(error.detail)"
             }
             for target in resolution.targets {

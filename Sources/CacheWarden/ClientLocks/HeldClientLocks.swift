@@ -59,7 +59,7 @@ final class HeldClientLocks {
         }
         for a in absent {
             do throws(Errno) { _ = try a.lstat() } catch { if error == .noSuchFileOrDirectory { continue } }
-            return lose(a.display)   // there now (or no longer known not to be)
+            return lose(a.display) // there now (or no longer known not to be)
         }
         if let lock = newPatternMatch() { return lose(lock) }
         return true

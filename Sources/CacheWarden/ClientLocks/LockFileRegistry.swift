@@ -4,7 +4,8 @@ import Glibc
 /// its takers. A lock is held per open file description, so a second open of a file already held here and a lock
 /// on it would conflict with this very process: two roots naming one file (cargo's registry and git, both
 /// `../.package-cache`), or a root's lock and a unit's, share the one lock instead. The engine keeps one registry
-/// (`ClientLockTable.files`) for every take, and with it the one budget of units' descriptors; the last release closes the descriptor, which releases the lock.
+/// (`ClientLockTable.files`) for every take, and with it the one budget of units' descriptors; the last release closes
+/// the descriptor, which releases the lock.
 final class LockFileRegistry {
     struct Key: Hashable {
         let file: FileIdentity

@@ -15,7 +15,10 @@ struct LockFolderWatch {
     /// Whether the folder's path still names the folder held.
     func stillThere() -> Bool {
         guard let held = try? Syscall.fstat(folder.fd),
-              let there = (try? folder.cPath.withUnsafeBufferPointer { p throws(Errno) in try Syscall.lstat(at: AT_FDCWD, p.baseAddress!) })
+            let there =
+                (try? folder.cPath.withUnsafeBufferPointer { p throws(Errno) in
+                    try Syscall.lstat(at: AT_FDCWD, p.baseAddress!)
+                })
         else { return false }
         return LockFileRegistry.FileIdentity(there) == LockFileRegistry.FileIdentity(held)
     }

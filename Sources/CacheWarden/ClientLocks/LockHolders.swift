@@ -48,7 +48,9 @@ enum LockHolders {
         guard let st = try? Syscall.fstat(fd) else { return [] }
         let ino = UInt64(st.st_ino)
         let mount = ownMount(of: fd)
-        let target = Target(ino: ino, id: "\(mount?.device ?? device(UInt64(st.st_dev))):\(ino)", deadline: monotonic() + scanNanoseconds)
+        let target = Target(
+            ino: ino, id: "\(mount?.device ?? device(UInt64(st.st_dev))):\(ino)",
+            deadline: monotonic() + scanNanoseconds)
         let listed = FileContents.read("/proc/locks", limit: 16 << 20).map { listedPIDs($0, id: target.id) } ?? Listed()
         // Two locks on one btrfs MAJ:MIN:INO: another subvolume's file may be one of them.
         if listed.locks > 1 && mount?.type == "btrfs" { return [] }
@@ -58,12 +60,15 @@ enum LockHolders {
         }
         if found.isEmpty && listed.locks > 0 {
             found = allPIDs(until: target.deadline).prefix(maxProcesses).filter { pid in
-                pid != me && monotonic() < target.deadline && !listed.pids.contains(pid) && holds(pid, target, limit: maxDescriptors)
+                pid != me && monotonic() < target.deadline && !listed.pids.contains(pid)
+                    && holds(pid, target, limit: maxDescriptors)
             }
         }
         // Nobody found through its descriptors (another user's process): the pids /proc/locks gives for the file.
         if found.isEmpty { found = listed.pids }
-        return Set(found).sorted().enumerated().map { i, pid in ClientLockHolder(pid: pid, command: i < named ? command(of: pid) : nil) }
+        return Set(found).sorted().enumerated().map { i, pid in
+            ClientLockHolder(pid: pid, command: i < named ? command(of: pid) : nil)
+        }
     }
 
     /// What `/proc/locks` lists for a file's `MAJ:MIN:INO`: the pids of its granted locks (not the waiters, `->`;
@@ -100,8 +105,10 @@ enum LockHolders {
     /// The device (as `/proc/locks` writes it) and filesystem type of the mount this process's descriptor `fd` is on:
     /// its `fdinfo`'s `mnt_id:`, found in this process's own `mountinfo` (the same namespace as that ID).
     static func ownMount(of fd: Int32) -> (device: String, type: Substring)? {
-        guard let info = FileContents.read("/proc/self/fdinfo/\(fd)", limit: 1 << 16), let id = field("mnt_id:", in: info),
-              let table = FileContents.read("/proc/self/mountinfo", limit: 16 << 20) else { return nil }
+        guard let info = FileContents.read("/proc/self/fdinfo/\(fd)", limit: 1 << 16),
+            let id = field("mnt_id:", in: info),
+            let table = FileContents.read("/proc/self/mountinfo", limit: 16 << 20)
+        else { return nil }
         return mount(id, in: table)
     }
 
@@ -113,7 +120,8 @@ enum LockHolders {
             guard fields.count >= 3, fields[0] == id else { continue }
             let numbers = fields[2].split(separator: ":")
             guard numbers.count == 2, let major = UInt64(numbers[0]), let minor = UInt64(numbers[1]),
-                  let dash = fields.firstIndex(of: "-"), dash + 1 < fields.count else { return nil }
+                let dash = fields.firstIndex(of: "-"), dash + 1 < fields.count
+            else { return nil }
             return (device(major: major, minor: minor), fields[dash + 1])
         }
         return nil
@@ -129,7 +137,9 @@ enum LockHolders {
     /// looked at, until the deadline).
     private static func holds(_ pid: Int32, _ target: Target, limit: Int) -> Bool {
         names(in: "/proc/\(pid)/fdinfo", limit: limit, until: target.deadline).contains { fd in
-            guard monotonic() < target.deadline, let info = FileContents.read("/proc/\(pid)/fdinfo/\(fd)", limit: 1 << 20) else { return false }
+            guard monotonic() < target.deadline,
+                let info = FileContents.read("/proc/\(pid)/fdinfo/\(fd)", limit: 1 << 20)
+            else { return false }
             return isFile(info, target)
         }
     }
@@ -139,17 +149,22 @@ enum LockHolders {
     static func isFile(_ info: String, _ target: Target) -> Bool {
         if let ino = field("ino:", in: info), UInt64(ino) != target.ino { return false }
         return info.split(separator: "\n").contains { line in
-            line.hasPrefix("lock:") && !line.contains("->") && line.split(whereSeparator: \.isWhitespace).contains { $0 == target.id }
+            line.hasPrefix("lock:") && !line.contains("->")
+                && line.split(whereSeparator: \.isWhitespace).contains { $0 == target.id }
         }
     }
 
     /// The value of an `fdinfo` line `name` (e.g. `mnt_id:`), without its blanks.
     static func field(_ name: String, in info: String) -> Substring? {
-        info.split(separator: "\n").first { $0.hasPrefix(name) }.map { $0.dropFirst(name.count).trimmingPrefix(while: \.isWhitespace) }
+        info.split(separator: "\n").first { $0.hasPrefix(name) }.map {
+            $0.dropFirst(name.count).trimmingPrefix(while: \.isWhitespace)
+        }
     }
 
     /// Every process's pid (those listed before the deadline).
-    private static func allPIDs(until deadline: UInt64) -> [Int32] { names(in: "/proc", until: deadline).compactMap { Int32($0) } }
+    private static func allPIDs(until deadline: UInt64) -> [Int32] {
+        names(in: "/proc", until: deadline).compactMap { Int32($0) }
+    }
 
     /// The names in a directory (but `.` and `..`), the first `limit` of them, those listed before the deadline
     /// (looked at every 256 names: the listing itself goes to its end, a `getdents64` at a time); empty when it
@@ -171,7 +186,8 @@ enum LockHolders {
     /// reading it never waits on the process's memory map, as `cmdline` does.
     static func command(of pid: Int32) -> String? {
         guard let raw = FileContents.read("/proc/\(pid)/comm", limit: 64) else { return nil }
-        let name = String((raw.split(separator: "\n").first ?? "").map { $0.isASCII && ($0.asciiValue ?? 0) < 0x20 ? " " : $0 })
+        let name = String(
+            (raw.split(separator: "\n").first ?? "").map { $0.isASCII && ($0.asciiValue ?? 0) < 0x20 ? " " : $0 })
         return name.isEmpty ? nil : name
     }
 }

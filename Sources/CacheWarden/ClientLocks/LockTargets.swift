@@ -107,12 +107,14 @@ enum LockTargets {
         let base = beside ? PathResolver.parent(of: rootPath) : rootPath
         let fd: Int32
         do throws(Errno) { fd = try Syscall.openRoot(path: base) } catch {
-            throw LockPathUnusable(display: beside ? "../" : ".", detail: "its folder \(base) cannot be opened (\(error))")
+            throw LockPathUnusable(
+                display: beside ? "../" : ".", detail: "its folder \(base) cannot be opened (\(error))")
         }
         var out = LockResolution()
         let folder = LockFolder(fd, path: Array(base.utf8), display: beside ? Array("..".utf8) : [])
-        try walk(beside ? Array(components.dropFirst()) : components, in: folder,
-                 prefix: beside ? Array("../".utf8) : [], literal: true, into: &out)
+        try walk(
+            beside ? Array(components.dropFirst()) : components, in: folder,
+            prefix: beside ? Array("../".utf8) : [], literal: true, into: &out)
         return out
     }
 
@@ -120,20 +122,27 @@ enum LockTargets {
     /// (`EMFILE`, `EACCES`, …): then whether a lock appeared cannot be told.
     static func targets(of site: LockPatternSite) -> [LockTarget]? {
         var out = LockResolution()
-        do throws(LockPathUnusable) { try walk(site.rest, in: site.folder, prefix: site.prefix, literal: false, into: &out) } catch { return nil }
+        do throws(LockPathUnusable) {
+            try walk(site.rest, in: site.folder, prefix: site.prefix, literal: false, into: &out)
+        } catch { return nil }
         return out.targets
     }
 
-    private static func walk(_ rest: [LockComponent], in folder: LockFolder, prefix: [UInt8], literal: Bool,
-                             into out: inout LockResolution) throws(LockPathUnusable) {
+    private static func walk(
+        _ rest: [LockComponent], in folder: LockFolder, prefix: [UInt8], literal: Bool,
+        into out: inout LockResolution
+    ) throws(LockPathUnusable) {
         guard let first = rest.first else { return }
         // A pattern not inside another one: its folder is listed again later (the outer one's covers the inner).
-        if first.isPattern && literal { out.patterns.append(LockPatternSite(folder: folder, rest: rest, prefix: prefix)) }
+        if first.isPattern && literal {
+            out.patterns.append(LockPatternSite(folder: folder, rest: rest, prefix: prefix))
+        }
         let names: [[UInt8]]
         if first.isPattern {
             // A folder that cannot be listed may hold a lock: never taken as holding none.
             do throws(Errno) { names = try matching(first.bytes, in: folder) } catch {
-                throw LockPathUnusable(display: folder.display, detail: "its folder \(folder.display) cannot be listed (\(error))")
+                throw LockPathUnusable(
+                    display: folder.display, detail: "its folder \(folder.display) cannot be listed (\(error))")
             }
         } else {
             names = [first.bytes]
@@ -145,21 +154,29 @@ enum LockTargets {
         }
         for name in names {
             let fd: Int32
-            do throws(Errno) { fd = try name.withCString { p throws(Errno) in try Syscall.openDirectoryPath(at: folder.fd, p) } } catch {
+            do throws(Errno) {
+                fd = try name.withCString { p throws(Errno) in try Syscall.openDirectoryPath(at: folder.fd, p) }
+            } catch {
                 // Not there: nothing to take now, but one made later is a lock. Something else than a folder (a
                 // file, a symlink): an error where the path names it outright; a pattern simply does not match it.
                 if error == .noSuchFileOrDirectory {
-                    if isLiteral { out.absent.append(LockTarget(folder: folder, name: name, prefix: prefix, literal: true)) }
+                    if isLiteral {
+                        out.absent.append(LockTarget(folder: folder, name: name, prefix: prefix, literal: true))
+                    }
                     continue
                 }
                 // A pattern does not match what is no folder; one it cannot open (`EMFILE`, `EACCES`) may hold a lock.
                 if !isLiteral && (error == .notDirectory || error == .tooManySymbolicLinkLevels) { continue }
                 let shown = PathBytes.display(prefix + name)
-                let what = error == .notDirectory || error == .tooManySymbolicLinkLevels ? "not a folder (or a symlink)" : "not reachable (\(error))"
+                let what =
+                    error == .notDirectory || error == .tooManySymbolicLinkLevels
+                    ? "not a folder (or a symlink)" : "not reachable (\(error))"
                 throw LockPathUnusable(display: shown, detail: "\(shown) is \(what)")
             }
             let child = LockFolder(fd, path: PathBytes.join(folder.path, name), display: prefix + name)
-            try walk(Array(rest.dropFirst()), in: child, prefix: prefix + name + [PathBytes.separator], literal: isLiteral, into: &out)
+            try walk(
+                Array(rest.dropFirst()), in: child, prefix: prefix + name + [PathBytes.separator], literal: isLiteral,
+                into: &out)
         }
     }
 

@@ -20,11 +20,17 @@ extension PipelineState {
             return false
         }
         // Who holds it is looked up in /proc when a wait begins and when it goes past client_lock_wait.
-        let findHolders = waiting.map { !$0.overdue && ClientLockTable.elapsed($0.since, now) >= Nanoseconds.span(seconds: settings.clientLockWait) } ?? true
+        let findHolders =
+            waiting.map {
+                !$0.overdue
+                    && ClientLockTable.elapsed($0.since, now) >= Nanoseconds.span(seconds: settings.clientLockWait)
+            } ?? true
         // A root's own locks name at most as many files as the units' budget, but are not counted in it: they are
         // held for the whole goal (a group's or a low-disk purge's members' at once), beside the units' budget.
-        switch locks.tryTake(rootPath: rt.path, dir: rt.name, scope: .root, registry: clientLocks.files, findHolders: findHolders,
-                             maxFiles: clientLocks.files.unitBudget.limit) {
+        switch locks.tryTake(
+            rootPath: rt.path, dir: rt.name, scope: .root, registry: clientLocks.files, findHolders: findHolders,
+            maxFiles: clientLocks.files.unitBudget.limit)
+        {
         case .success(let held):
             clientLocks.held[id] = held
             return true
@@ -38,11 +44,15 @@ extension PipelineState {
     /// per-unit locks, each file whose unit's lock is held (see `ClientLockGuardedDeleter`). Every deleter of the
     /// goal for that root shares one unit lock set (`clientLocks.units`).
     mutating func guardedDeleter(_ inner: any FileDeleter, _ id: RootID) -> any FileDeleter {
-        guard let held = clientLocks.held[id], let rt = roots[id], let locks = rt.settings.clientLock else { return inner }
+        guard let held = clientLocks.held[id], let rt = roots[id], let locks = rt.settings.clientLock else {
+            return inner
+        }
         var units: UnitClientLocks?
         if case .depth(let depth) = rt.settings.evictUnit, !locks.perUnit.isEmpty {
-            units = clientLocks.units[id]
-                ?? UnitClientLocks(locks: locks, rootPath: rt.path, dir: rt.name, depth: depth, registry: clientLocks.files)
+            units =
+                clientLocks.units[id]
+                ?? UnitClientLocks(
+                    locks: locks, rootPath: rt.path, dir: rt.name, depth: depth, registry: clientLocks.files)
             clientLocks.units[id] = units
         }
         guard !held.isEmpty || units != nil else { return inner }
@@ -68,7 +78,9 @@ extension PipelineState {
         clientLocks.releaseAll()
         var wakeUp: UInt64?
         for (id, found) in clientLocks.busy.sorted(by: { $0.key < $1.key }) {
-            guard let w = noteWaiting(id, reason, policy: policy, found.busy, tried: found.tried, now: now), policy != nil else { continue }
+            guard let w = noteWaiting(id, reason, policy: policy, found.busy, tried: found.tried, now: now),
+                policy != nil
+            else { continue }
             wakeUp = min(wakeUp ?? .max, w.next)
         }
         clientLocks.busy.removeAll()
@@ -87,11 +99,14 @@ extension PipelineState {
     private mutating func sayUnitProblems() {
         for (id, units) in clientLocks.units.sorted(by: { $0.key < $1.key }) {
             for (unit, busy) in units.takeProblems() {
-                // The lock and the kind of reason, not its detail: a count of files in it would make a new line each time.
+                // The lock and the kind of reason, not its detail: a count of files in it would make a new line each
+                // time.
                 let key = "\(busy.dir)\u{0}\(busy.lock)\u{0}\(busy.why)\u{0}\(Self.problemKind(busy.detail))"
                 if clientLocks.said.count >= 4096 { clientLocks.said.removeAll() }
                 guard roots[id] != nil, clientLocks.said.insert(key).inserted else { continue }
-                events.error("\(busy); the unit stays, not counted as in use", dir: busy.dir, file: PathBytes.display(unit), kind: "client_lock")
+                events.error(
+                    "\(busy); the unit stays, not counted as in use", dir: busy.dir, file: PathBytes.display(unit),
+                    kind: "client_lock")
             }
         }
     }

@@ -60,7 +60,10 @@ final class UnitClientLocks {
         if failed.contains(unit) { return .lockUnusable }
         if busy.contains(unit) { return .lockHeld }
         if held[unit] != nil { return stillHeld(unit) }
-        switch locks.tryTake(rootPath: rootPath, dir: dir, scope: .unit(unit), registry: registry, findHolders: false, maxFiles: budget.limit) {
+        switch locks.tryTake(
+            rootPath: rootPath, dir: dir, scope: .unit(unit), registry: registry, findHolders: false,
+            maxFiles: budget.limit)
+        {
         case .success(let taken):
             held[unit] = taken
             budget.charge(self, unit, taken.descriptors)
@@ -86,7 +89,8 @@ final class UnitClientLocks {
         letGo(unit)
         let alone = count > budget.limit
         if alone { failed.insert(unit) }
-        let detail = "its locks need \(count) descriptors (its lock files and the folders they are in), "
+        let detail =
+            "its locks need \(count) descriptors (its lock files and the folders they are in), "
             + (alone ? "" : "and with those of the unit being deleted that is ")
             + "more than the \(budget.limit) a trim holds for units' locks at once (a quarter of the open-file limit, "
             + "RLIMIT_NOFILE); the unit stays: raise the limit (LimitNOFILE=) to have it trimmed"

@@ -55,7 +55,7 @@ final class UnitLockBudget {
         while inUse > limit, i < recent.count {
             let e = recent[i]
             guard let o = e.owner, !(e.id == id && e.unit == unit), !o.isPinned(e.unit) else { i += 1; continue }
-            o.letGo(e.unit)   // refunds it: the entry at `i` is the next one now
+            o.letGo(e.unit) // refunds it: the entry at `i` is the next one now
         }
         return inUse <= limit
     }

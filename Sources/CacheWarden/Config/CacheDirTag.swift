@@ -13,7 +13,8 @@ package enum CacheDirTag {
     package static func isTagged(_ dir: String) -> Bool {
         let tag = PathResolver.absolute("CACHEDIR.TAG", relativeTo: dir)
         guard let st = try? Syscall.lstat(path: tag), st.st_mode & S_IFMT == S_IFREG,
-              let text = try? FileContents.load(tag, limit: signature.utf8.count) else { return false }
+            let text = try? FileContents.load(tag, limit: signature.utf8.count)
+        else { return false }
         return text == signature
     }
 
@@ -22,21 +23,27 @@ package enum CacheDirTag {
     /// With `identity`, the folder must be that one (the engine judges the folder it opened, not whatever the
     /// path shows a moment later).
     package static func isTrusted(_ dir: String, identity: FolderIdentity? = nil) -> Bool {
-        guard isTagged(dir), let folder = try? Syscall.lstat(path: dir), folder.isDirectory, folder.st_mode & S_IWOTH == 0,
-              identity.map({ UInt64(folder.st_dev) == $0.device && UInt64(folder.st_ino) == $0.inode }) ?? true,
-              let tag = try? Syscall.lstat(path: PathResolver.absolute("CACHEDIR.TAG", relativeTo: dir)) else { return false }
+        guard isTagged(dir), let folder = try? Syscall.lstat(path: dir), folder.isDirectory,
+            folder.st_mode & S_IWOTH == 0,
+            identity.map({ UInt64(folder.st_dev) == $0.device && UInt64(folder.st_ino) == $0.inode }) ?? true,
+            let tag = try? Syscall.lstat(path: PathResolver.absolute("CACHEDIR.TAG", relativeTo: dir))
+        else { return false }
         return tag.st_uid == 0 || tag.st_uid == folder.st_uid
     }
 
     /// What `write(in:)` puts in a folder CacheWarden created: the signature, then comments (the specification
     /// lets a tag say more after it).
-    static let contents = signature + "\n# This file is a cache directory tag created by cachewarden (dir.<name>.create = true).\n"
+    static let contents =
+        signature + "\n# This file is a cache directory tag created by cachewarden (dir.<name>.create = true).\n"
         + "# For information about cache directory tags, see https://bford.info/cachedir/\n"
 
     /// Tags the folder open at `folder`, which this process has just created: the tag is created, never
     /// replaced, and never through a symlink. Throws when it cannot be written or a tag is already there.
     static func write(in folder: OwnedDescriptor) throws(Errno) {
-        let tag = OwnedDescriptor(try Syscall.retrying { openat(folder.fd, "CACHEDIR.TAG", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) })
+        let tag = OwnedDescriptor(
+            try Syscall.retrying {
+                openat(folder.fd, "CACHEDIR.TAG", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            })
         let bytes = Array(contents.utf8)
         let written = bytes.withUnsafeBytes { b in Result { () throws(Errno) in try Syscall.writeAll(tag.fd, b) } }
         try written.get()

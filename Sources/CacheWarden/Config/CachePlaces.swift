@@ -35,13 +35,17 @@ package struct CachePlaces: Sendable {
     package let places: [Place]
 
     /// System-wide places.
-    static let system: [Place] = [Place(path: "/var/cache", what: "the system's cache folder", itself: true),
-                                  Place(path: "/tmp", what: "a temporary folder", itself: false),
-                                  Place(path: "/var/tmp", what: "a temporary folder", itself: false),
-                                  Place(path: "/dev/shm", what: "a shared-memory folder", itself: false)]
+    static let system: [Place] = [
+        Place(path: "/var/cache", what: "the system's cache folder", itself: true),
+        Place(path: "/tmp", what: "a temporary folder", itself: false),
+        Place(path: "/var/tmp", what: "a temporary folder", itself: false),
+        Place(path: "/dev/shm", what: "a shared-memory folder", itself: false),
+    ]
 
     /// A home's cache folders, relative to it.
-    static let inHome = [".cache", ".npm/_cacache", ".cargo/registry", ".gradle/caches", ".ccache", ".local/share/pnpm/store"]
+    static let inHome = [
+        ".cache", ".npm/_cacache", ".cargo/registry", ".gradle/caches", ".ccache", ".local/share/pnpm/store",
+    ]
 
     /// The variables that move a tool's cache, each with what is added to its value.
     static let variables: [(name: String, suffix: String)] = [
@@ -63,7 +67,10 @@ package struct CachePlaces: Sendable {
         for (name, suffix) in Self.variables {
             guard let value = environment.variable(name), value.hasPrefix("/") else { continue }
             let path = PathResolver.absolute(suffix, relativeTo: PathResolver.absolute(value, relativeTo: "/"))
-            places.append(Place(path: path, what: suffix.isEmpty ? "$\(name)" : "$\(name)/\(suffix)", itself: true, fromVariable: true))
+            places.append(
+                Place(
+                    path: path, what: suffix.isEmpty ? "$\(name)" : "$\(name)/\(suffix)", itself: true,
+                    fromVariable: true))
         }
         self.init(places: places)
     }
@@ -71,7 +78,9 @@ package struct CachePlaces: Sendable {
     /// The cache folders of the home at `home`, whose it is as a phrase ("of user alice").
     static func places(ofHome home: String, owner: String) -> [Place] {
         let home = PathResolver.absolute(home, relativeTo: "/")
-        return inHome.map { Place(path: PathResolver.absolute($0, relativeTo: home), what: "~/\($0) \(owner)", itself: true) }
+        return inHome.map {
+            Place(path: PathResolver.absolute($0, relativeTo: home), what: "~/\($0) \(owner)", itself: true)
+        }
     }
 
     /// The place `path` (absolute and normalized) lies in, if any; for a path inside a home (`home`: the forms

@@ -20,7 +20,7 @@ extension CacheProfile {
         case .uv: ClientLocks([ClientLock(".lock")])
         case .cargo: ClientLocks([ClientLock("../.package-cache-mutate"), ClientLock("../.package-cache")])
         case .huggingface: ClientLocks([ClientLock(".locks/{unit}/*.lock")])
-        default: nil   // ccache, sccache, go, pip, npm, nginx, bazel, generic (and any profile added later)
+        default: nil // ccache, sccache, go, pip, npm, nginx, bazel, generic (and any profile added later)
         }
     }
 }

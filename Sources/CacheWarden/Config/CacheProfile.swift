@@ -35,17 +35,18 @@ public enum CacheProfile: String, Sendable, CaseIterable {
     /// clean miss. An archive goes with its pointers, pointers first (`evict_pointers = wheels-v*, sdists-v*,
     /// environments-v*`: only those folders are listed for links): the symlinks into it from `wheels-v8/`,
     /// `sdists-v11/` and `environments-v2/` and the `.rev`, `.http`, `.msgpack` and built `.whl` files named after
-    /// each (its pointer files; the `.lock` stays, and a protected pointer file keeps its archive). uv 0.13.9 follows a `.rev` pointer (a wheel from a `--find-links`
-    /// folder or a local path, and `uv run --with` from such a folder) without looking: an archive deleted under it
-    /// failed 9 of 24 installs in a loop (`failed to read directory archive-v0/<id>`); with the pointer gone too
-    /// each way is a clean miss (0 of 24, every file of every RECORD there). uv touches nothing on a hit, so ages
-    /// come from opens (a hit reads the pointer, which ages its archive); a trim during an install fails it, so
-    /// trims wait for a minute of quiet.
+    /// each (its pointer files; the `.lock` stays, and a protected pointer file keeps its archive). uv 0.13.9 follows a
+    /// `.rev` pointer (a wheel from a `--find-links` folder or a local path, and `uv run --with` from such a folder)
+    /// without looking: an archive deleted under it failed 9 of 24 installs in a loop (`failed to read directory
+    /// archive-v0/<id>`); with the pointer gone too each way is a clean miss (0 of 24, every file of every RECORD
+    /// there). uv touches nothing on a hit, so ages come from opens (a hit reads the pointer, which ages its archive);
+    /// a trim during an install fails it, so trims wait for a minute of quiet.
     case uv
     /// sccache's local disk cache (`SCCACHE_DIR`): a hit sets the entry's mtime, and a deleted entry is a clean miss.
     /// But sccache before 0.10 panics on its next own eviction of a file deleted under its running server, and its
     /// cache stays broken until the server restarts (mozilla/sccache#2092); the server stops after 10 idle minutes,
-    /// so trims wait 11 (`trim_after_idle = 11m`; lower it for a fixed sccache). Keeps temporary files (`.sccachetmp*`).
+    /// so trims wait 11 (`trim_after_idle = 11m`; lower it for a fixed sccache). Keeps temporary files
+    /// (`.sccachetmp*`).
     case sccache
     /// npm's content-addressed cache (`<cache>/_cacache`): keeps `tmp/**` (downloads being renamed into place). A
     /// deleted content or index file is a clean miss (re-fetched, or `ENOTCACHED` offline); npm touches nothing on
@@ -88,21 +89,33 @@ public enum CacheProfile: String, Sendable, CaseIterable {
         switch self {
         case .generic: Defaults()
         case .ccache: Defaults(protect: ["ccache.conf", "stats", "*.tmp.*"], order: .mtime)
-        case .go: Defaults(protect: ["README", "trim.txt", "testexpire.txt", "fuzz/**"], order: .opened, trimAfterIdle: 60)
+        case .go:
+            Defaults(protect: ["README", "trim.txt", "testexpire.txt", "fuzz/**"], order: .opened, trimAfterIdle: 60)
         case .pip: Defaults(protect: ["*.tmp", "selfcheck/**"], order: .opened)
         case .nginx: Defaults(protect: ["*.??????????"], order: .opened)
         case .bazel: Defaults(protect: ["tmp/**", "gc/**"], order: .mtime, trimAfterIdle: 300)
-        case .uv: Defaults(protect: ["/CACHEDIR.TAG", "/.gitignore", "/.lock", "/.tmp*/**", "**/.tmp*", "**/.tmp*/**",
-                                            "*.lock", "*/.git", "*/.gitignore"],
-                           order: .opened, trimAfterIdle: 60, evictUnit: .depth(2),
-                           evictPointers: ["wheels-v*", "sdists-v*", "environments-v*"],
-                           pointerExtensions: ["rev", "http", "msgpack", "whl"])
+        case .uv:
+            Defaults(
+                protect: [
+                    "/CACHEDIR.TAG", "/.gitignore", "/.lock", "/.tmp*/**", "**/.tmp*", "**/.tmp*/**",
+                    "*.lock", "*/.git", "*/.gitignore",
+                ],
+                order: .opened, trimAfterIdle: 60, evictUnit: .depth(2),
+                evictPointers: ["wheels-v*", "sdists-v*", "environments-v*"],
+                pointerExtensions: ["rev", "http", "msgpack", "whl"])
         case .sccache: Defaults(protect: ["**/.sccachetmp*"], order: .mtime, trimAfterIdle: 660)
         case .npm: Defaults(protect: ["tmp/**"], order: .opened)
-        case .huggingface: Defaults(protect: ["/CACHEDIR.TAG", ".locks/**", "*.incomplete", "*/blobs/tmp_*", "*/tmp*/**",
-                                              "*/refs/**/*.tmp", "*/refs/*.tmp", "blobs/**"],
-                                    order: .opened, trimAfterIdle: 120, evictUnit: .entry)
-        case .cargo: Defaults(protect: ["/CACHEDIR.TAG", "index/**", "cache/**"], order: .opened, trimAfterIdle: 60, evictUnit: .depth(3))
+        case .huggingface:
+            Defaults(
+                protect: [
+                    "/CACHEDIR.TAG", ".locks/**", "*.incomplete", "*/blobs/tmp_*", "*/tmp*/**",
+                    "*/refs/**/*.tmp", "*/refs/*.tmp", "blobs/**",
+                ],
+                order: .opened, trimAfterIdle: 120, evictUnit: .entry)
+        case .cargo:
+            Defaults(
+                protect: ["/CACHEDIR.TAG", "index/**", "cache/**"], order: .opened, trimAfterIdle: 60,
+                evictUnit: .depth(3))
         }
     }
 }

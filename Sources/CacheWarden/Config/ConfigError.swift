@@ -31,8 +31,8 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `FILE:LINE: message` (or just the message for settings built in code).
     public var description: String {
         switch (file, line) {
-        case let (file?, line?): return "\(file):\(line): \(message)"
-        case let (file?, nil): return "\(file): \(message)"
+        case (let file?, let line?): return "\(file):\(line): \(message)"
+        case (let file?, nil): return "\(file): \(message)"
         default: return message
         }
     }

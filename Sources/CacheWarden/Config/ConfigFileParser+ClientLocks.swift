@@ -20,7 +20,8 @@ extension ConfigFileParser {
             let key = "dir.\(dir.name).client_lock"
             guard let problem = dir.clientLockProblem() else { continue }
             let line = seen[key] ?? seen["dir.\(dir.name).profile"] ?? dir.origin?.line ?? 1
-            let note = seen[key] == nil ? " (the lock of profile \(dir.profile.rawValue); `\(key) = none` takes none)" : ""
+            let note =
+                seen[key] == nil ? " (the lock of profile \(dir.profile.rawValue); `\(key) = none` takes none)" : ""
             throw ConfigError(file: file, line: line, message: "\(key): \(problem)\(note)")
         }
     }

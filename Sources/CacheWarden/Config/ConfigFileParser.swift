@@ -6,7 +6,8 @@ import Glibc
 /// path like `a#b` survives); blank lines are ignored; whitespace around keys and values is trimmed. The keys are
 /// those of `ConfigKey.all`; the tables below say how each one's value is read.
 struct ConfigFileParser {
-    typealias Apply<Target> = @Sendable (inout Target, String) -> String?  // returns the expectation when the value is bad
+    // returns the expectation when the value is bad
+    typealias Apply<Target> = @Sendable (inout Target, String) -> String?
 
     /// Keys that apply to the whole watcher.
     static let globalKeys: [String: Apply<WardenSettings>] = [
@@ -22,7 +23,9 @@ struct ConfigFileParser {
             s.lowDiskAction = a; return nil
         },
         "low_disk_interval": { s, v in duration(v, .interval, like: "30s, 5m") { s.lowDiskInterval = $0 } },
-        "control_socket": { s, v in s.controlSocket = v; return nil },
+        "control_socket": { s, v in
+            s.controlSocket = v; return nil
+        },
         "control_socket_mode": { s, v in
             guard let m = UInt16(v, radix: 8), m & 0o600 == 0o600, m <= 0o666 else {
                 return "expected an octal mode like 0600 or 0660 (the owner must be able to read and write)"
@@ -30,7 +33,9 @@ struct ConfigFileParser {
             s.controlSocketMode = m; return nil
         },
         "metrics_file": { s, v in
-            guard v.hasSuffix(".prom") else { return "expected a path ending in .prom (node_exporter reads only those)" }
+            guard v.hasSuffix(".prom") else {
+                return "expected a path ending in .prom (node_exporter reads only those)"
+            }
             s.metricsFile = v; return nil
         },
         "metrics_interval": { s, v in duration(v, .interval, like: "15s, 1m") { s.metricsInterval = $0 } },
@@ -48,16 +53,21 @@ struct ConfigFileParser {
 
     /// Keys of the form `dir.<name>.<field>`.
     static let directoryKeys: [String: Apply<DirectorySettings>] = [
-        "path": { d, v in d.path = v; return nil },
+        "path": { d, v in
+            d.path = v; return nil
+        },
         "quota": { d, v in
             guard let q = ValueParsers.size(v) else {
-                return ValueParsers.sizeProblem(v) ?? "expected a size like 500MB or 2GiB (units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB; 0 = no quota)"
+                return ValueParsers.sizeProblem(v)
+                    ?? "expected a size like 500MB or 2GiB (units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB; 0 = no quota)"
             }
             d.quota = q; return nil
         },
         "max_age": { d, v in
             if v == "manual" { d.maxAge = nil; return nil }
-            return duration(v, .age, like: "manual, 3d, 1w, 2w, 1mo or <N> with unit s, m, h, d, w, mo") { d.maxAge = $0 }
+            return duration(v, .age, like: "manual, 3d, 1w, 2w, 1mo or <N> with unit s, m, h, d, w, mo") {
+                d.maxAge = $0
+            }
         },
         "order": { d, v in
             guard let o = AgeOrder(rawValue: v) else { return "expected mtime, atime, ctime, btime or opened" }
@@ -93,9 +103,17 @@ struct ConfigFileParser {
             guard let b = ValueParsers.bool(v) else { return "expected true or false" }
             d.countDirectories = b; return nil
         },
-        "trim_to": { d, v in limit(v, 0...100, like: "a share of the quota like 50% or a size like 400MB") { d.trimTo = $0 } },
-        "trim_at": { d, v in limit(v, 0...100, like: "a share of the quota like 90% or a size like 900MB") { d.trimAt = $0 } },
-        "hard_quota": { d, v in limit(v, 100...10_000, like: "100% or more of the quota, like 200%, or a size like 2GB") { d.hardQuota = $0 } },
+        "trim_to": { d, v in
+            limit(v, 0...100, like: "a share of the quota like 50% or a size like 400MB") { d.trimTo = $0 }
+        },
+        "trim_at": { d, v in
+            limit(v, 0...100, like: "a share of the quota like 90% or a size like 900MB") { d.trimAt = $0 }
+        },
+        "hard_quota": { d, v in
+            limit(v, 100...10_000, like: "100% or more of the quota, like 200%, or a size like 2GB") {
+                d.hardQuota = $0
+            }
+        },
         "max_files": { d, v in
             guard let n = Int(v), n > 0 else { return "expected a number of files, like 100000" }
             d.maxFiles = n; return nil
@@ -118,12 +136,16 @@ struct ConfigFileParser {
             d.evictPointers = g; return nil
         },
         "profile": { d, v in
-            guard let p = CacheProfile(rawValue: v) else { return "expected \(CacheProfile.allCases.map(\.rawValue).joined(separator: ", "))" }
+            guard let p = CacheProfile(rawValue: v) else {
+                return "expected \(CacheProfile.allCases.map(\.rawValue).joined(separator: ", "))"
+            }
             d.profile = p; return nil
         },
         "client_lock": { d, v in clientLock(v) { d.clientLock = $0 } },
         "group": { d, v in
-            guard isValidName(v) else { return "expected a group name (letters, digits, `_` or `-`) set with group.<name>.quota" }
+            guard isValidName(v) else {
+                return "expected a group name (letters, digits, `_` or `-`) set with group.<name>.quota"
+            }
             d.group = v; return nil
         },
         "weight": { d, v in
@@ -144,10 +166,14 @@ struct ConfigFileParser {
     /// Keys of the form `group.<name>.<field>`.
     static let groupKeys: [String: Apply<GroupSettings>] = [
         "quota": { g, v in
-            guard let q = ValueParsers.size(v), q > 0 else { return ValueParsers.sizeProblem(v) ?? "expected a size like 10GB" }
+            guard let q = ValueParsers.size(v), q > 0 else {
+                return ValueParsers.sizeProblem(v) ?? "expected a size like 10GB"
+            }
             g.quota = q; return nil
         },
-        "trim_to": { g, v in limit(v, 0...100, like: "a share of the quota like 50% or a size like 4GB") { g.trimTo = $0 } },
+        "trim_to": { g, v in
+            limit(v, 0...100, like: "a share of the quota like 50% or a size like 4GB") { g.trimTo = $0 }
+        },
     ]
 
     let file: String
@@ -182,7 +208,9 @@ struct ConfigFileParser {
         // Only `\n` ends a line (`\r\n` too: its `\r` is dropped). Split on the scalar, not on Characters: Swift
         // takes `\r\n` as one Character, and `isNewline` holds for U+000B, U+000C, U+0085, U+2028 and U+2029 too,
         // which would turn one line into two keys and shift every line number after it.
-        for (index, scalars) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, scalars) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+            .enumerated()
+        {
             let rawLine = Substring(scalars)
             try read(rawLine.last == "\r" ? rawLine.dropLast() : rawLine, line: index + 1, into: &draft)
         }
@@ -203,17 +231,24 @@ struct ConfigFileParser {
         let key = line[..<eq].trimmingSpaces
         let value = line[line.index(after: eq)...].trimmingSpaces
         guard !key.isEmpty else { throw error(n, "missing key before `=`; expected `key = value`") }
-        if let first = d.seen[key] { throw error(n, "duplicate key \(key) (first set on line \(first)); keep one of them") }
+        if let first = d.seen[key] {
+            throw error(n, "duplicate key \(key) (first set on line \(first)); keep one of them")
+        }
         d.seen[key] = n
         guard !value.isEmpty else { throw error(n, "\(key) has no value; expected `\(key) = <value>`") }
         if ConfigKey.isKnown(key, in: .global), let apply = Self.globalKeys[key] {
             let value = try expandingPath(value, key: key, line: n)
-            if let expected = apply(&d.settings, value) { throw error(n, "bad value `\(value)` for \(key): \(expected)") }
+            if let expected = apply(&d.settings, value) {
+                throw error(n, "bad value `\(value)` for \(key): \(expected)")
+            }
             return
         }
         let parts = key.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, parts[0] == "dir" || parts[0] == "group" else {
-            throw error(n, "unknown key \(key); expected one of \(ConfigKey.fields(.global).joined(separator: ", ")), dir.<name>.<\(ConfigKey.fields(.directory).joined(separator: "|"))> or group.<name>.<\(ConfigKey.fields(.group).joined(separator: "|"))>")
+            throw error(
+                n,
+                "unknown key \(key); expected one of \(ConfigKey.fields(.global).joined(separator: ", ")), dir.<name>.<\(ConfigKey.fields(.directory).joined(separator: "|"))> or group.<name>.<\(ConfigKey.fields(.group).joined(separator: "|"))>"
+            )
         }
         if parts[0] == "group" {
             try readGroupKey(name: parts[1], field: parts[2], key: key, value: value, line: n, into: &d)
@@ -222,32 +257,43 @@ struct ConfigFileParser {
         }
     }
 
-    private func readGroupKey(name: String, field: String, key: String, value: String, line n: Int,
-                              into d: inout Draft) throws(ConfigError) {
+    private func readGroupKey(
+        name: String, field: String, key: String, value: String, line n: Int,
+        into d: inout Draft
+    ) throws(ConfigError) {
         guard Self.isValidName(name) else {
             throw error(n, "bad group name `\(name)` in \(key): expected letters, digits, `_` or `-`")
         }
         guard ConfigKey.isKnown(field, in: .group), let apply = Self.groupKeys[field] else {
-            throw error(n, "unknown key \(key); expected group.\(name).<\(ConfigKey.fields(.group).joined(separator: "|"))>")
+            throw error(
+                n, "unknown key \(key); expected group.\(name).<\(ConfigKey.fields(.group).joined(separator: "|"))>")
         }
         var entry = d.groups[name] ?? (GroupSettings(name: name, quota: 0), n)
         if d.groups[name] == nil { d.groupOrder.append(name) }
-        if let expected = apply(&entry.settings, value) { throw error(n, "bad value `\(value)` for \(key): \(expected)") }
+        if let expected = apply(&entry.settings, value) {
+            throw error(n, "bad value `\(value)` for \(key): \(expected)")
+        }
         d.groups[name] = entry
     }
 
-    private func readDirectoryKey(name: String, field: String, key: String, value: String, line n: Int,
-                                  into d: inout Draft) throws(ConfigError) {
+    private func readDirectoryKey(
+        name: String, field: String, key: String, value: String, line n: Int,
+        into d: inout Draft
+    ) throws(ConfigError) {
         guard Self.isValidName(name) else {
             throw error(n, "bad directory name `\(name)` in \(key): expected letters, digits, `_` or `-`")
         }
         guard ConfigKey.isKnown(field, in: .directory), let apply = Self.directoryKeys[field] else {
-            throw error(n, "unknown key \(key); expected dir.\(name).<\(ConfigKey.fields(.directory).joined(separator: "|"))>")
+            throw error(
+                n, "unknown key \(key); expected dir.\(name).<\(ConfigKey.fields(.directory).joined(separator: "|"))>")
         }
         let value = try expandingPath(value, key: key, line: n)
-        var entry = d.directories[name] ?? DirectoryDraft(settings: DirectorySettings(name: name, path: ""), firstLine: n)
+        var entry =
+            d.directories[name] ?? DirectoryDraft(settings: DirectorySettings(name: name, path: ""), firstLine: n)
         if d.directories[name] == nil { d.order.append(name) }
-        if let expected = apply(&entry.settings, value) { throw error(n, "bad value `\(value)` for \(key): \(expected)") }
+        if let expected = apply(&entry.settings, value) {
+            throw error(n, "bad value `\(value)` for \(key): \(expected)")
+        }
         if field == "path" { entry.pathLine = n }
         d.directories[name] = entry
     }
@@ -267,7 +313,8 @@ struct ConfigFileParser {
             entry.settings.path = PathResolver.absolute(entry.settings.path, relativeTo: baseDirectory)
             // A directory to be created is checked when the watcher creates it: parsing never touches the disk.
             if !(entry.settings.createIfMissing && PathResolver.isMissing(entry.settings.path)),
-               let problem = PathResolver.directoryProblem(entry.settings.path) {
+                let problem = PathResolver.directoryProblem(entry.settings.path)
+            {
                 throw error(pathLine, "dir.\(name).path: \(problem)")
             }
             pathLines[name] = pathLine
@@ -280,14 +327,18 @@ struct ConfigFileParser {
             throw empty
         }
         if let (a, b) = PathResolver.firstOverlap(settings.directories) {
-            throw error(pathLines[b.name] ?? 1, "dir.\(b.name).path overlaps dir.\(a.name).path (\(a.path)); registered directories must not nest")
+            throw error(
+                pathLines[b.name] ?? 1,
+                "dir.\(b.name).path overlaps dir.\(a.name).path (\(a.path)); registered directories must not nest")
         }
         settings.configFile = configPath
         _ = try settings.checkRoots()
         if checksLockFiles { try checkClientLocks(settings.directories, d.seen) }
         for name in d.groupOrder {
             guard let (group, line) = d.groups[name] else { continue }
-            guard group.quota > 0 else { throw error(line, "group.\(name) has no quota; add `group.\(name).quota = 10GB`") }
+            guard group.quota > 0 else {
+                throw error(line, "group.\(name) has no quota; add `group.\(name).quota = 10GB`")
+            }
             settings.groups.append(group)
         }
         try located(d) { () throws(ConfigError) in try settings.validateRelations() }

@@ -8,14 +8,18 @@ import Glibc
 /// |                | root (euid 0)                         | any other user                                         |
 /// |----------------|---------------------------------------|--------------------------------------------------------|
 /// | config file    | `/etc/cachewarden/cachewarden.conf`   | `$XDG_CONFIG_HOME/cachewarden/cachewarden.conf`         |
-/// | daemon socket  | `$RUNTIME_DIRECTORY/cachewarden.sock` | the same; else `$XDG_RUNTIME_DIR/cachewarden/cachewarden.sock` |
-/// | client sockets | the same; else `/run/cachewarden/cachewarden.sock` | the same; else the user's, then the system's   |
+/// | daemon socket  | `$RUNTIME_DIRECTORY/cachewarden.sock` | the same; else
+/// `$XDG_RUNTIME_DIR/cachewarden/cachewarden.sock` |
+/// | client sockets | the same; else `/run/cachewarden/cachewarden.sock` | the same; else the user's, then the system's
+/// |
 public struct DefaultLocations: Sendable {
     /// root's config file.
     public static let systemConfigFile = "/etc/cachewarden/cachewarden.conf"
     /// The XDG base directories and their defaults under the home directory (XDG Base Directory specification).
-    static let baseDirectoryDefaults = ["XDG_CACHE_HOME": ".cache", "XDG_CONFIG_HOME": ".config",
-                                        "XDG_DATA_HOME": ".local/share", "XDG_STATE_HOME": ".local/state"]
+    static let baseDirectoryDefaults = [
+        "XDG_CACHE_HOME": ".cache", "XDG_CONFIG_HOME": ".config",
+        "XDG_DATA_HOME": ".local/share", "XDG_STATE_HOME": ".local/state",
+    ]
 
     /// The effective user ID the locations are for.
     public let euid: UInt32
@@ -64,7 +68,8 @@ public struct DefaultLocations: Sendable {
     /// The default config file: root's `/etc/cachewarden/cachewarden.conf`, a user's
     /// `$XDG_CONFIG_HOME/cachewarden/cachewarden.conf` (`~/.config/…`); nil for a user without a home directory.
     public var configFile: String? {
-        euid == 0 ? Self.systemConfigFile : baseDirectory("XDG_CONFIG_HOME").map { $0 + "/cachewarden/cachewarden.conf" }
+        euid == 0
+            ? Self.systemConfigFile : baseDirectory("XDG_CONFIG_HOME").map { $0 + "/cachewarden/cachewarden.conf" }
     }
 
     /// The system service's socket: the `RuntimeDirectory=cachewarden` of the unit we ship.
@@ -73,7 +78,9 @@ public struct DefaultLocations: Sendable {
     /// The socket in systemd's `RuntimeDirectory=` (`$RUNTIME_DIRECTORY/cachewarden.sock`; of several
     /// directories, the first), when that is set.
     public var serviceSocket: String? {
-        lookup("RUNTIME_DIRECTORY").map { ($0.split(separator: ":").first.map(String.init) ?? $0) + "/cachewarden.sock" }
+        lookup("RUNTIME_DIRECTORY").map {
+            ($0.split(separator: ":").first.map(String.init) ?? $0) + "/cachewarden.sock"
+        }
     }
 
     /// A user's socket, `$XDG_RUNTIME_DIR/cachewarden/cachewarden.sock`: nil for root, or when `XDG_RUNTIME_DIR`

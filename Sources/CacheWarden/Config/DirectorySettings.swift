@@ -93,10 +93,12 @@ public struct DirectorySettings: Sendable {
     var explicit = Set<ProfileKey>()
 
     /// A directory to watch with `quota` bytes (0: none); other settings take their defaults.
-    public init(name: String, path: String, quota: Int64 = 0, maxAge: Int64? = nil, order: AgeOrder = .mtime,
-                protect: [String] = [], exclude: [String] = [], oneFileSystem: Bool = true, pruneDirs: Bool = false,
-                lowDiskFree: SizeLimit? = nil, profile: CacheProfile = .generic,
-                shouldEvict: (@Sendable (EvictionCandidate) -> Bool)? = nil) {
+    public init(
+        name: String, path: String, quota: Int64 = 0, maxAge: Int64? = nil, order: AgeOrder = .mtime,
+        protect: [String] = [], exclude: [String] = [], oneFileSystem: Bool = true, pruneDirs: Bool = false,
+        lowDiskFree: SizeLimit? = nil, profile: CacheProfile = .generic,
+        shouldEvict: (@Sendable (EvictionCandidate) -> Bool)? = nil
+    ) {
         self.name = name
         self.path = path
         self.quota = quota
@@ -125,7 +127,9 @@ public struct DirectorySettings: Sendable {
         if !explicit.contains(.clientLock), let v = profile.clientLock { out.clientLock = v }
         if !explicit.contains(.evictPointers), let v = defaults.evictPointers { out.evictPointers = v }
         if out.pointerExtensions.isEmpty, let v = defaults.pointerExtensions { out.pointerExtensions = v }
-        if out.trimAfterIdle != nil && !explicit.contains(.hardQuota) && out.hardQuota == nil { out.hardQuota = .percent(200) }
+        if out.trimAfterIdle != nil && !explicit.contains(.hardQuota) && out.hardQuota == nil {
+            out.hardQuota = .percent(200)
+        }
         out.explicit = explicit
         return out
     }

@@ -18,7 +18,8 @@ package enum FileContents {
             switch self {
             case .system(let e): String(cString: strerror(e))
             case .notRegular(let kind): "it is \(kind), not a regular file"
-            case .tooLarge(let limit): "it is larger than \(limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes")"
+            case .tooLarge(let limit):
+                "it is larger than \(limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes")"
             }
         }
     }
@@ -29,9 +30,10 @@ package enum FileContents {
         // O_NONBLOCK: opening a FIFO must not wait for a writer; only a regular file is read.
         let file: OwnedDescriptor
         do throws(Errno) {
-            file = OwnedDescriptor(try Array(path.utf8).withCString { p throws(Errno) in
-                try Syscall.retrying { open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
-            })
+            file = OwnedDescriptor(
+                try Array(path.utf8).withCString { p throws(Errno) in
+                    try Syscall.retrying { open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+                })
         } catch { throw .system(error.rawValue) }
         let st: stat
         do throws(Errno) { st = try Syscall.fstat(file.fd) } catch { throw .system(error.rawValue) }
@@ -43,7 +45,9 @@ package enum FileContents {
         while bytes.count < wanted {
             let count = min(chunk.count, wanted - bytes.count)
             let read = chunk.withUnsafeMutableBytes { buffer in
-                Result { () throws(Errno) in try Syscall.read(file.fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])) }
+                Result { () throws(Errno) in
+                    try Syscall.read(file.fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]))
+                }
             }
             let n: Int
             switch read {

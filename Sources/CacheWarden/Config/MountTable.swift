@@ -31,7 +31,9 @@ package struct MountTable: Sendable {
     /// The calling process's mounts; an empty table when mountinfo cannot be read (then only the paths as
     /// written and the device and inode checks apply).
     package static func current() -> MountTable {
-        guard let text = try? FileContents.load("/proc/self/mountinfo", limit: 64 << 20) else { return MountTable(mounts: []) }
+        guard let text = try? FileContents.load("/proc/self/mountinfo", limit: 64 << 20) else {
+            return MountTable(mounts: [])
+        }
         return MountTable(parsing: text)
     }
 
@@ -41,7 +43,9 @@ package struct MountTable: Sendable {
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count >= 5, let id = UInt64(fields[0]) else { continue }
-            mounts.append(Mount(id: id, device: String(fields[2]), root: Self.unescape(fields[3]), point: Self.unescape(fields[4])))
+            mounts.append(
+                Mount(
+                    id: id, device: String(fields[2]), root: Self.unescape(fields[3]), point: Self.unescape(fields[4])))
         }
         self.init(mounts: mounts)
     }
@@ -54,7 +58,8 @@ package struct MountTable: Sendable {
         var i = 0
         while i < bytes.count {
             if bytes[i] == UInt8(ascii: "\\"), i + 3 < bytes.count,
-               let code = UInt8(String(decoding: bytes[i + 1...i + 3], as: UTF8.self), radix: 8) {
+                let code = UInt8(String(decoding: bytes[i + 1...i + 3], as: UTF8.self), radix: 8)
+            {
                 out.append(code)
                 i += 4
             } else {
@@ -68,7 +73,8 @@ package struct MountTable: Sendable {
     /// Which folder of which filesystem the path shows: the device (`major:minor`) of mount `mountID` and the
     /// path's place inside that filesystem; nil when the table does not list the mount.
     package func location(of path: String, mountID: UInt64) -> (device: String, path: String)? {
-        guard let i = byID[mountID], let inFilesystem = Self.rebase(path, from: mounts[i].point, to: mounts[i].root) else {
+        guard let i = byID[mountID], let inFilesystem = Self.rebase(path, from: mounts[i].point, to: mounts[i].root)
+        else {
             return nil
         }
         return (mounts[i].device, inFilesystem)

@@ -24,7 +24,8 @@ package struct PathExpansion: Sendable {
         if rest.first == "~" {
             let user = rest.dropFirst().prefix { $0 != "/" }
             guard user.isEmpty else {
-                throw Failure(message: "`~\(user)` is not supported (only `~` or `~/…`, your own home); write the full path")
+                throw Failure(
+                    message: "`~\(user)` is not supported (only `~` or `~/…`, your own home); write the full path")
             }
             out = try home(for: "~")
             rest = rest.dropFirst()
@@ -47,19 +48,22 @@ package struct PathExpansion: Sendable {
                 rest = rest.dropFirst(name.count)
             }
             guard let first = name.first, first.isLetter || first == "_",
-                  name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else { throw Self.badDollar }
+                name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
+            else { throw Self.badDollar }
             out += try variable(String(name))
         }
         return out + rest
     }
 
-    static let badDollar = Failure(message: "a `$` must start $NAME or ${NAME} (a variable) or be doubled ($$, a literal $)")
+    static let badDollar = Failure(
+        message: "a `$` must start $NAME or ${NAME} (a variable) or be doubled ($$, a literal $)")
 
     private func variable(_ name: String) throws(Failure) -> String {
         if name == "HOME" { return try home(for: "$HOME") }
         if DefaultLocations.baseDirectoryDefaults[name] != nil {
             guard let dir = locations.baseDirectory(name) else {
-                throw Failure(message: "$\(name) is not set, and its default (under the home directory) needs a home: \(noHome)")
+                throw Failure(
+                    message: "$\(name) is not set, and its default (under the home directory) needs a home: \(noHome)")
             }
             return dir
         }
@@ -103,7 +107,9 @@ extension ConfigFileParser {
         }
         // A variable's value is held to the file's rule: no control character cuts or disguises the path.
         if let bad = Self.firstControl(in: expanded) {
-            throw ConfigError(file: file, line: line, message: "\(key): the expanded path has the control character \(bad); write the path out")
+            throw ConfigError(
+                file: file, line: line,
+                message: "\(key): the expanded path has the control character \(bad); write the path out")
         }
         return expanded
     }

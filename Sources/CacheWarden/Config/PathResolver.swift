@@ -35,8 +35,12 @@ package enum PathResolver {
         var made = false
         for part in absolute(path, relativeTo: "/").split(separator: "/") {
             let name = Array(part.utf8)
-            made = (try? name.withCString { n throws(Errno) in try Syscall.retrying { mkdirat(folder.fd, n, 0o755) } }) != nil
-            guard let next = try? name.withCString({ n throws(Errno) in try Syscall.openDirectoryPath(at: folder.fd, n) }) else { return nil }
+            made =
+                (try? name.withCString { n throws(Errno) in try Syscall.retrying { mkdirat(folder.fd, n, 0o755) } })
+                != nil
+            guard
+                let next = try? name.withCString({ n throws(Errno) in try Syscall.openDirectoryPath(at: folder.fd, n) })
+            else { return nil }
             folder = OwnedDescriptor(next)
         }
         return (folder, made)
@@ -44,7 +48,9 @@ package enum PathResolver {
 
     /// Whether nothing exists at `path` (not even a dangling symlink).
     package static func isMissing(_ path: String) -> Bool {
-        do throws(Errno) { _ = try Syscall.lstat(path: path); return false } catch { return error == .noSuchFileOrDirectory }
+        do throws(Errno) { _ = try Syscall.lstat(path: path); return false } catch {
+            return error == .noSuchFileOrDirectory
+        }
     }
 
     /// The last component of a path (`c` of `/a/b/c`; `/` of `/`).
@@ -63,7 +69,9 @@ package enum PathResolver {
         let st: stat
         do throws(Errno) { st = try Syscall.lstat(path: path) } catch {
             if error == .noSuchFileOrDirectory { return "\(path) does not exist; expected an existing directory" }
-            if error == .permissionDenied { return "\(path) is not accessible (permission denied); run as a user who can read it" }
+            if error == .permissionDenied {
+                return "\(path) is not accessible (permission denied); run as a user who can read it"
+            }
             return "\(path): \(error)"
         }
         if st.isSymlink { return "\(path) is a symlink; expected a real directory (give its target instead)" }
@@ -87,8 +95,8 @@ package enum PathResolver {
     /// each path's ancestors are looked up among the earlier paths, and the ancestors of the earlier paths are kept
     /// to find an earlier one below it.
     package static func firstOverlap(_ dirs: [DirectorySettings]) -> (DirectorySettings, DirectorySettings)? {
-        var paths: [Substring: Int] = [:]     // an earlier directory's path → its index
-        var holders: [Substring: Int] = [:]   // an ancestor of an earlier path → the first directory below it
+        var paths: [Substring: Int] = [:] // an earlier directory's path → its index
+        var holders: [Substring: Int] = [:] // an ancestor of an earlier path → the first directory below it
         for (later, dir) in dirs.enumerated() {
             let path = dir.path[...]
             let ancestors = properAncestors(of: dir.path)

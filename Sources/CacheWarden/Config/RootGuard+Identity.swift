@@ -52,21 +52,32 @@ extension RootGuard {
     }
 
     /// Folders known by device and inode besides their paths: those a bind mount most often shows elsewhere.
-    static let identityChecked = ["/var/lib", "/var/log", "/var/mail", "/var/spool", "/var/backups", "/var/www",
-                                  "/nix/store"]
+    static let identityChecked = [
+        "/var/lib", "/var/log", "/var/mail", "/var/spool", "/var/backups", "/var/www",
+        "/nix/store",
+    ]
 
     /// Device and inode of `/`, the top-level folders, the system folders above and `homes`.
     static func identities(of homes: [UserHomes.Home]) -> [Identity: Refusal] {
         var identities: [Identity: Refusal] = [:]
         if let root = Identity("/") { identities[root] = Refusal(reason: "is the filesystem root", overridable: false) }
         for top in topLevel.sorted() {
-            if let id = Identity(top) { identities[id] = identities[id] ?? Refusal(reason: "is \(top), a top-level system directory", overridable: true) }
+            if let id = Identity(top) {
+                identities[id] =
+                    identities[id] ?? Refusal(reason: "is \(top), a top-level system directory", overridable: true)
+            }
         }
         for folder in identityChecked {
-            if let id = Identity(folder) { identities[id] = identities[id] ?? Refusal(reason: "is \(folder), a system directory", overridable: true) }
+            if let id = Identity(folder) {
+                identities[id] =
+                    identities[id] ?? Refusal(reason: "is \(folder), a system directory", overridable: true)
+            }
         }
         for home in homes {
-            if let id = Identity(home.path) { identities[id] = identities[id] ?? Refusal(reason: "is the home directory \(home.owner)", overridable: true) }
+            if let id = Identity(home.path) {
+                identities[id] =
+                    identities[id] ?? Refusal(reason: "is the home directory \(home.owner)", overridable: true)
+            }
         }
         return identities
     }
@@ -83,19 +94,27 @@ extension RootGuard {
     func identityRefusals(_ real: String, _ folder: FolderIdentity) -> [Refusal] {
         var found: [Refusal] = []
         if let known = identities[Identity(device: folder.device, inode: folder.inode)] { found.append(known) }
-        if let home = ownerHomes.home(of: folder.owner), !CachePlaces.isInSystemCache(home.path), home.forms.contains(real) {
+        if let home = ownerHomes.home(of: folder.owner), !CachePlaces.isInSystemCache(home.path),
+            home.forms.contains(real)
+        {
             found.append(Refusal(reason: "is the home directory \(home.label)", overridable: true))
         }
         for alias in aliases(of: real, folder)?.dropFirst() ?? [] {
             if let r = protection(of: alias) {
-                found.append(Refusal(reason: "is also \(alias) (a mount shows it here), which \(r.reason)", overridable: r.overridable))
+                found.append(
+                    Refusal(
+                        reason: "is also \(alias) (a mount shows it here), which \(r.reason)",
+                        overridable: r.overridable))
             }
         }
         for mount in mounts.mounts(inside: real) {
             for alias in mounts.aliases(of: mount.point, mountID: mount.id) ?? [] {
                 if let r = protection(of: alias) {
                     let shows = alias == mount.point ? "" : ", which shows \(alias)"
-                    found.append(Refusal(reason: "holds the mount \(mount.point)\(shows), which \(r.reason)", overridable: r.overridable))
+                    found.append(
+                        Refusal(
+                            reason: "holds the mount \(mount.point)\(shows), which \(r.reason)",
+                            overridable: r.overridable))
                 }
             }
         }
@@ -110,7 +129,8 @@ extension RootGuard {
         return CachePlaces.places(ofHome: home.path, owner: home.label).compactMap { place in
             let target = Self.resolved(place.path)
             guard target != place.path, let st = try? Syscall.lstat(path: target), st.isDirectory, st.st_uid == owner,
-                  protection(of: target) == nil, !Self.topLevel.contains(target) else { return nil }
+                protection(of: target) == nil, !Self.topLevel.contains(target)
+            else { return nil }
             return CachePlaces.Place(path: target, what: place.what, itself: true)
         }
     }
@@ -129,7 +149,8 @@ extension RootGuard {
         if CacheDirTag.isTrusted(real, identity: folder) { return true }
         var dir = PathResolver.parent(of: real)
         while dir != "/", let above = FolderIdentity(path: dir), above.mountID != nil, above.mountID == folder.mountID,
-              refusal(of: dir, folder: above) == nil {
+            refusal(of: dir, folder: above) == nil
+        {
             if CacheDirTag.isTrusted(dir, identity: above) { return true }
             dir = PathResolver.parent(of: dir)
         }
@@ -144,7 +165,9 @@ final class OwnerHomes: Sendable {
 
     func home(of owner: uid_t) -> RootGuard.Known? {
         if let found = known.withLock({ $0[owner] }) { return found }
-        let home = UserHomes.ofOwner(owner).map { RootGuard.Known($0.owner, PathResolver.absolute($0.path, relativeTo: "/")) }
+        let home = UserHomes.ofOwner(owner).map {
+            RootGuard.Known($0.owner, PathResolver.absolute($0.path, relativeTo: "/"))
+        }
         known.withLock { $0[owner] = home }
         return home
     }

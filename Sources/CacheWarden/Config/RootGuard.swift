@@ -25,9 +25,11 @@ import Glibc
 /// holding CacheWarden's own config file, control socket or metrics file are refused with no way out.
 package struct RootGuard: Sendable {
     /// Top-level directories refused themselves (their subfolders are judged by the other rules).
-    static let topLevel: Set<String> = ["/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64",
-                                        "/libx32", "/lost+found", "/media", "/mnt", "/nix", "/opt", "/proc", "/root",
-                                        "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr", "/var"]
+    static let topLevel: Set<String> = [
+        "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64",
+        "/libx32", "/lost+found", "/media", "/mnt", "/nix", "/opt", "/proc", "/root",
+        "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr", "/var",
+    ]
     /// Trees refused with everything in them (and any top-level `/lib*`).
     static let systemTrees: Set<String> = ["/usr", "/etc", "/boot", "/proc", "/sys", "/dev", "/bin", "/sbin", "/nix"]
     /// The top-level folders that are symlinks (`/lib` → `/usr/lib` on a merged `/usr`), with where they lead.
@@ -82,9 +84,14 @@ package struct RootGuard: Sendable {
     /// A guard protecting `homes`, refusing folders holding `ownFiles` (absolute paths; "config file", …), with
     /// `places` (by default `homes`' own; a variable's place that is itself protected is dropped) and this
     /// namespace's mounts.
-    package init(homes: [UserHomes.Home], ownFiles: [(what: String, path: String)], places: CachePlaces? = nil,
-                 mounts: MountTable = .current()) {
-        let homes = homes.map { UserHomes.Home(owner: $0.owner, path: PathResolver.absolute($0.path, relativeTo: "/"), canLogIn: $0.canLogIn) }
+    package init(
+        homes: [UserHomes.Home], ownFiles: [(what: String, path: String)], places: CachePlaces? = nil,
+        mounts: MountTable = .current()
+    ) {
+        let homes = homes.map {
+            UserHomes.Home(
+                owner: $0.owner, path: PathResolver.absolute($0.path, relativeTo: "/"), canLogIn: $0.canLogIn)
+        }
         self.homes = homes.map { Known($0.owner, $0.path) }
         self.ownFiles = ownFiles.map { Known($0.what, $0.path) }
         self.mounts = mounts
@@ -94,21 +101,27 @@ package struct RootGuard: Sendable {
         self.places = CachePlaces(places: [])
         let all = places ?? CachePlaces(homes: homes, environment: DefaultLocations(environment: [:], euid: geteuid()))
         // A variable naming a system folder, a home or `/` (`XDG_CACHE_HOME=/`) would make what it holds a cache.
-        self.places = CachePlaces(places: all.places.filter { !$0.fromVariable || systemProtection(of: $0.path) == nil })
+        self.places = CachePlaces(
+            places: all.places.filter { !$0.fromVariable || systemProtection(of: $0.path) == nil })
     }
 
     /// This system's: every account's home (but those in `/var/cache`, which are service accounts' caches),
     /// `$HOME` and `extraHomes`, the places of all of them and of `environment`'s variables (this process's by
     /// default, whose `$HOME` counts); relative own files are taken from the current directory.
-    package static func current(ownFiles: [(what: String, path: String)], extraHomes: [String] = [],
-                                environment: DefaultLocations = .current) -> RootGuard {
+    package static func current(
+        ownFiles: [(what: String, path: String)], extraHomes: [String] = [],
+        environment: DefaultLocations = .current
+    ) -> RootGuard {
         var mine: [UserHomes.Home] = extraHomes.map { .init(owner: "searched", path: $0) }
-        if let home = environment.variable("HOME"), home.hasPrefix("/") { mine.insert(.init(owner: "in $HOME", path: home), at: 0) }
+        if let home = environment.variable("HOME"), home.hasPrefix("/") {
+            mine.insert(.init(owner: "in $HOME", path: home), at: 0)
+        }
         let accounts = UserHomes.allAccounts()
         let cwd = PathResolver.currentDirectory()
-        return RootGuard(homes: protectedHomes(accounts) + mine,
-                         ownFiles: ownFiles.map { ($0.what, PathResolver.absolute($0.path, relativeTo: cwd)) },
-                         places: CachePlaces(homes: accounts + mine, environment: environment))
+        return RootGuard(
+            homes: protectedHomes(accounts) + mine,
+            ownFiles: ownFiles.map { ($0.what, PathResolver.absolute($0.path, relativeTo: cwd)) },
+            places: CachePlaces(homes: accounts + mine, environment: environment))
     }
 
     /// The accounts' homes that are protected: all but those in `/var/cache`.
@@ -120,8 +133,10 @@ package struct RootGuard: Sendable {
     /// `creating`: the folder is missing and will be created (and tagged) by CacheWarden. `folder`: what is at the
     /// path, as an opened descriptor shows it (the engine judges the very folder it will read); by default, what
     /// the path shows now.
-    package func verdict(name: String, path: String, allowAnyPath: Bool, creating: Bool = false,
-                         folder: FolderIdentity? = nil) -> Verdict {
+    package func verdict(
+        name: String, path: String, allowAnyPath: Bool, creating: Bool = false,
+        folder: FolderIdentity? = nil
+    ) -> Verdict {
         let key = "dir.\(name).allow_any_path = true"
         let lexical = PathResolver.absolute(path, relativeTo: "/")
         let real = Self.resolved(lexical)
@@ -130,10 +145,12 @@ package struct RootGuard: Sendable {
             let what = "\(lexical) \(refusal.reason)"
             guard refusal.overridable else { return .refused("\(what); register a cache folder instead") }
             if allowAnyPath { return .allowedWithWarning("dir.\(name).path: \(what), managed anyway because \(key)") }
-            return .refused("\(what), not a cache; register the cache folder inside it, or, if this folder is one, set \(key)")
+            return .refused(
+                "\(what), not a cache; register the cache folder inside it, or, if this folder is one, set \(key)")
         }
         if isCache(real, creating: creating, folder: folder) { return .allowed }
-        let what = "\(lexical) is not in a cache place (~/.cache, $XDG_CACHE_HOME, /var/cache, /tmp, /var/tmp, a tool's "
+        let what =
+            "\(lexical) is not in a cache place (~/.cache, $XDG_CACHE_HOME, /var/cache, /tmp, /var/tmp, a tool's "
             + "cache folder) and holds no CACHEDIR.TAG"
         if allowAnyPath { return .allowedWithWarning("dir.\(name).path: \(what), managed anyway because \(key)") }
         return .refused("\(what); if it is a cache, put a CACHEDIR.TAG in it or set \(key)")
@@ -173,7 +190,8 @@ package struct RootGuard: Sendable {
         }
         if p == Self.sharedMemory { return Refusal(reason: "is a system directory", overridable: true) }
         if first == Self.variableData, first != p, !CachePlaces.isInSystemCache(p), !Self.isInVarTmp(p),
-           !placesUnderVar.contains(where: { $0.holds(p) }) {
+            !placesUnderVar.contains(where: { $0.holds(p) })
+        {
             return Refusal(reason: "is under /var, a system directory", overridable: true)
         }
         if let home = homes.first(where: { $0.forms.contains(p) }) {
@@ -214,7 +232,8 @@ package struct RootGuard: Sendable {
         var rest: [String] = []
         while true {
             if let real = try? Syscall.canonicalPath(head) {
-                return rest.isEmpty ? real : PathResolver.absolute(rest.reversed().joined(separator: "/"), relativeTo: real)
+                return rest.isEmpty
+                    ? real : PathResolver.absolute(rest.reversed().joined(separator: "/"), relativeTo: real)
             }
             guard head != "/" else { return path }
             rest.append(PathResolver.lastComponent(head))

@@ -59,7 +59,8 @@ package enum UserHomes {
         let path = String(cString: dir)
         let shell = entry.pw_shell.map { String(cString: $0) } ?? ""
         guard path.hasPrefix("/"), path != "/" else { return nil }
-        return Home(owner: "of user \(String(cString: name))", path: path,
-                    canLogIn: !noLoginShells.contains(PathResolver.lastComponent(shell)))
+        return Home(
+            owner: "of user \(String(cString: name))", path: path,
+            canLogIn: !noLoginShells.contains(PathResolver.lastComponent(shell)))
     }
 }

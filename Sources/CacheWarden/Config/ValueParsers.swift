@@ -31,16 +31,21 @@ package enum ValueParsers {
         let (number, unit) = splitNumber(text)
         let factor: Int64
         if unit.isEmpty {
-            guard !number.contains(".") else { return .malformed }   // a fractional byte count needs a unit
+            guard !number.contains(".") else { return .malformed } // a fractional byte count needs a unit
             factor = 1
         } else {
-            guard let match = sizeUnits.first(where: { $0.suffix.lowercased() == unit.lowercased() }) else { return .malformed }
+            guard let match = sizeUnits.first(where: { $0.suffix.lowercased() == unit.lowercased() }) else {
+                return .malformed
+            }
             factor = match.factor
         }
         let parts = number.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count <= 2, parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-              parts.contains(where: { !$0.isEmpty }) else { return .malformed }
-        guard let fraction = wholeBytes(ofFraction: parts.count == 2 ? parts[1] : "", times: factor) else { return .fractional }
+            parts.contains(where: { !$0.isEmpty })
+        else { return .malformed }
+        guard let fraction = wholeBytes(ofFraction: parts.count == 2 ? parts[1] : "", times: factor) else {
+            return .fractional
+        }
         let whole = parts[0].drop { $0 == "0" }
         guard whole.count <= 19, let units = Int64(whole.isEmpty ? "0" : String(whole)) else { return .tooLarge }
         let (product, overflow) = units.multipliedReportingOverflow(by: factor)

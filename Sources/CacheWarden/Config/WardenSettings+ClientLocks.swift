@@ -5,9 +5,12 @@ extension DirectorySettings {
     /// A root that does not exist yet (`create`) has none.
     func clientLockProblem() -> String? {
         guard let locks = resolved().clientLock, !locks.isEmpty,
-              let root = try? Syscall.canonicalPath(PathResolver.absolute(path, relativeTo: PathResolver.currentDirectory()))
+            let root = try? Syscall.canonicalPath(
+                PathResolver.absolute(path, relativeTo: PathResolver.currentDirectory()))
         else { return nil }
-        return locks.problem(rootPath: root).map { "\($0); expected the lock file the client takes (a regular file), or nothing there" }
+        return locks.problem(rootPath: root).map {
+            "\($0); expected the lock file the client takes (a regular file), or nothing there"
+        }
     }
 }
 
@@ -19,8 +22,14 @@ extension WardenSettings {
             let resolved = d.resolved()
             let p = "dir.\(d.name)."
             if let locks = resolved.clientLock, !locks.perUnit.isEmpty, resolved.evictUnit == .file {
-                let key = d.explicit.contains(.clientLock) || !d.explicit.contains(.evictUnit) ? p + "client_lock" : p + "evict_unit"
-                throw ConfigError(key: key, message: "\(p)client_lock takes locks per unit ({unit}), but \(p)evict_unit is file; set evict_unit = entry or depth:N, or \(p)client_lock = none")
+                let key =
+                    d.explicit.contains(.clientLock) || !d.explicit.contains(.evictUnit)
+                    ? p + "client_lock" : p + "evict_unit"
+                throw ConfigError(
+                    key: key,
+                    message:
+                        "\(p)client_lock takes locks per unit ({unit}), but \(p)evict_unit is file; set evict_unit = entry or depth:N, or \(p)client_lock = none"
+                )
             }
             if checkingFiles, let problem = d.clientLockProblem() {
                 throw ConfigError(key: p + "client_lock", message: "\(p)client_lock: \(problem)")

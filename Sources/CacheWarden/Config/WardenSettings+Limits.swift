@@ -10,12 +10,17 @@ extension WardenSettings {
         ]
         for d in directories {
             let p = "dir.\(d.name)."
-            guard d.quota >= 0 else { throw ConfigError(key: p + "quota", message: "\(p)quota is negative; expected a size ≥ 0") }
-            guard (1...1_000_000).contains(d.weight) else {
-                throw ConfigError(key: p + "weight", message: "\(p)weight is \(d.weight); expected a whole number from 1 to 1000000")
+            guard d.quota >= 0 else {
+                throw ConfigError(key: p + "quota", message: "\(p)quota is negative; expected a size ≥ 0")
             }
-            durations += [(p + "max_age", d.maxAge, .age), (p + "min_age", d.minAge, .age),
-                          (p + "trim_after_idle", d.trimAfterIdle, .interval), (p + "poll_interval", d.pollInterval, .interval)]
+            guard (1...1_000_000).contains(d.weight) else {
+                throw ConfigError(
+                    key: p + "weight", message: "\(p)weight is \(d.weight); expected a whole number from 1 to 1000000")
+            }
+            durations += [
+                (p + "max_age", d.maxAge, .age), (p + "min_age", d.minAge, .age),
+                (p + "trim_after_idle", d.trimAfterIdle, .interval), (p + "poll_interval", d.pollInterval, .interval),
+            ]
         }
         for (key, seconds, kind) in durations {
             guard let seconds, !kind.admits(seconds) else { continue }

@@ -8,10 +8,15 @@ extension WardenSettings {
     /// `~` and `$NAME` in path values stand for this process's home and environment (see `DefaultLocations`).
     /// `checkingLockFiles`: look at the lock files `client_lock` names on disk (`check` and `run` do; a command that
     /// only reads the config, for its socket or its directories, opens none).
-    public static func load(configFile path: String, checkingLockFiles: Bool = false) throws(ConfigError) -> WardenSettings {
+    public static func load(configFile path: String, checkingLockFiles: Bool = false) throws(ConfigError)
+        -> WardenSettings
+    {
         let text: String
-        do throws(FileContents.Failure) { text = try FileContents.load(path, limit: maxConfigBytes, strict: true) } catch {
-            throw ConfigError(file: path, message: "cannot read the config file: \(error); expected a regular file of at most 1 MiB")
+        do throws(FileContents.Failure) {
+            text = try FileContents.load(path, limit: maxConfigBytes, strict: true)
+        } catch {
+            throw ConfigError(
+                file: path, message: "cannot read the config file: \(error); expected a regular file of at most 1 MiB")
         }
         let absolute = PathResolver.absolute(path, relativeTo: PathResolver.currentDirectory())
         var parser = ConfigFileParser(file: path)
@@ -34,14 +39,21 @@ extension WardenSettings {
             guard names.insert(d.name).inserted else {
                 throw ConfigError(message: "directory name `\(d.name)` is registered twice; names must be unique")
             }
-            if checkingPaths, !d.createIfMissing, let problem = PathResolver.directoryProblem(PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory())) {
+            if checkingPaths, !d.createIfMissing,
+                let problem = PathResolver.directoryProblem(
+                    PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory()))
+            {
                 throw ConfigError(message: "dir.\(d.name).path: \(problem)")
             }
         }
-        if let (a, b) = PathResolver.firstOverlap(directories.map {
-            var d = $0; d.path = PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory()); return d
-        }) {
-            throw ConfigError(message: "dir.\(b.name).path overlaps dir.\(a.name).path; registered directories must not nest")
+        if let (a, b) = PathResolver.firstOverlap(
+            directories.map {
+                var d = $0; d.path = PathResolver.absolute(d.path, relativeTo: PathResolver.currentDirectory());
+                return d
+            })
+        {
+            throw ConfigError(
+                message: "dir.\(b.name).path overlaps dir.\(a.name).path; registered directories must not nest")
         }
         try validateLimits()
         try validateOwnFiles()
@@ -55,20 +67,32 @@ extension WardenSettings {
         for d in directories {
             let p = "dir.\(d.name)."
             if d.quota > 0, d.trimTo.bytes(of: d.quota) >= d.trimAt.bytes(of: d.quota) {
-                throw ConfigError(key: p + "trim_to", message: "\(p)trim_to (\(d.trimTo.configText)) must be below \(p)trim_at (\(d.trimAt.configText)): a trim would not make room")
+                throw ConfigError(
+                    key: p + "trim_to",
+                    message:
+                        "\(p)trim_to (\(d.trimTo.configText)) must be below \(p)trim_at (\(d.trimAt.configText)): a trim would not make room"
+                )
             }
             if d.trimAfterIdle != nil && d.quota == 0 {
-                throw ConfigError(key: p + "trim_after_idle", message: "\(p)trim_after_idle defers quota trims, but \(p)quota is not set; add a quota or drop the key")
+                throw ConfigError(
+                    key: p + "trim_after_idle",
+                    message:
+                        "\(p)trim_after_idle defers quota trims, but \(p)quota is not set; add a quota or drop the key")
             }
             if let hard = d.hardQuota, d.quota > 0, hard.bytes(of: d.quota) < d.quota {
-                throw ConfigError(key: p + "hard_quota", message: "\(p)hard_quota (\(hard.configText)) is below the quota; expected 100% or more")
+                throw ConfigError(
+                    key: p + "hard_quota",
+                    message: "\(p)hard_quota (\(hard.configText)) is below the quota; expected 100% or more")
             }
             if let g = d.group, group(named: g) == nil {
-                throw ConfigError(key: p + "group", message: "\(p)group names \(g), but there is no group.\(g).quota; add it")
+                throw ConfigError(
+                    key: p + "group", message: "\(p)group names \(g), but there is no group.\(g).quota; add it")
             }
         }
         for g in groups where !directories.contains(where: { $0.group == g.name }) {
-            throw ConfigError(key: "group.\(g.name).quota", message: "group.\(g.name) has no member; add `dir.<name>.group = \(g.name)`")
+            throw ConfigError(
+                key: "group.\(g.name).quota",
+                message: "group.\(g.name) has no member; add `dir.<name>.group = \(g.name)`")
         }
         try validateWatermarks()
         try validateClientLocks(checkingFiles: false)
@@ -78,21 +102,39 @@ extension WardenSettings {
     /// share against a size depends on the filesystem: at run time the purge stops at the higher of the two).
     private func validateWatermarks() throws(ConfigError) {
         if lowDiskTarget != nil, lowDiskFree == nil, !directories.contains(where: { $0.lowDiskFree != nil }) {
-            throw ConfigError(key: "low_disk_target", message: "low_disk_target says where a low-disk purge stops, but no low_disk_free starts one; add low_disk_free or drop the key")
+            throw ConfigError(
+                key: "low_disk_target",
+                message:
+                    "low_disk_target says where a low-disk purge stops, but no low_disk_free starts one; add low_disk_free or drop the key"
+            )
         }
         if let target = lowDiskTarget, let free = lowDiskFree, Self.isBelow(target, free) {
-            throw ConfigError(key: "low_disk_target", message: "low_disk_target (\(target.configText)) is below low_disk_free (\(free.configText)); expected the target at or above the threshold: a purge stops there")
+            throw ConfigError(
+                key: "low_disk_target",
+                message:
+                    "low_disk_target (\(target.configText)) is below low_disk_free (\(free.configText)); expected the target at or above the threshold: a purge stops there"
+            )
         }
         for d in directories {
             let p = "dir.\(d.name)."
             guard let target = d.lowDiskTarget ?? lowDiskTarget else { continue }
-            let key = d.lowDiskTarget != nil ? p + "low_disk_target" : d.lowDiskFree != nil ? p + "low_disk_free" : "low_disk_target"
+            let key =
+                d.lowDiskTarget != nil
+                ? p + "low_disk_target" : d.lowDiskFree != nil ? p + "low_disk_free" : "low_disk_target"
             guard let free = d.lowDiskFree ?? lowDiskFree else {
                 guard d.lowDiskTarget != nil else { continue }
-                throw ConfigError(key: key, message: "\(key) says where a low-disk purge stops, but no low_disk_free starts one for dir.\(d.name); add low_disk_free or drop the key")
+                throw ConfigError(
+                    key: key,
+                    message:
+                        "\(key) says where a low-disk purge stops, but no low_disk_free starts one for dir.\(d.name); add low_disk_free or drop the key"
+                )
             }
             if Self.isBelow(target, free) {
-                throw ConfigError(key: key, message: "low_disk_target (\(target.configText)) is below low_disk_free (\(free.configText)) for dir.\(d.name) (\(key)); expected the target at or above the threshold: a purge stops there")
+                throw ConfigError(
+                    key: key,
+                    message:
+                        "low_disk_target (\(target.configText)) is below low_disk_free (\(free.configText)) for dir.\(d.name) (\(key)); expected the target at or above the threshold: a purge stops there"
+                )
             }
         }
     }
@@ -114,8 +156,10 @@ extension WardenSettings {
 
     /// Parses config text from `source` (used in error messages); relative paths resolve against
     /// `relativeTo` (default: the current directory). `~` and `$NAME` in path values are expanded as in a file.
-    public static func parse(_ text: String, source: String, relativeTo base: String?,
-                             checkingLockFiles: Bool = false) throws(ConfigError) -> WardenSettings {
+    public static func parse(
+        _ text: String, source: String, relativeTo base: String?,
+        checkingLockFiles: Bool = false
+    ) throws(ConfigError) -> WardenSettings {
         var parser = ConfigFileParser(file: source)
         parser.checksLockFiles = checkingLockFiles
         return try parser.parse(text, baseDirectory: base ?? PathResolver.currentDirectory())

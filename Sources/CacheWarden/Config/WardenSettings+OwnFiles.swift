@@ -8,7 +8,8 @@ extension WardenSettings {
     package static func controlSocketProblem(_ path: String) -> String? {
         let bytes = path.utf8.count
         guard bytes > maxSocketPathBytes else { return nil }
-        return "\(path) is \(bytes) bytes long; a socket address holds at most \(maxSocketPathBytes) (sun_path): choose a shorter path"
+        return
+            "\(path) is \(bytes) bytes long; a socket address holds at most \(maxSocketPathBytes) (sun_path): choose a shorter path"
     }
 
     /// Why the daemon cannot write its metrics file at `path`, or nil: its folder must exist (the file is replaced

@@ -24,12 +24,17 @@ extension WardenSettings {
     /// `RootGuard`'s verdict on `d` (its path absolute) as a config error at the line of its `path` key, or the
     /// warning of a path `allow_any_path` accepts. `folder`: what the engine opened there (by default, what the
     /// path shows now).
-    func checkRoot(_ d: DirectorySettings, guardian: RootGuard, folder: FolderIdentity? = nil) throws(ConfigError) -> String? {
+    func checkRoot(_ d: DirectorySettings, guardian: RootGuard, folder: FolderIdentity? = nil) throws(ConfigError)
+        -> String?
+    {
         let creating = folder == nil && d.createIfMissing && PathResolver.isMissing(d.path)
-        switch guardian.verdict(name: d.name, path: d.path, allowAnyPath: d.allowAnyPath, creating: creating, folder: folder) {
+        switch guardian.verdict(
+            name: d.name, path: d.path, allowAnyPath: d.allowAnyPath, creating: creating, folder: folder)
+        {
         case .allowed: return nil
         case .allowedWithWarning(let text): return (d.origin.map { "\($0.file):\($0.line): " } ?? "") + text
-        case .refused(let why): throw ConfigError(file: d.origin?.file, line: d.origin?.line, message: "dir.\(d.name).path: \(why)")
+        case .refused(let why):
+            throw ConfigError(file: d.origin?.file, line: d.origin?.line, message: "dir.\(d.name).path: \(why)")
         }
     }
 
@@ -37,7 +42,9 @@ extension WardenSettings {
     /// `TrashFolder`): `check` says so as `run` would.
     func checkTrash(_ d: DirectorySettings) throws(ConfigError) {
         guard TrashFolder.isForeign(in: d.path) else { return }
-        throw ConfigError(file: d.origin?.file, line: d.origin?.line, message: "dir.\(d.name).path: \(WardenError.foreignTrash(d.path).description)")
+        throw ConfigError(
+            file: d.origin?.file, line: d.origin?.line,
+            message: "dir.\(d.name).path: \(WardenError.foreignTrash(d.path).description)")
     }
 
     /// The warnings of `checkRoots()` (paths accepted only by `allow_any_path`), for `cachewarden check`.

@@ -60,8 +60,10 @@ public struct WardenSettings: Sendable {
     public var clientLockWait: Int64 = 3600
 
     /// Settings for `directories`; other settings take their defaults.
-    public init(directories: [DirectorySettings] = [], sizeBasis: SizeBasis = .allocated, expireInterval: Int64? = nil,
-                lowDiskFree: SizeLimit? = nil, lowDiskAction: LowDiskAction = .warn, lowDiskInterval: Int64 = 30) {
+    public init(
+        directories: [DirectorySettings] = [], sizeBasis: SizeBasis = .allocated, expireInterval: Int64? = nil,
+        lowDiskFree: SizeLimit? = nil, lowDiskAction: LowDiskAction = .warn, lowDiskInterval: Int64 = 30
+    ) {
         self.directories = directories
         self.sizeBasis = sizeBasis
         self.expireInterval = expireInterval

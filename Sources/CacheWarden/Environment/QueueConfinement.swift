@@ -7,6 +7,6 @@ import Dispatch
 @inline(__always)
 package func assertOnQueue(_ queue: DispatchQueue) {
     #if DEBUG
-    dispatchPrecondition(condition: .onQueue(queue))
+        dispatchPrecondition(condition: .onQueue(queue))
     #endif
 }

@@ -9,8 +9,10 @@ struct SystemClock: WardenClock {
 
     var fileTimeNanoseconds: Int64 { Syscall.fileClockNanoseconds() }
 
-    func schedule(at deadline: UInt64, repeating interval: UInt64?, on queue: DispatchQueue,
-                  _ handler: @escaping @Sendable () -> Void) -> ClockTimer {
+    func schedule(
+        at deadline: UInt64, repeating interval: UInt64?, on queue: DispatchQueue,
+        _ handler: @escaping @Sendable () -> Void
+    ) -> ClockTimer {
         let timer = DispatchSource.makeTimerSource(queue: queue)
         let start = DispatchTime(uptimeNanoseconds: deadline)
         if let interval {

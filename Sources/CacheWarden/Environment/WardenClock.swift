@@ -19,13 +19,16 @@ protocol WardenClock: Sendable {
     var fileTimeNanoseconds: Int64 { get }
     /// Runs `handler` on `queue` at `deadline` (uptime nanoseconds), then every `interval` nanoseconds if one is
     /// given, until the returned timer is cancelled.
-    func schedule(at deadline: UInt64, repeating interval: UInt64?, on queue: DispatchQueue,
-                  _ handler: @escaping @Sendable () -> Void) -> ClockTimer
+    func schedule(
+        at deadline: UInt64, repeating interval: UInt64?, on queue: DispatchQueue,
+        _ handler: @escaping @Sendable () -> Void
+    ) -> ClockTimer
 }
 
 extension WardenClock {
     /// A one-shot timer.
-    func schedule(at deadline: UInt64, on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> ClockTimer {
+    func schedule(at deadline: UInt64, on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> ClockTimer
+    {
         schedule(at: deadline, repeating: nil, on: queue, handler)
     }
 }

@@ -16,12 +16,15 @@ struct ClearRunner {
     let evictor: Evictor
 
     /// Clears `ids`; returns the report and the files the re-check found changed on disk (to be statted again).
-    func run(_ ids: [RootID], _ state: inout PipelineState,
-             progress: (@Sendable (ClearProgress) -> Void)?) -> (report: ClearReport, changed: [RecordID]) {
+    func run(
+        _ ids: [RootID], _ state: inout PipelineState,
+        progress: (@Sendable (ClearProgress) -> Void)?
+    ) -> (report: ClearReport, changed: [RecordID]) {
         let names = ids.compactMap { state.roots[$0]?.name }
         let dryRun = evictor.dryRun
         func report(_ phase: ClearPhase, _ fraction: Double, freed: Int64, removed: Int, _ state: inout PipelineState) {
-            let p = ClearProgress(phase: phase, progress: fraction, freed: freed, removed: removed, dirs: names, dryRun: dryRun)
+            let p = ClearProgress(
+                phase: phase, progress: fraction, freed: freed, removed: removed, dirs: names, dryRun: dryRun)
             state.events.emit(.clear(p))
             progress?(p)
         }
@@ -34,14 +37,16 @@ struct ClearRunner {
         var changed: [RecordID] = []
         for id in ids {
             let (freedBefore, removedBefore) = (freed, removed)
-            let outcome = evictor.run(EvictionGoal(reason: .clear, roots: [id], target: .everything), &state) { n, f, events in
+            let outcome = evictor.run(EvictionGoal(reason: .clear, roots: [id], target: .everything), &state) {
+                n, f, events in
                 freed = freedBefore + f
                 removed = removedBefore + n
                 let fraction = toFree > 0 ? Double(freed) / Double(toFree) : 1
                 guard fraction - lastReported >= 0.05 else { return }
                 lastReported = fraction
-                let p = ClearProgress(phase: .cleaning, progress: min(fraction, 1), freed: freed, removed: removed,
-                                      dirs: names, dryRun: dryRun)
+                let p = ClearProgress(
+                    phase: .cleaning, progress: min(fraction, 1), freed: freed, removed: removed,
+                    dirs: names, dryRun: dryRun)
                 events.emit(.clear(p))
                 progress?(p)
             }
@@ -68,7 +73,8 @@ struct ClearRunner {
         var deleter = state.guardedDeleter(inner, id)
         defer { deleter.finish() }
         for n in order.reversed() where n != top {
-            guard state.ledger.isLive(n), state.ledger.node(n).files.isEmpty, state.ledger.node(n).subdirs.isEmpty else { continue }
+            guard state.ledger.isLive(n), state.ledger.node(n).files.isEmpty, state.ledger.node(n).subdirs.isEmpty
+            else { continue }
             if deleter.deleteEmptyDirectory(n, in: state.ledger, withSymlinks: false) { state.ledger.removeSubtree(n) }
         }
     }

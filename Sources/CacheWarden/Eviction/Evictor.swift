@@ -42,10 +42,13 @@ struct Evictor {
     /// The run of `goal` on `root`, its client's locks taken first (nil: its client holds one, or it is gone). A
     /// `reportOnly` run only says why a member gave nothing (`MemberTurns.finish`): it takes no lock and has a
     /// deleter that cannot delete.
-    func makeRun(_ root: RootID, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?,
-                 reportOnly: Bool = false) -> TrimRun? {
+    func makeRun(
+        _ root: RootID, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?,
+        reportOnly: Bool = false
+    ) -> TrimRun? {
         guard let rt = state.roots[root], rt.lost == nil, state.ledger.account(root) != nil else { return nil }
-        guard dryRun || reportOnly || state.admitClientLocks(root, rt, goal) else { return nil }   // the client holds its lock: wait
+        // the client holds its lock: wait
+        guard dryRun || reportOnly || state.admitClientLocks(root, rt, goal) else { return nil }
         if state.ledger.account(root)?.ordered != true { state.ledger.setOrdered(root, true) }
         let deleter: any FileDeleter
         if reportOnly {
@@ -54,7 +57,8 @@ struct Evictor {
             let inner = makeDeleter(rt, state.ledger)
             deleter = state.guardedDeleter(inner, root)
         }
-        let run = TrimRun(root: root, runtime: rt, goal: goal, state: state, dryRun: dryRun, deleter: deleter, progress: progress)
+        let run = TrimRun(
+            root: root, runtime: rt, goal: goal, state: state, dryRun: dryRun, deleter: deleter, progress: progress)
         state.events.reserve(run.expectedVictims)
         return run
     }
@@ -64,10 +68,14 @@ struct Evictor {
     /// `trim_after_idle` gives last, and only what brings free space back to the low watermark: below it the disk
     /// is about to fill, which fails every writer, the busy client included; above it the purge is for comfort,
     /// and a deletion under a running build would fail that build.
-    private func free(_ bytes: Int64, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?) -> EvictionOutcome {
+    private func free(_ bytes: Int64, _ goal: EvictionGoal, _ state: inout PipelineState, _ progress: Progress?)
+        -> EvictionOutcome
+    {
         let urgent = goal.watermarks.map { max(0, bytes - ($0.high - $0.low)) } ?? bytes
         /// A root's run, trimming it toward its total minus what is still wanted.
-        func run(_ id: RootID, wanting remaining: Int64, _ state: inout PipelineState, reportOnly: Bool = false) -> TrimRun? {
+        func run(_ id: RootID, wanting remaining: Int64, _ state: inout PipelineState, reportOnly: Bool = false)
+            -> TrimRun?
+        {
             let total = state.ledger.total(id)
             guard total > 0 else { return nil }
             var perRoot = goal
@@ -85,7 +93,7 @@ struct Evictor {
                 if !members.take(from: id, &state, making: { run(id, wanting: remaining, &$0) }) { i += 1 }
             }
         }
-        let missing = max(0, bytes - members.freed)   // what a skipped root's line says it was asked for
+        let missing = max(0, bytes - members.freed) // what a skipped root's line says it was asked for
         return members.finish(&state) { run($0, wanting: missing, &$1, reportOnly: true) }
     }
 
@@ -101,7 +109,9 @@ struct Evictor {
                 for id in goal.roots { usage[id] = members.usage(id, state) }
                 guard usage.values.reduce(0, +) > target else { break }
                 func over(_ id: RootID) -> Int64 { (usage[id] ?? 0) - (goal.shares[id] ?? 0) }
-                guard let member = goal.roots.filter({ members.isOpen($0) }).max(by: { over($0) < over($1) }) else { break }
+                guard let member = goal.roots.filter({ members.isOpen($0) }).max(by: { over($0) < over($1) }) else {
+                    break
+                }
                 _ = members.take(from: member, &state) { makeRun(member, goal, &$0, nil) }
             }
         }

@@ -40,7 +40,9 @@ struct MemberTurns {
 
     /// Asks `id` for its next victim (its run made by `make` at its first victim; nil: it is not trimmed at all).
     /// Returns false, leaving it out of the round, when it has nothing to give or cannot give now.
-    mutating func take(from id: RootID, _ state: inout PipelineState, making make: (inout PipelineState) -> TrimRun?) -> Bool {
+    mutating func take(from id: RootID, _ state: inout PipelineState, making make: (inout PipelineState) -> TrimRun?)
+        -> Bool
+    {
         guard !out.contains(id) else { return false }
         if let reason = goal.cannotGive[id], !overriding.contains(reason) {
             skips[id] = reason
@@ -69,10 +71,14 @@ struct MemberTurns {
 
     /// Finishes every member's run, in the goal's order: its `trim` line says what it gave, or why it gave nothing
     /// (a skipped member gets a run of its own for its line, made by `make`, which deletes nothing and takes no lock).
-    mutating func finish(_ state: inout PipelineState, making make: (RootID, inout PipelineState) -> TrimRun?) -> EvictionOutcome {
+    mutating func finish(_ state: inout PipelineState, making make: (RootID, inout PipelineState) -> TrimRun?)
+        -> EvictionOutcome
+    {
         var outcome = EvictionOutcome()
         for id in goal.roots {
-            guard var run = runs.removeValue(forKey: id) ?? (skips[id] == nil ? nil : make(id, &state)) else { continue }
+            guard var run = runs.removeValue(forKey: id) ?? (skips[id] == nil ? nil : make(id, &state)) else {
+                continue
+            }
             if run.removed == 0 { run.skipped = skips[id] ?? run.reasonForNothing() }
             outcome.add(&run, &state)
         }

@@ -53,7 +53,9 @@ struct PointerResolver {
 
     /// Where `target`, read from a link in folder `dir`, leads: the units (folders at `depth`) it passes through.
     mutating func resolve(_ target: [UInt8], from dir: NodeID, depth: Int, _ ledger: SizeLedger) -> Resolution {
-        var position = target.first == PathBytes.separator ? Position.outside([]) : .inside(dir, level: ledger.chain(of: dir).count)
+        var position =
+            target.first == PathBytes.separator
+            ? Position.outside([]) : .inside(dir, level: ledger.chain(of: dir).count)
         var pending = Self.components(target).reversed() as [[UInt8]]
         var units: [NodeID] = []
         var links = 0
@@ -64,7 +66,9 @@ struct PointerResolver {
                 if part == Self.dotDot { _ = path.popLast() } else { path.append(part) }
                 position = rootPaths.contains(path) ? .inside(rootNode, level: 0) : .outside(path)
             case .inside(let n, let level) where part == Self.dotDot:
-                position = level == 0 ? .outside(Array(rootPaths[0].dropLast())) : .inside(ledger.parent(of: n), level: level - 1)
+                position =
+                    level == 0
+                    ? .outside(Array(rootPaths[0].dropLast())) : .inside(ledger.parent(of: n), level: level - 1)
             case .inside(let n, let level):
                 if let sub = part.withUnsafeBytes({ ledger.subdirectory(of: n, named: $0) }) {
                     if level + 1 == depth && !units.contains(sub) { units.append(sub) }
@@ -73,10 +77,10 @@ struct PointerResolver {
                 }
                 if level == 0 && part.withUnsafeBytes(TrashFolder.isTrashName) { return .units(units) }
                 switch entry(part, in: n, ledger) {
-                case .end: return .units(units)   // a file (beyond it: ENOTDIR), or nothing: the walk ends
+                case .end: return .units(units) // a file (beyond it: ENOTDIR), or nothing: the walk ends
                 case .link(let next):
                     links += 1
-                    guard links <= 40 else { return .units(units) }   // ELOOP: the kernel gives up too
+                    guard links <= 40 else { return .units(units) } // ELOOP: the kernel gives up too
                     if next.first == PathBytes.separator { position = .outside([]) }
                     pending += Self.components(next).reversed()
                 case .folder:
@@ -98,7 +102,8 @@ struct PointerResolver {
             b.withMemoryRebound(to: CChar.self) { p -> Result<[UInt8], Errno>? in
                 switch UnitLinks.link(p.baseAddress!, in: fd) {
                 case .success(let found?): return .success(found.target)
-                case .success(nil): return (try? Syscall.lstat(at: fd, p.baseAddress!)) == nil ? nil : .failure(.invalidArgument)
+                case .success(nil):
+                    return (try? Syscall.lstat(at: fd, p.baseAddress!)) == nil ? nil : .failure(.invalidArgument)
                 case .failure(let e): return .failure(e)
                 }
             }

@@ -45,8 +45,10 @@ extension SafeRemover {
         return Self.holds(exactly: Set(files.map { ledger.record($0).ino }), fd)
     }
 
-    private mutating func quarantineLink(_ name: UnsafePointer<CChar>, in dirfd: Int32, as moved: UnsafePointer<CChar>,
-                                         in trash: Int32, _ link: PointerLink) -> DeletionOutcome {
+    private mutating func quarantineLink(
+        _ name: UnsafePointer<CChar>, in dirfd: Int32, as moved: UnsafePointer<CChar>,
+        in trash: Int32, _ link: PointerLink
+    ) -> DeletionOutcome {
         do throws(Errno) { try Syscall.renameNoReplace(at: dirfd, name, to: trash, moved) } catch {
             if Self.renameUnsupported.contains(error) {
                 renameRefused = error
@@ -66,7 +68,9 @@ extension SafeRemover {
     }
 
     /// The link checked and unlinked where it is (no trash to be had).
-    private static func unlinkInPlace(_ name: UnsafePointer<CChar>, in dirfd: Int32, _ link: PointerLink) -> DeletionOutcome {
+    private static func unlinkInPlace(_ name: UnsafePointer<CChar>, in dirfd: Int32, _ link: PointerLink)
+        -> DeletionOutcome
+    {
         if let refused = recheck(name, in: dirfd, link) { return refused }
         do throws(Errno) { try Syscall.unlink(at: dirfd, name) } catch {
             return error == .noSuchFileOrDirectory ? .vanished : .failed(error)

@@ -10,7 +10,9 @@ extension SafeRemover {
     static let renameUnsupported: Set<Errno> = [.invalidArgument, .improperLink, .notPermitted, .resourceBusy]
 
     /// Moves the victim into the trash, checks it there, and unlinks it; puts back what is not the file counted.
-    mutating func quarantine(_ name: UnsafePointer<CChar>, in dirfd: Int32, trash: Int32, _ counted: Counted) -> DeletionOutcome {
+    mutating func quarantine(_ name: UnsafePointer<CChar>, in dirfd: Int32, trash: Int32, _ counted: Counted)
+        -> DeletionOutcome
+    {
         // Under `order = ctime` the move itself sets the ctime: the full check is made in place first, and after
         // the move the file must be that very one (inode, mtime, size).
         var before: stat?
@@ -28,8 +30,10 @@ extension SafeRemover {
         }
     }
 
-    private mutating func moveCheckUnlink(_ name: UnsafePointer<CChar>, in dirfd: Int32, as q: UnsafePointer<CChar>,
-                                          in trash: Int32, _ counted: Counted, before: stat?) -> DeletionOutcome {
+    private mutating func moveCheckUnlink(
+        _ name: UnsafePointer<CChar>, in dirfd: Int32, as q: UnsafePointer<CChar>,
+        in trash: Int32, _ counted: Counted, before: stat?
+    ) -> DeletionOutcome {
         do throws(Errno) { try Syscall.renameNoReplace(at: dirfd, name, to: trash, q) } catch {
             if Self.renameUnsupported.contains(error) {
                 renameRefused = error
@@ -45,8 +49,11 @@ extension SafeRemover {
         let refused: DeletionOutcome?
         if let before {
             let st = try? Syscall.lstat(at: trash, q)
-            refused = st.map { $0.isRegularFile && $0.st_ino == before.st_ino && $0.mtimeNanoseconds == before.mtimeNanoseconds
-                && $0.st_size == before.st_size } == true ? nil : .changed
+            refused =
+                st.map {
+                    $0.isRegularFile && $0.st_ino == before.st_ino && $0.mtimeNanoseconds == before.mtimeNanoseconds
+                        && $0.st_size == before.st_size
+                } == true ? nil : .changed
         } else {
             refused = Self.recheck(q, in: trash, counted, fileStat).refused
         }
@@ -65,8 +72,10 @@ extension SafeRemover {
     /// meanwhile and `replacing` (a client renamed a fresh file over the victim's name twice), a regular file moved
     /// goes as that client's own rename would have replaced it; anything else is put beside the name
     /// (`<name>.restored-by-cachewarden-N`), never deleted.
-    mutating func putBack(_ moved: UnsafePointer<CChar>, from trash: Int32, as name: UnsafePointer<CChar>, in parent: Int32,
-                 replacing: Bool) {
+    mutating func putBack(
+        _ moved: UnsafePointer<CChar>, from trash: Int32, as name: UnsafePointer<CChar>, in parent: Int32,
+        replacing: Bool
+    ) {
         do throws(Errno) { try Syscall.renameNoReplace(at: trash, moved, to: parent, name); return } catch {
             if error == .fileExists, replacing, (try? Syscall.lstat(at: trash, moved))?.isRegularFile == true {
                 _ = try? Syscall.unlink(at: trash, moved)
@@ -76,7 +85,9 @@ extension SafeRemover {
         let base = UnsafeRawBufferPointer(start: name, count: strlen(name))
         for attempt in 1...100 {
             let beside = Array(base) + Array(".restored-by-cachewarden-\(attempt)".utf8)
-            if (try? beside.withCString({ b throws(Errno) in try Syscall.renameNoReplace(at: trash, moved, to: parent, b) })) != nil {
+            if (try? beside.withCString({ b throws(Errno) in
+                try Syscall.renameNoReplace(at: trash, moved, to: parent, b)
+            })) != nil {
                 return
             }
         }

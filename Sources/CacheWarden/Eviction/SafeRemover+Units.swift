@@ -6,10 +6,10 @@ import SystemPackage
 /// Before the rename, every file counted for it was checked by name (`check`: the inode counted, no newer than its
 /// counted age), and its folder is surveyed through descriptors (`UnitSurvey`): it must hold those files and no
 /// other, and nothing a unit cannot (a mount point, a socket, a FIFO, a device). A unit that also holds a file not
-/// counted (excluded, or not seen yet) stays: deleting the folder would take it too. After the rename, the moved folder must be the folder counted and hold
-/// the same files; else it is put back under its name (or beside it), never deleted. It is emptied in the trash a
-/// moment later (`Engine.emptyTrashes`, `TreeRemover`), so that a reader that had opened the folder just before
-/// the rename still reads it whole.
+/// counted (excluded, or not seen yet) stays: deleting the folder would take it too. After the rename, the moved folder
+/// must be the folder counted and hold the same files; else it is put back under its name (or beside it), never
+/// deleted. It is emptied in the trash a moment later (`Engine.emptyTrashes`, `TreeRemover`), so that a reader that had
+/// opened the folder just before the rename still reads it whole.
 extension SafeRemover {
     mutating func evictUnit(_ node: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome {
         guard !ledger.isRoot(node) else { return .changed }
@@ -23,7 +23,9 @@ extension SafeRemover {
             return .notAtomic(.fileExists)
         }
         let parent: Int32
-        do throws(Errno) { parent = try directories.open(ledger.parent(of: node), in: ledger) } catch { return .changed }
+        do throws(Errno) { parent = try directories.open(ledger.parent(of: node), in: ledger) } catch {
+            return .changed
+        }
         // The unit's own folders leave the cache (they lead into the trash now); the parent's stays open.
         var subtree: [NodeID] = []
         ledger.forEachNode(under: node) { subtree.append($0) }
@@ -33,16 +35,20 @@ extension SafeRemover {
             m.withMemoryRebound(to: CChar.self) { m in
                 name.withUnsafeBufferPointer { n in
                     n.withMemoryRebound(to: CChar.self) { n in
-                        moveUnit(n.baseAddress!, in: parent, as: m.baseAddress!, in: trash.fd, inode: ino, expected: expected,
-                                 forgetting: subtree)
+                        moveUnit(
+                            n.baseAddress!, in: parent, as: m.baseAddress!, in: trash.fd, inode: ino,
+                            expected: expected,
+                            forgetting: subtree)
                     }
                 }
             }
         }
     }
 
-    private mutating func moveUnit(_ name: UnsafePointer<CChar>, in parent: Int32, as moved: UnsafePointer<CChar>, in trash: Int32,
-                                   inode: UInt64, expected: Set<UInt64>, forgetting subtree: [NodeID]) -> UnitOutcome {
+    private mutating func moveUnit(
+        _ name: UnsafePointer<CChar>, in parent: Int32, as moved: UnsafePointer<CChar>, in trash: Int32,
+        inode: UInt64, expected: Set<UInt64>, forgetting subtree: [NodeID]
+    ) -> UnitOutcome {
         do throws(Errno) { try Syscall.renameNoReplace(at: parent, name, to: trash, moved) } catch {
             if Self.renameUnsupported.contains(error) {
                 renameRefused = error

@@ -76,8 +76,10 @@ struct SafeRemover: FileDeleter {
     }
 
     /// The victim checked and unlinked where it is (no trash to be had).
-    static func deleteInPlace(_ name: UnsafePointer<CChar>, in dirfd: Int32, _ counted: Counted,
-                              _ fileStat: FileStat) -> DeletionOutcome {
+    static func deleteInPlace(
+        _ name: UnsafePointer<CChar>, in dirfd: Int32, _ counted: Counted,
+        _ fileStat: FileStat
+    ) -> DeletionOutcome {
         if let refused = recheck(name, in: dirfd, counted, fileStat).refused { return refused }
         do throws(Errno) { try Syscall.unlink(at: dirfd, name) } catch {
             return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
@@ -98,10 +100,13 @@ struct SafeRemover: FileDeleter {
 
     /// Opens the victim's verified directory and puts its NUL-terminated name in `scratch`; returns the directory,
     /// what was counted, or why the victim cannot be reached.
-    private mutating func locate(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> (Int32, Counted, DeletionOutcome?) {
+    private mutating func locate(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> (
+        Int32, Counted, DeletionOutcome?
+    ) {
         let rec = ledger.record(r)
-        let counted = Counted(ino: rec.ino, age: checkingAge ? ledger.victimAge(r) : nil,
-                              byMtime: fileStat.order == .ctime && rec.linked)
+        let counted = Counted(
+            ino: rec.ino, age: checkingAge ? ledger.victimAge(r) : nil,
+            byMtime: fileStat.order == .ctime && rec.linked)
         do throws(Errno) {
             let dirfd = try directories.open(rec.dir, in: ledger)
             scratch.removeAll(keepingCapacity: true)
@@ -121,8 +126,10 @@ struct SafeRemover: FileDeleter {
     }
 
     /// Why the name must not be deleted now (nil when it is still the file the ledger counted), and its status.
-    static func recheck(_ name: UnsafePointer<CChar>, in dirfd: Int32, _ counted: Counted,
-                        _ fileStat: FileStat) -> (refused: DeletionOutcome?, status: stat?) {
+    static func recheck(
+        _ name: UnsafePointer<CChar>, in dirfd: Int32, _ counted: Counted,
+        _ fileStat: FileStat
+    ) -> (refused: DeletionOutcome?, status: stat?) {
         let st: stat
         do throws(Errno) { st = try Syscall.lstat(at: dirfd, name) } catch {
             return (error == .noSuchFileOrDirectory ? .vanished : .failed(error), nil)
@@ -130,7 +137,9 @@ struct SafeRemover: FileDeleter {
         guard st.isRegularFile, UInt64(st.st_ino) == counted.ino else { return (.changed, st) }
         guard let age = counted.age else { return (nil, st) }
         var noBirthTime = false
-        let onDisk = counted.byMtime ? st.mtimeNanoseconds : fileStat.ageOnDisk(st, dirfd: dirfd, name: name, noBirthTime: &noBirthTime)
+        let onDisk =
+            counted.byMtime
+            ? st.mtimeNanoseconds : fileStat.ageOnDisk(st, dirfd: dirfd, name: name, noBirthTime: &noBirthTime)
         return (onDisk > age ? .changed : nil, st)
     }
 
@@ -140,7 +149,9 @@ struct SafeRemover: FileDeleter {
         guard let parentFD = try? directories.open(ledger.parent(of: n), in: ledger) else { return false }
         let ino = ledger.node(n).ino
         return ledger.name(of: n).withCString { name in
-            guard let st = try? Syscall.lstat(at: parentFD, name), st.isDirectory, UInt64(st.st_ino) == ino else { return false }
+            guard let st = try? Syscall.lstat(at: parentFD, name), st.isDirectory, UInt64(st.st_ino) == ino else {
+                return false
+            }
             directories.forget(n)
             return (try? Syscall.unlink(at: parentFD, name, directory: true)) != nil
         }
@@ -161,7 +172,9 @@ struct SafeRemover: FileDeleter {
         var links: [[CChar]] = []
         try? Syscall.readDirectory(listing.fd) { entry in
             let name = entry.name
-            if let st = try? Syscall.lstat(at: fd, name), st.isSymlink { links.append(Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))) }
+            if let st = try? Syscall.lstat(at: fd, name), st.isSymlink {
+                links.append(Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1)))
+            }
         }
         for link in links { link.withUnsafeBufferPointer { _ = try? Syscall.unlink(at: fd, $0.baseAddress!) } }
     }

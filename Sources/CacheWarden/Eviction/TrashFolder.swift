@@ -57,7 +57,9 @@ package enum TrashFolder {
     /// Whether `entry` is a name `nextEntryName` gives (any salt: a crashed run's).
     static func isEntryName(_ entry: [UInt8]) -> Bool {
         let parts = entry.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 1, parts[0].first == UInt8(ascii: "f") || parts[0].first == UInt8(ascii: "u") else {
+        guard parts.count == 3, parts[0].count == 1,
+            parts[0].first == UInt8(ascii: "f") || parts[0].first == UInt8(ascii: "u")
+        else {
             return false
         }
         return parts.dropFirst().allSatisfy { !$0.isEmpty && $0.allSatisfy { (48...57).contains($0) } }
@@ -67,15 +69,20 @@ package enum TrashFolder {
     /// something else has its name.
     static func open(in root: Int32) throws(Problem) -> OwnedDescriptor {
         let name = Array(Self.name.utf8)
-        let made = name.withCString { n in Result { () throws(Errno) in try Syscall.makeDirectory(at: root, n, mode: 0o700) } }
+        let made = name.withCString { n in
+            Result { () throws(Errno) in try Syscall.makeDirectory(at: root, n, mode: 0o700) }
+        }
         if case .failure(let e) = made, e != .fileExists { throw .system(e) }
         let trash: OwnedDescriptor
         do throws(Errno) {
-            trash = OwnedDescriptor(try name.withCString { n throws(Errno) in try Syscall.openDirectoryInMount(at: root, n, pathOnly: true) })
+            trash = OwnedDescriptor(
+                try name.withCString { n throws(Errno) in try Syscall.openDirectoryInMount(at: root, n, pathOnly: true)
+                })
         } catch {
-            throw error == .notDirectory || error == .tooManySymbolicLinkLevels || error == .improperLink ? .foreign : .system(error)
+            throw error == .notDirectory || error == .tooManySymbolicLinkLevels || error == .improperLink
+                ? .foreign : .system(error)
         }
-        if case .failure = made { _ = try entries(of: trash) }   // not made now: it must be CacheWarden's
+        if case .failure = made { _ = try entries(of: trash) } // not made now: it must be CacheWarden's
         return trash
     }
 
@@ -109,10 +116,14 @@ package enum TrashFolder {
     /// another user's or writable by others (someone else could put things in it, or swap them).
     private static func entries(of trash: OwnedDescriptor) throws(Problem) -> [[UInt8]] {
         var found: [[UInt8]] = []
-        guard let st = try? Syscall.fstat(trash.fd), st.st_uid == geteuid(), st.st_mode & 0o022 == 0 else { throw .foreign }
+        guard let st = try? Syscall.fstat(trash.fd), st.st_uid == geteuid(), st.st_mode & 0o022 == 0 else {
+            throw .foreign
+        }
         do throws(Errno) {
             let listing = OwnedDescriptor(try Syscall.reopenForListing(trash.fd))
-            try Syscall.readDirectory(listing.fd) { entry in found.append(Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name)))) }
+            try Syscall.readDirectory(listing.fd) { entry in
+                found.append(Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name))))
+            }
         } catch { throw .system(error) }
         guard found.allSatisfy(isEntryName) else { throw .foreign }
         return found

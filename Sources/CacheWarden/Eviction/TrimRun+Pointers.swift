@@ -37,7 +37,9 @@ extension TrimRun {
     mutating func attachPointers(to units: inout [NodeID: Unit], depth: Int, _ state: inout PipelineState) {
         let settings = runtime.settings
         guard !settings.evictPointers.isEmpty, !units.isEmpty, state.ledger.account(root) != nil else { return }
-        var links = UnitLinks(PointerResolver(root: root, configuredPath: settings.path, state.ledger), extensions: settings.pointerExtensions)
+        var links = UnitLinks(
+            PointerResolver(root: root, configuredPath: settings.path, state.ledger),
+            extensions: settings.pointerExtensions)
         defer { links.close() }
         links.scan(folders: settings.evictPointers, state.ledger)
         var problem = links.problem
@@ -56,20 +58,26 @@ extension TrimRun {
         }
         guard let problem else { return }
         for node in Array(units.keys) where units[node]?.spared == nil { units[node]?.spared = .protected }
-        state.events.error("\(problem): no unit goes in this trim, as a pointer into it might stay", dir: runtime.name, kind: "pointers")
+        state.events.error(
+            "\(problem): no unit goes in this trim, as a pointer into it might stay", dir: runtime.name,
+            kind: "pointers")
     }
 
     private mutating func attach(_ found: UnitLinks.Found, to unit: inout Unit, _ state: PipelineState) {
         let folder = state.ledger.relativePath(of: found.link.dir)
         let linkPath = PathBytes.join(folder, found.link.name)
         // A link the user protects or excludes keeps what it points at.
-        if runtime.protect.matches(linkPath) || runtime.exclude.matches(linkPath) { unit.spared = unit.spared ?? .protected }
+        if runtime.protect.matches(linkPath) || runtime.exclude.matches(linkPath) {
+            unit.spared = unit.spared ?? .protected
+        }
         var pointer = Pointer(link: found.link, companions: [])
         for name in found.companions {
             guard let r = name.withUnsafeBytes({ state.ledger.existingRecord(in: found.link.dir, named: $0) }),
-                  let inode = state.ledger.inode(ofRecord: r) else {
+                let inode = state.ledger.inode(ofRecord: r)
+            else {
                 // Not counted (excluded, or not statted yet): it can be neither checked nor left behind.
-                unit.spared = unit.spared ?? (runtime.exclude.matches(PathBytes.join(folder, name)) ? .protected : .young)
+                unit.spared =
+                    unit.spared ?? (runtime.exclude.matches(PathBytes.join(folder, name)) ? .protected : .young)
                 continue
             }
             let age = state.ledger.victimAge(r)
@@ -114,7 +122,8 @@ extension TrimRun {
                 case .changed: changed.append(r); return false
                 case .lockLost, .lockHeld, .lockUnusable: noteLockRefusal(outcome); return false
                 case .failed(let errno):
-                    state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(path), kind: "delete")
+                    state.events.error(
+                        "cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(path), kind: "delete")
                     return false
                 }
                 gone.entries.append((path, bytes, false))
@@ -124,7 +133,9 @@ extension TrimRun {
         return true
     }
 
-    private mutating func deleteLink(_ link: PointerLink, of unit: Unit, _ gone: inout PointersGone, _ state: inout PipelineState) -> Bool {
+    private mutating func deleteLink(
+        _ link: PointerLink, of unit: Unit, _ gone: inout PointersGone, _ state: inout PipelineState
+    ) -> Bool {
         let path = PathBytes.join(state.ledger.relativePath(of: link.dir), link.name)
         let outcome = deleter.deleteLink(link, in: state.ledger)
         switch outcome {
@@ -151,7 +162,9 @@ extension TrimRun {
         case nil: return false
         case .failure?: return true
         case .success(let target)?:
-            guard case .units(let units) = resolver.resolve(target, from: link.dir, depth: depth, state.ledger) else { return true }
+            guard case .units(let units) = resolver.resolve(target, from: link.dir, depth: depth, state.ledger) else {
+                return true
+            }
             return units.contains(unit)
         }
     }

@@ -69,7 +69,7 @@ extension TrimRun {
             // A clear takes open files too: a unit with one is not skipped, to be cleared file by file after.
             let inUse = goal.target != .everything && isInUse(r, state)
             let spare = spareReason(r, age: age, state, insideUnit: chain.count >= depth) ?? (inUse ? .inUse : nil)
-            let bytes = inode.names <= 1 ? inode.bytes : 0   // a linked file frees its bytes only with its last name
+            let bytes = inode.names <= 1 ? inode.bytes : 0 // a linked file frees its bytes only with its last name
             if chain.count >= depth {
                 let node = chain[depth - 1]
                 var unit = byNode[node] ?? Unit(node: node, path: state.ledger.relativePath(of: node))
@@ -79,7 +79,8 @@ extension TrimRun {
                 unit.spared = unit.spared ?? spare
                 byNode[node] = unit
             } else {
-                loose.append(Unit(files: [r], path: relativePath(r, state.ledger), age: age, bytes: bytes, spared: spare))
+                loose.append(
+                    Unit(files: [r], path: relativePath(r, state.ledger), age: age, bytes: bytes, spared: spare))
             }
         }
         attachPointers(to: &byNode, depth: depth, &state)
@@ -99,7 +100,9 @@ extension TrimRun {
             for r in pointer.companions where state.ledger.isLive(r) {
                 guard allows(relativePath(r, state.ledger), state.ledger.freedBytes(ofRecord: r)) else { return false }
             }
-            guard allows(PathBytes.join(state.ledger.relativePath(of: pointer.link.dir), pointer.link.name), 0) else { return false }
+            guard allows(PathBytes.join(state.ledger.relativePath(of: pointer.link.dir), pointer.link.name), 0) else {
+                return false
+            }
         }
         return true
     }
@@ -133,14 +136,20 @@ extension TrimRun {
         // stayed: it changed meanwhile); the unit's line comes last.
         for entry in gone.entries { report(entry.path, bytes: entry.bytes, files: nil, pointers: nil, &state) }
         guard deleted.files > 0 else { return }
-        report(unit.path, bytes: deleted.bytes, files: unit.node == nil ? nil : deleted.files,
-               pointers: gone.links > 0 ? gone.links : nil, &state)
+        report(
+            unit.path, bytes: deleted.bytes, files: unit.node == nil ? nil : deleted.files,
+            pointers: gone.links > 0 ? gone.links : nil, &state)
     }
 
-    private mutating func report(_ path: [UInt8], bytes: Int64, files: Int?, pointers: Int?, _ state: inout PipelineState) {
+    private mutating func report(
+        _ path: [UInt8], bytes: Int64, files: Int?, pointers: Int?, _ state: inout PipelineState
+    ) {
         removed += 1
-        state.events.emit(.evict(Eviction(dir: runtime.name, file: PathBytes.display(path), size: bytes, reason: goal.reason,
-                                          dryRun: dryRun, files: files, pointers: pointers)))
+        state.events.emit(
+            .evict(
+                Eviction(
+                    dir: runtime.name, file: PathBytes.display(path), size: bytes, reason: goal.reason,
+                    dryRun: dryRun, files: files, pointers: pointers)))
         progress?(removed, before - projected, &state.events)
     }
 
@@ -148,13 +157,16 @@ extension TrimRun {
     /// counted (one replaced or rewritten since keeps the whole unit: it is statted again, rather than half of it
     /// left); with pointers, each link still the one read and the unit's folder holding its counted files only.
     private mutating func checkWhole(_ unit: Unit, _ state: inout PipelineState) -> Bool {
-        let checkingAge = goal.target != .everything   // a clear takes everything: identity only
+        let checkingAge = goal.target != .everything // a clear takes everything: identity only
         for r in unit.files + unit.pointers.flatMap(\.companions) where state.ledger.isLive(r) {
-            guard let refused = deleter.check(r, in: state.ledger, checkingAge: checkingAge), refused != .vanished else { continue }
+            guard let refused = deleter.check(r, in: state.ledger, checkingAge: checkingAge), refused != .vanished
+            else { continue }
             if refused == .changed { changed.append(r) }
             noteLockRefusal(refused)
             if case .failed(let errno) = refused {
-                state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(relativePath(r, state.ledger)), kind: "delete")
+                state.events.error(
+                    "cannot delete: \(errno)", dir: runtime.name,
+                    file: PathBytes.display(relativePath(r, state.ledger)), kind: "delete")
             }
             return false
         }
@@ -170,16 +182,19 @@ extension TrimRun {
     /// The unit itself, once its pointers went: the files deleted and the bytes that freed (no files: it stays).
     private mutating func deleteUnit(_ unit: Unit, _ state: inout PipelineState) -> (files: Int, bytes: Int64) {
         guard let node = unit.node else { return deleteFileByFile(unit, &state) }
-        let whole = (files: unit.files.count, bytes: unit.files.reduce(Int64(0)) { $0 + state.ledger.freedBytes(ofRecord: $1) })
+        let whole = (
+            files: unit.files.count, bytes: unit.files.reduce(Int64(0)) { $0 + state.ledger.freedBytes(ofRecord: $1) }
+        )
         switch deleter.evictUnit(node, files: unit.files, in: state.ledger) {
         case .moved: state.ledger.removeSubtree(node)
-        case .simulated: simulatedUnitFiles.formUnion(unit.files)   // a dry run's clear does not take them again
+        case .simulated: simulatedUnitFiles.formUnion(unit.files) // a dry run's clear does not take them again
         case .changed: changed += unit.files; return (0, 0)
         case .lockLost: noteLockRefusal(.lockLost); return (0, 0)
         case .lockHeld: noteLockRefusal(.lockHeld); return (0, 0)
         case .lockUnusable: return (0, 0)
         case .failed(let errno):
-            state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
+            state.events.error(
+                "cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
             return (0, 0)
         case .notAtomic(let errno):
             noteNotAtomic(errno, unit, &state)
@@ -193,9 +208,10 @@ extension TrimRun {
     private mutating func noteNotAtomic(_ errno: Errno, _ unit: Unit, _ state: inout PipelineState) {
         guard state.roots[root]?.renameRefused == nil else { return }
         state.roots[root]?.renameRefused = errno
-        state.events.error("a unit cannot be moved out of its client's view in one step here (\(errno)); "
-                           + "deleting units file by file", dir: runtime.name, file: PathBytes.display(unit.path),
-                           kind: "unit_not_atomic")
+        state.events.error(
+            "a unit cannot be moved out of its client's view in one step here (\(errno)); "
+                + "deleting units file by file", dir: runtime.name, file: PathBytes.display(unit.path),
+            kind: "unit_not_atomic")
     }
 
     /// The unit's files one by one, then its emptied folders bottom-up (the unit's own included); returns the
@@ -212,14 +228,18 @@ extension TrimRun {
             case .changed: changed.append(r)
             case .lockLost, .lockHeld, .lockUnusable: noteLockRefusal(outcome); break files
             case .failed(let errno):
-                state.events.error("cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
+                state.events.error(
+                    "cannot delete: \(errno)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "delete")
             }
         }
         if let node = unit.node, !dryRun {
             var nodes: [NodeID] = []
             state.ledger.forEachNode(under: node) { nodes.append($0) }
-            for n in nodes.reversed() where state.ledger.isLive(n) && state.ledger.node(n).files.isEmpty && state.ledger.node(n).subdirs.isEmpty {
-                if deleter.deleteEmptyDirectory(n, in: state.ledger, withSymlinks: true) { state.ledger.removeSubtree(n) }
+            for n in nodes.reversed()
+            where state.ledger.isLive(n) && state.ledger.node(n).files.isEmpty && state.ledger.node(n).subdirs.isEmpty {
+                if deleter.deleteEmptyDirectory(n, in: state.ledger, withSymlinks: true) {
+                    state.ledger.removeSubtree(n)
+                }
             }
         }
         return deleted

@@ -61,8 +61,10 @@ struct TrimRun {
     /// A client's lock of the root no longer stands as taken: the trim stopped there (nothing more is deleted).
     var lockLost = false
 
-    init(root: RootID, runtime: RootRuntime, goal: EvictionGoal, state: PipelineState, dryRun: Bool,
-         deleter: any FileDeleter, progress: Evictor.Progress?) {
+    init(
+        root: RootID, runtime: RootRuntime, goal: EvictionGoal, state: PipelineState, dryRun: Bool,
+        deleter: any FileDeleter, progress: Evictor.Progress?
+    ) {
         self.root = root
         self.runtime = runtime
         self.goal = goal
@@ -74,7 +76,9 @@ struct TrimRun {
         projected = before
         projectedFiles = beforeFiles
         let sizeDriven = [.quota, .maxFiles, .groupQuota, .lowDisk].contains(goal.reason)
-        youngAfter = sizeDriven ? runtime.settings.minAge.map { Nanoseconds.before(state.clock.fileTimeNanoseconds, seconds: $0) } : nil
+        youngAfter =
+            sizeDriven
+            ? runtime.settings.minAge.map { Nanoseconds.before(state.clock.fileTimeNanoseconds, seconds: $0) } : nil
     }
 
     /// About how many files this trim removes, if its target says (the files' share of the bytes to free).
@@ -93,7 +97,7 @@ struct TrimRun {
         case .total(let bytes): projected > bytes
         case .files(let n): projectedFiles > n
         case .olderThan(let cutoff): age < cutoff
-        case .free: false   // split into per-root totals by the evictor
+        case .free: false // split into per-root totals by the evictor
         }
     }
 
@@ -142,7 +146,9 @@ struct TrimRun {
 
     /// Evicts until the target is met (a trim of one root).
     mutating func evictOldestFirst(_ state: inout PipelineState) {
-        if goal.reason == .quota, case .total(let target) = goal.target, !evictOversize(target: target, &state) { return }
+        if goal.reason == .quota, case .total(let target) = goal.target, !evictOversize(target: target, &state) {
+            return
+        }
         while evictNext(&state) {}
     }
 
@@ -152,9 +158,13 @@ struct TrimRun {
 
     /// Why `r` must stay, if it must. A `CACHEDIR.TAG` always stays — except inside an eviction unit, which goes
     /// whole with the tag of its own (a uvx environment in uv's `archive-v0/<id>/` carries one).
-    mutating func spareReason(_ r: RecordID, age: Int64, _ state: PipelineState, insideUnit: Bool = false) -> SpareReason? {
+    mutating func spareReason(_ r: RecordID, age: Int64, _ state: PipelineState, insideUnit: Bool = false)
+        -> SpareReason?
+    {
         let rec = state.ledger.record(r)
-        if !insideUnit && state.ledger.names.withName(rec.name, { $0.elementsEqual("CACHEDIR.TAG".utf8) }) { return .protected }
+        if !insideUnit && state.ledger.names.withName(rec.name, { $0.elementsEqual("CACHEDIR.TAG".utf8) }) {
+            return .protected
+        }
         if !runtime.protect.isEmpty && runtime.protect.matches(relativePath(r, state.ledger)) { return .protected }
         if let youngAfter, age > youngAfter { return .young }
         if isAgeDriven && isInUse(r, state) { return .inUse }
@@ -177,7 +187,11 @@ struct TrimRun {
             var anySmaller = false
             state.ledger.forEachRecord(under: account.rootNode) { r in
                 guard let inode = state.ledger.inode(ofRecord: r), inode.names == 1 else { return }
-                if inode.bytes <= target { anySmaller = true } else if inode.bytes > (largest?.bytes ?? 0) { largest = (r, inode.bytes) }
+                if inode.bytes <= target {
+                    anySmaller = true
+                } else if inode.bytes > (largest?.bytes ?? 0) {
+                    largest = (r, inode.bytes)
+                }
             }
             guard anySmaller, let (r, _) = largest else { return true }
             let age = state.ledger.victimAge(r)
@@ -209,7 +223,8 @@ struct TrimRun {
         // What this deletion frees: a file with another name left here frees nothing yet.
         let size = state.ledger.freedBytes(ofRecord: r)
         if let veto = runtime.settings.shouldEvict,
-           !veto(EvictionCandidate(directory: runtime.name, file: rel, size: size, reason: reason)) {
+            !veto(EvictionCandidate(directory: runtime.name, file: rel, size: size, reason: reason))
+        {
             spared.vetoed += 1
             return false
         }
@@ -282,16 +297,20 @@ struct TrimRun {
 
     /// Puts the kept candidates back, releases the deleter and emits the `trim` report.
     mutating func finish(_ state: inout PipelineState) -> TrimReport {
-        for r in kept + queue[min(queueIndex, queue.count)...].map(\.record) + inUse.map(\.record) where state.ledger.isLive(r) {
+        for r in kept + queue[min(queueIndex, queue.count)...].map(\.record) + inUse.map(\.record)
+        where state.ledger.isLive(r) {
             state.ledger.syncVictim(r)
         }
         queue.removeAll()
         inUse.removeAll()
         if let trouble = deleter.trashTrouble {
-            state.events.error("something in \(TrashFolder.name) could not be deleted (\(trouble)); it goes at the next start",
-                               dir: runtime.name, kind: "trash")
+            state.events.error(
+                "something in \(TrashFolder.name) could not be deleted (\(trouble)); it goes at the next start",
+                dir: runtime.name, kind: "trash")
         }
-        if let refused = deleter.renameRefused, state.roots[root]?.renameRefused == nil { state.roots[root]?.renameRefused = refused }
+        if let refused = deleter.renameRefused, state.roots[root]?.renameRefused == nil {
+            state.roots[root]?.renameRefused = refused
+        }
         if deleter.leftInTrash { state.trashToEmpty.insert(root) }
         deleter.finish()
         let after = dryRun ? projected : state.ledger.total(root)
@@ -307,7 +326,9 @@ struct TrimRun {
             total: after, quota: runtime.settings.quota, target: target,
             durationMilliseconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6,
             shortBy: max(0, after - target), dryRun: dryRun)
-        if case .files(let n) = goal.target { report.shortBy = 0; report.targetFiles = n; report.filesShortBy = max(0, projectedFiles - n) }
+        if case .files(let n) = goal.target {
+            report.shortBy = 0; report.targetFiles = n; report.filesShortBy = max(0, projectedFiles - n)
+        }
         report.deferredSeconds = goal.deferredSeconds
         report.group = goal.group
         report.lowWatermark = goal.watermarks?.low

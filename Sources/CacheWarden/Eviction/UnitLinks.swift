@@ -54,7 +54,8 @@ struct UnitLinks {
     /// each. Matches are looked for only as deep as the globs reach (`**` reaches everywhere).
     static func pointerFolders(_ globs: [String], under top: NodeID, _ ledger: SizeLedger) -> [NodeID] {
         let matcher = GlobMatcher(globs.map { $0.hasPrefix("/") ? $0 : "/" + $0 })
-        let reach = globs.contains { $0.contains("**") } ? Int.max : globs.map { $0.split(separator: "/").count }.max() ?? 0
+        let reach =
+            globs.contains { $0.contains("**") } ? Int.max : globs.map { $0.split(separator: "/").count }.max() ?? 0
         var out: [NodeID] = []
         var stack: [(node: NodeID, path: [UInt8], level: Int)] = [(top, [], 0)]
         while let (n, path, level) = stack.popLast() {
@@ -86,7 +87,9 @@ struct UnitLinks {
                 case .success(UInt8(DT_LNK)): links.append(name)
                 case .success(UInt8(DT_REG)): files.append(name)
                 case .success(UInt8(DT_DIR)):
-                    if name.withUnsafeBytes({ ledger.subdirectory(of: n, named: $0) }) == nil { unknown = unknown ?? name }
+                    if name.withUnsafeBytes({ ledger.subdirectory(of: n, named: $0) }) == nil {
+                        unknown = unknown ?? name
+                    }
                 case .failure(let e): unreadable = unreadable ?? e
                 default: break
                 }
@@ -127,7 +130,9 @@ struct UnitLinks {
     /// The regular files named `<link>.<ext>`, by link: each goes to the link whose name is its longest dot-bounded
     /// prefix; a file whose name is itself a dot-bounded prefix of a link's (`foo.bar` beside the link
     /// `foo.bar.baz`) goes to none; with `extensions`, only `<link>.<ext>` with `ext` listed.
-    static func companions(of links: [[UInt8]], among files: [[UInt8]], extensions: Set<[UInt8]>) -> [[UInt8]: [[UInt8]]] {
+    static func companions(of links: [[UInt8]], among files: [[UInt8]], extensions: Set<[UInt8]>) -> [[UInt8]:
+        [[UInt8]]]
+    {
         let dot = UInt8(ascii: ".")
         let names = Set(links)
         var prefixes = Set<ArraySlice<UInt8>>()
@@ -137,7 +142,9 @@ struct UnitLinks {
             for i in file.indices.reversed() where i > 0 && file[i] == dot {
                 let stem = Array(file[..<i])
                 guard names.contains(stem) else { continue }
-                if extensions.isEmpty || extensions.contains(Array(file[(i + 1)...])) { out[stem, default: []].append(file) }
+                if extensions.isEmpty || extensions.contains(Array(file[(i + 1)...])) {
+                    out[stem, default: []].append(file)
+                }
                 break
             }
         }

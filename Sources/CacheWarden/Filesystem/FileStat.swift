@@ -10,8 +10,10 @@ struct FileStat: Sendable {
 
     /// The counted view of `st`, the stat of `name` in `dirfd`.
     func status(_ st: stat, dirfd: Int32, name: UnsafePointer<CChar>?, noBirthTime: inout Bool) -> FileStatus {
-        FileStatus(ino: UInt64(st.st_ino), bytes: bytes(st), age: ageOnDisk(st, dirfd: dirfd, name: name, noBirthTime: &noBirthTime),
-                   links: UInt32(truncatingIfNeeded: st.st_nlink))
+        FileStatus(
+            ino: UInt64(st.st_ino), bytes: bytes(st),
+            age: ageOnDisk(st, dirfd: dirfd, name: name, noBirthTime: &noBirthTime),
+            links: UInt32(truncatingIfNeeded: st.st_nlink))
     }
 
     /// The age key of `st` under the order, as the disk has it (`order = opened` starts from mtime; the ledger

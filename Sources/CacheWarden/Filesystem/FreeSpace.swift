@@ -11,7 +11,8 @@ struct FreeSpace: Equatable, Sendable {
     /// Free space of the filesystem holding `path`.
     static func of(_ path: String) throws(Errno) -> FreeSpace {
         let vfs = try Syscall.statfs(path)
-        return FreeSpace(free: Int64(vfs.f_bavail) * Int64(vfs.f_frsize), size: Int64(vfs.f_blocks) * Int64(vfs.f_frsize))
+        return FreeSpace(
+            free: Int64(vfs.f_bavail) * Int64(vfs.f_frsize), size: Int64(vfs.f_blocks) * Int64(vfs.f_frsize))
     }
 
     /// The mount point holding `path`: its highest ancestor on the same device.

@@ -39,9 +39,12 @@ package enum Syscall {
     /// and where a seccomp filter refuses system calls it does not know (older container profiles answer `EPERM`)
     /// — found out once per process.
     /// `pathOnly` gives an `O_PATH` descriptor (see `openDirectoryPath(at:_:)`).
-    package static func openDirectoryInMount(at dirfd: Int32, _ name: UnsafePointer<CChar>, pathOnly: Bool = false) throws(Errno) -> Int32 {
+    package static func openDirectoryInMount(at dirfd: Int32, _ name: UnsafePointer<CChar>, pathOnly: Bool = false)
+        throws(Errno) -> Int32
+    {
         guard openat2Usable.load(ordering: .relaxed) else { throw Errno.noFunction }
-        do throws(Errno) { return try retrying { cwsys_open_directory_in_mount(dirfd, name, pathOnly ? 1 : 0) } } catch {
+        do throws(Errno) { return try retrying { cwsys_open_directory_in_mount(dirfd, name, pathOnly ? 1 : 0) } } catch
+        {
             guard [.noFunction, .notPermitted, .invalidArgument, .argListTooLong].contains(error) else { throw error }
             openat2Usable.store(false, ordering: .relaxed)
             throw Errno.noFunction
@@ -60,8 +63,12 @@ package enum Syscall {
     /// used, the last component is opened `O_NOFOLLOW` and `/proc/self/fd` must show `path` itself.
     package static func openRoot(path: String) throws(Errno) -> Int32 {
         if openat2Usable.load(ordering: .relaxed) {
-            do throws(Errno) { return try Array(path.utf8).withCString { p throws(Errno) in try retrying { cwsys_open_root(p) } } } catch {
-                guard [.noFunction, .notPermitted, .invalidArgument, .argListTooLong].contains(error) else { throw error }
+            do throws(Errno) {
+                return try Array(path.utf8).withCString { p throws(Errno) in try retrying { cwsys_open_root(p) } }
+            } catch {
+                guard [.noFunction, .notPermitted, .invalidArgument, .argListTooLong].contains(error) else {
+                    throw error
+                }
                 openat2Usable.store(false, ordering: .relaxed)
             }
         }
@@ -134,8 +141,10 @@ package enum Syscall {
 
     /// `renameat2(2)` with `RENAME_NOREPLACE`: `from` in `fromDirectory` becomes `to` in `toDirectory` unless a
     /// name is there already (`EEXIST`); neither name is followed if it is a symlink.
-    package static func renameNoReplace(at fromDirectory: Int32, _ from: UnsafePointer<CChar>,
-                                        to toDirectory: Int32, _ to: UnsafePointer<CChar>) throws(Errno) {
+    package static func renameNoReplace(
+        at fromDirectory: Int32, _ from: UnsafePointer<CChar>,
+        to toDirectory: Int32, _ to: UnsafePointer<CChar>
+    ) throws(Errno) {
         _ = try retrying { cwsys_rename_noreplace(fromDirectory, from, toDirectory, to) }
     }
 
@@ -158,8 +167,10 @@ package enum Syscall {
     /// walkers, the remover and discovery; `readdir(3)` is not used because it costs a `dup`, an `fstat`, two
     /// `fcntl`s and a `close` per directory on top of the reads (see `cwsys_read_directory`). A walker passes the
     /// `buffer` it reads every directory into; without one, one is made for the call.
-    package static func readDirectory(_ fd: Int32, fromStart: Bool = true, buffer reused: DirectoryBuffer? = nil,
-                                      _ body: (DirectoryEntry) -> Void) throws(Errno) {
+    package static func readDirectory(
+        _ fd: Int32, fromStart: Bool = true, buffer reused: DirectoryBuffer? = nil,
+        _ body: (DirectoryEntry) -> Void
+    ) throws(Errno) {
         if fromStart { _ = try retrying { lseek(fd, 0, SEEK_SET) } }
         let owner = reused ?? DirectoryBuffer()
         defer { withExtendedLifetime(owner) {} }
@@ -208,7 +219,9 @@ package enum Syscall {
     package static func sealedMemoryFile(_ name: String, _ bytes: [UInt8]) throws(Errno) -> Int32 {
         let fd = try retrying { cwsys_memfd(name) }
         do throws(Errno) {
-            let written: Result<Void, Errno> = bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try writeAll(fd, raw) } }
+            let written: Result<Void, Errno> = bytes.withUnsafeBytes { raw in
+                Result { () throws(Errno) in try writeAll(fd, raw) }
+            }
             try written.get()
             _ = try retrying { cwsys_seal(fd) }
         } catch {

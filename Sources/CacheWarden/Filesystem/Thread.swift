@@ -30,12 +30,14 @@ package final class Thread {
     package func start() {
         let start = Unmanaged.passRetained(Start(block: block, name: name)).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { context in
-            let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
-            if let name = start.name { cwsys_name_thread(name) }
-            start.block()
-            return nil
-        }, start)
+        let rc = pthread_create(
+            &thread, nil,
+            { context in
+                let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
+                if let name = start.name { cwsys_name_thread(name) }
+                start.block()
+                return nil
+            }, start)
         guard rc == 0 else {
             Unmanaged<Start>.fromOpaque(start).release()
             fatalError("cannot create a thread (\(name ?? "unnamed")): \(String(cString: strerror(rc)))")

@@ -23,7 +23,9 @@ struct TreeRemover {
     /// Removes `name` in the directory `parent`: a directory with everything in it, anything else by `unlinkat`.
     @discardableResult
     mutating func removeEntry(_ name: [UInt8], in parent: Int32) -> Bool {
-        guard let st = try? name.withCString({ n throws(Errno) in try Syscall.lstat(at: parent, n) }) else { return false }
+        guard let st = try? name.withCString({ n throws(Errno) in try Syscall.lstat(at: parent, n) }) else {
+            return false
+        }
         if st.isDirectory { return remove(name, in: parent) }
         do throws(Errno) { try name.withCString { n throws(Errno) in try Syscall.unlink(at: parent, n) } } catch {
             note(error)
@@ -66,8 +68,12 @@ struct TreeRemover {
         case .success(let d): fd = d
         case .failure(.noFunction):
             // No openat2: a folder of another filesystem is not entered (the device tells it, not a bind mount).
-            guard let d = try? name.withCString({ n throws(Errno) in try Syscall.openDirectory(at: parent, n) }) else { return nil }
-            guard let mine = try? Syscall.fstat(d), let theirs = try? Syscall.fstat(parent), mine.st_dev == theirs.st_dev else {
+            guard let d = try? name.withCString({ n throws(Errno) in try Syscall.openDirectory(at: parent, n) }) else {
+                return nil
+            }
+            guard let mine = try? Syscall.fstat(d), let theirs = try? Syscall.fstat(parent),
+                mine.st_dev == theirs.st_dev
+            else {
                 Syscall.close(d)
                 note(.improperLink)
                 return nil
@@ -80,7 +86,9 @@ struct TreeRemover {
         do throws(Errno) {
             try Syscall.readDirectory(fd, buffer: buffer) { entry in
                 let bytes = Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name)))
-                if entry.isDirectory { frame.subdirectories.append(bytes) } else if entry.typeUnknown {
+                if entry.isDirectory {
+                    frame.subdirectories.append(bytes)
+                } else if entry.typeUnknown {
                     let st = try? Syscall.lstat(at: fd, entry.name)
                     if st?.isDirectory == true { frame.subdirectories.append(bytes) } else { files.append(bytes) }
                 } else {
@@ -89,7 +97,9 @@ struct TreeRemover {
             }
         } catch { note(error) }
         for file in files {
-            do throws(Errno) { try file.withCString { n throws(Errno) in try Syscall.unlink(at: fd, n) }; removed += 1 } catch { note(error) }
+            do throws(Errno) {
+                try file.withCString { n throws(Errno) in try Syscall.unlink(at: fd, n) }; removed += 1
+            } catch { note(error) }
         }
         return frame
     }

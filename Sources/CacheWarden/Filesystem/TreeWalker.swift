@@ -31,7 +31,8 @@ struct WalkedDirectory: Sendable {
 
     func withName<R>(_ file: WalkedFile, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         names.withUnsafeBytes { all in
-            body(UnsafeRawBufferPointer(rebasing: all[Int(file.nameStart)..<Int(file.nameStart) + Int(file.nameLength)]))
+            body(
+                UnsafeRawBufferPointer(rebasing: all[Int(file.nameStart)..<Int(file.nameStart) + Int(file.nameLength)]))
         }
     }
 }
@@ -86,7 +87,9 @@ struct TreeWalker: Sendable {
                 if item.fd >= 0 { Syscall.close(item.fd) }
                 continue
             }
-            let (dir, children) = read(item, buffer) { defer { nextID += 1 }; return nextID }
+            let (dir, children) = read(item, buffer) {
+                defer { nextID += 1 }; return nextID
+            }
             if let dir { report(dir) }
             stack.append(contentsOf: children.reversed())
         }
@@ -95,8 +98,10 @@ struct TreeWalker: Sendable {
     /// Walks the tree with `threads` walkers sharing one stack of directories (each reports a directory before
     /// its children become visible to the others, so parents always come first). For the initial scan of big
     /// trees: the per-entry `fstatat` is most of the cost, and it spreads over the cores.
-    func walkInParallel(_ top: Pending, threads: Int, cancelled: @escaping @Sendable () -> Bool,
-                        report: @escaping @Sendable (WalkedDirectory) -> Void) {
+    func walkInParallel(
+        _ top: Pending, threads: Int, cancelled: @escaping @Sendable () -> Bool,
+        report: @escaping @Sendable (WalkedDirectory) -> Void
+    ) {
         let work = SharedWork(top)
         let ids = Atomic<Int32>(1)
         let group = DispatchGroup()
@@ -124,13 +129,19 @@ struct TreeWalker: Sendable {
 
     /// Opens (if needed), watches and reads one directory; returns its report (nil for a mount point the walk does
     /// not enter) and its subdirectories.
-    private func read(_ pending: Pending, _ buffer: DirectoryBuffer, nextID: () -> Int32) -> (WalkedDirectory?, [Pending]) {
+    private func read(_ pending: Pending, _ buffer: DirectoryBuffer, nextID: () -> Int32) -> (
+        WalkedDirectory?, [Pending]
+    ) {
         var dir = WalkedDirectory(id: pending.id, parent: pending.parent, name: pending.name, ino: pending.ino)
         let opened: (fd: Int32, status: stat)?
         do throws(Errno) { opened = try open(pending) } catch {
             dir.readError = error
             // Filed with the inode its name has (the listing's may be another number for it: overlayfs).
-            if pending.listed, let st = try? pending.name.withCString({ n throws(Errno) in try Syscall.lstat(at: pending.parentFD?.fd ?? -1, n) }) {
+            if pending.listed,
+                let st = try? pending.name.withCString({ n throws(Errno) in
+                    try Syscall.lstat(at: pending.parentFD?.fd ?? -1, n)
+                })
+            {
                 dir.ino = UInt64(st.st_ino)
             }
             return (dir, [])
@@ -190,8 +201,9 @@ struct TreeWalker: Sendable {
                 if UInt64(st.st_ino) != expected {
                     // Not what the listing named: a swap, or another number for the same directory (overlayfs).
                     guard pending.listed, (try? Syscall.fileSystem(of: fd))?.magic == Syscall.overlayMagic,
-                          let now = try? Syscall.lstat(at: parentFD.fd, name),
-                          now.st_ino == st.st_ino, now.st_dev == st.st_dev else { throw Errno.staleNFSFileHandle }
+                        let now = try? Syscall.lstat(at: parentFD.fd, name),
+                        now.st_ino == st.st_ino, now.st_dev == st.st_dev
+                    else { throw Errno.staleNFSFileHandle }
                 }
                 return (fd, st)
             } catch {
@@ -203,7 +215,9 @@ struct TreeWalker: Sendable {
 
     /// Opens subdirectory `name` of `parent` as the walk would (never through a symlink, not into another mount
     /// with `oneFileSystem`); nil for a mount point not entered.
-    static func openSubdirectory(at parent: Int32, _ name: UnsafePointer<CChar>, oneFileSystem: Bool) throws(Errno) -> Int32? {
+    static func openSubdirectory(at parent: Int32, _ name: UnsafePointer<CChar>, oneFileSystem: Bool) throws(Errno)
+        -> Int32?
+    {
         do throws(Errno) { return try Syscall.openDirectoryInMount(at: parent, name) } catch {
             guard error == .improperLink || error == .noFunction else { throw error }
             if error == .improperLink && oneFileSystem { return nil }
@@ -214,14 +228,18 @@ struct TreeWalker: Sendable {
     /// One entry: a regular file joins `dir.files` (after an `lstat`), a directory (on this filesystem)
     /// `subdirectories`. The listing's type spares the `lstat` of directories (their open checks them) and of
     /// everything neither counted nor descended (symlinks, devices, sockets).
-    private func readEntry(_ entry: DirectoryEntry, in parent: OwnedDescriptor, _ pending: Pending,
-                           into dir: inout WalkedDirectory, subdirectories: inout [Pending], nextID: () -> Int32) {
+    private func readEntry(
+        _ entry: DirectoryEntry, in parent: OwnedDescriptor, _ pending: Pending,
+        into dir: inout WalkedDirectory, subdirectories: inout [Pending], nextID: () -> Int32
+    ) {
         let listedDirectory = entry.isDirectory && (pending.id != 0 || knownSubdirectories.isEmpty)
         guard entry.isDirectory || entry.isRegularFile || entry.typeUnknown else { return }
         let name = entry.name
         var st = stat()
         if !listedDirectory {
-            guard let found = try? Syscall.lstat(at: parent.fd, name), found.isDirectory || found.isRegularFile else { return }
+            guard let found = try? Syscall.lstat(at: parent.fd, name), found.isDirectory || found.isRegularFile else {
+                return
+            }
             st = found
         }
         let length = strlen(name)
@@ -233,17 +251,22 @@ struct TreeWalker: Sendable {
             if exclude.matches(relative) { return }
         }
         if listedDirectory {
-            subdirectories.append(Pending(id: nextID(), parent: pending.id, name: Array(bytes), ino: entry.ino, listed: true,
-                                          relative: relative, parentFD: parent, fd: -1))
+            subdirectories.append(
+                Pending(
+                    id: nextID(), parent: pending.id, name: Array(bytes), ino: entry.ino, listed: true,
+                    relative: relative, parentFD: parent, fd: -1))
         } else if st.isRegularFile {
             let status = fileStat.status(st, dirfd: parent.fd, name: name, noBirthTime: &dir.noBirthTime)
             dir.files.append(WalkedFile(nameStart: UInt32(dir.names.count), nameLength: UInt8(length), status: status))
             dir.names.append(contentsOf: bytes)
-        } else if pending.id == 0, !knownSubdirectories.isEmpty, knownSubdirectories[Array(bytes)] == UInt64(st.st_ino) {
+        } else if pending.id == 0, !knownSubdirectories.isEmpty, knownSubdirectories[Array(bytes)] == UInt64(st.st_ino)
+        {
             return
         } else if !oneFileSystem || UInt64(st.st_dev) == dev {
-            subdirectories.append(Pending(id: nextID(), parent: pending.id, name: Array(bytes), ino: UInt64(st.st_ino),
-                                          relative: relative, parentFD: parent, fd: -1))
+            subdirectories.append(
+                Pending(
+                    id: nextID(), parent: pending.id, name: Array(bytes), ino: UInt64(st.st_ino),
+                    relative: relative, parentFD: parent, fd: -1))
         }
     }
 }

@@ -23,18 +23,22 @@ struct UnitSurvey {
         let buffer = DirectoryBuffer()
         while let dir = stack.popLast(), unexpected == nil {
             do throws(Errno) {
-                try Syscall.readDirectory(dir.fd, buffer: buffer) { entry in note(entry, in: dir.fd, statting: statting, into: &stack) }
+                try Syscall.readDirectory(dir.fd, buffer: buffer) { entry in
+                    note(entry, in: dir.fd, statting: statting, into: &stack)
+                }
             } catch {
                 unexpected = "cannot read a folder in it (\(error))"
             }
         }
     }
 
-    private mutating func note(_ entry: DirectoryEntry, in dir: Int32, statting: Bool, into stack: inout [OwnedDescriptor]) {
+    private mutating func note(
+        _ entry: DirectoryEntry, in dir: Int32, statting: Bool, into stack: inout [OwnedDescriptor]
+    ) {
         var type = entry.type
         var st: stat?
         if statting || entry.typeUnknown {
-            guard let found = try? Syscall.lstat(at: dir, entry.name) else { return }   // gone meanwhile
+            guard let found = try? Syscall.lstat(at: dir, entry.name) else { return } // gone meanwhile
             st = found
             type = Self.direntType(found.st_mode)
         }
@@ -55,7 +59,9 @@ struct UnitSurvey {
         do throws(Errno) { return OwnedDescriptor(try Syscall.openDirectoryInMount(at: dir, name)) } catch {
             guard error == .noFunction else { throw error }
             let child = OwnedDescriptor(try Syscall.openDirectory(at: dir, name))
-            guard try Syscall.fstat(child.fd).st_dev == (try Syscall.fstat(dir)).st_dev else { throw Errno.improperLink }
+            guard try Syscall.fstat(child.fd).st_dev == (try Syscall.fstat(dir)).st_dev else {
+                throw Errno.improperLink
+            }
             return child
         }
     }

@@ -60,7 +60,9 @@ struct VerifiedDirectories {
         }
         for c in chain {
             let crossing = crossingMounts
-            let child = try ledger.name(of: c).withCString { p throws(Errno) in try Self.openChild(at: fd, p, crossingMounts: crossing) }
+            let child = try ledger.name(of: c).withCString { p throws(Errno) in
+                try Self.openChild(at: fd, p, crossingMounts: crossing)
+            }
             fd = try adopt(child, as: c, ino: ledger.node(c).ino)
         }
         return fd
@@ -70,7 +72,9 @@ struct VerifiedDirectories {
     /// mount, even one of the same filesystem (`RESOLVE_NO_XDEV`; a mount point fails with `EXDEV`): a bind mount
     /// placed over a folder of the tree after it was read cannot lead a deletion outside. Before Linux 5.6, the
     /// device and inode check alone.
-    private static func openChild(at fd: Int32, _ name: UnsafePointer<CChar>, crossingMounts: Bool) throws(Errno) -> Int32 {
+    private static func openChild(at fd: Int32, _ name: UnsafePointer<CChar>, crossingMounts: Bool) throws(Errno)
+        -> Int32
+    {
         if crossingMounts { return try Syscall.openDirectoryPath(at: fd, name) }
         do throws(Errno) { return try Syscall.openDirectoryInMount(at: fd, name, pathOnly: true) } catch {
             guard error == .noFunction else { throw error }

@@ -21,7 +21,7 @@ final class SharedWork: Sendable {
                 return (nil, s.busy == 0)
             }
             if let item { return item }
-            if over { wake.signal(); return nil }   // pass the news on to the other walkers
+            if over { wake.signal(); return nil } // pass the news on to the other walkers
             wake.wait()
         }
     }
@@ -37,7 +37,6 @@ final class SharedWork: Sendable {
         for _ in 0..<(over ? 1 : min(added, 2)) { wake.signal() }
     }
 }
-
 
 /// A bounded hand-off of walked directories from the walking threads to the watcher's queue. The queue takes
 /// whatever is there when it comes back for more, and when nothing is, sleeps until `batch` directories (or the

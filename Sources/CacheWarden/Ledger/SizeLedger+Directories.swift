@@ -24,8 +24,10 @@ extension SizeLedger {
 
     /// Adds (or returns the existing) subdirectory `name` of `parent`. An existing entry with another inode was
     /// replaced on disk: its subtree goes. A file record of that name goes too (a directory took its place).
-    mutating func addDirectory(parent: NodeID, name: UnsafeRawBufferPointer, ino: UInt64,
-                               bytes: Int64 = 0) -> (node: NodeID, isNew: Bool) {
+    mutating func addDirectory(
+        parent: NodeID, name: UnsafeRawBufferPointer, ino: UInt64,
+        bytes: Int64 = 0
+    ) -> (node: NodeID, isNew: Bool) {
         let hash = NameArena.hash(name)
         if let existing = subdirectory(of: parent, named: name, hash: hash) {
             if nodes[existing.index].ino == ino { return (existing, false) }

@@ -35,8 +35,10 @@ extension SizeLedger {
         if let r = existingRecord(in: dir, named: name, hash: hash) { return (r, false) }
         let root = nodes[dir.index].root
         let ref = names.store(name)
-        let r = allocRecord(FileRecord(nameOffset: ref.offset, dir: dir, nameLength: ref.length,
-                                       flags: [.live, .attached], rootIndex: UInt16(root.raw)))
+        let r = allocRecord(
+            FileRecord(
+                nameOffset: ref.offset, dir: dir, nameLength: ref.length,
+                flags: [.live, .attached], rootIndex: UInt16(root.raw)))
         file(r.raw, hash: hash, in: dir, .files)
         accounts[root.index].names += 1
         return (r, true)

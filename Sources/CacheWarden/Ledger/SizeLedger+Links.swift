@@ -111,7 +111,7 @@ extension SizeLedger {
         noteSize(root, s.bytes)
         adjust(root, bytes: s.bytes - group.bytes)
         group.bytes = s.bytes
-        let age = keepOpenedAge && group.openedAge ? max(group.age, s.age) : s.age   // a write is a use too
+        let age = keepOpenedAge && group.openedAge ? max(group.age, s.age) : s.age // a write is a use too
         guard age != group.age else {
             accounts[root.index].links[s.ino] = group
             return
@@ -142,8 +142,9 @@ extension SizeLedger {
     private mutating func convertToGroup(_ r: RecordID) {
         let rec = records[r.index]
         unindexInline(r)
-        let group = LinkGroup(bytes: bytes(of: r), age: rec.age, names: .one(r), writing: rec.flags.contains(.writing),
-                              openedAge: rec.flags.contains(.openedAge))
+        let group = LinkGroup(
+            bytes: bytes(of: r), age: rec.age, names: .one(r), writing: rec.flags.contains(.writing),
+            openedAge: rec.flags.contains(.openedAge))
         accounts[rec.root.index].links[rec.ino] = group
         setBytes(r, 0)
         records[r.index].flags.insert(.linked)
@@ -155,7 +156,8 @@ extension SizeLedger {
     /// every root is not seen at all: the README's limits.)
     mutating func restatOtherRoots(ino: UInt64, except root: RootID) {
         let dev = accounts[root.index].dev
-        for other in accounts.indices where other != root.index && accounts[other].registered && accounts[other].dev == dev {
+        for other in accounts.indices
+        where other != root.index && accounts[other].registered && accounts[other].dev == dev {
             if let group = accounts[other].links[ino] {
                 group.names.forEach { needsStat.append($0) }
             } else if let r = inlineRecord(ino: ino, in: RootID(UInt32(other)), excluding: RecordID(UInt32.max)) {
@@ -166,7 +168,9 @@ extension SizeLedger {
 
     // MARK: Inline records by inode
 
-    private static func inodeHash(_ ino: UInt64) -> Int { Int(truncatingIfNeeded: (ino &* 0x9E37_79B9_7F4A_7C15) >> 17) }
+    private static func inodeHash(_ ino: UInt64) -> Int {
+        Int(truncatingIfNeeded: (ino &* 0x9E37_79B9_7F4A_7C15) >> 17)
+    }
 
     /// An inline record of inode `ino` in `root`, other than `r`. Builds the root's inode index on first use.
     mutating func inlineRecord(ino: UInt64, in root: RootID, excluding r: RecordID) -> RecordID? {
@@ -181,7 +185,9 @@ extension SizeLedger {
     /// (moved from a directory not re-read yet): that name is stale, and is queued for a stat.
     mutating func restatOtherName(of r: RecordID) {
         let rec = records[r.index]
-        guard rec.statted, !rec.linked, let other = inlineRecord(ino: rec.ino, in: rec.root, excluding: r) else { return }
+        guard rec.statted, !rec.linked, let other = inlineRecord(ino: rec.ino, in: rec.root, excluding: r) else {
+            return
+        }
         needsStat.append(other)
     }
 
@@ -191,7 +197,9 @@ extension SizeLedger {
         var inline: [RecordID] = []
         for k in records.indices {
             let rec = records[k]
-            if rec.live && rec.statted && !rec.linked && rec.rootIndex == UInt16(root.raw) { inline.append(RecordID(UInt32(k))) }
+            if rec.live && rec.statted && !rec.linked && rec.rootIndex == UInt16(root.raw) {
+                inline.append(RecordID(UInt32(k)))
+            }
         }
         var table = EntryTable()
         table.grow(reserving: inline.count) { _ in 0 }
@@ -202,7 +210,7 @@ extension SizeLedger {
     private mutating func indexInline(_ r: RecordID) {
         let root = records[r.index].root
         guard accounts[root.index].inodes != nil, var table = accounts[root.index].inodes else { return }
-        accounts[root.index].inodes = nil   // moved out, so growing it does not copy it
+        accounts[root.index].inodes = nil // moved out, so growing it does not copy it
         if table.needsGrowth { table.grow { Self.inodeHash(records[Int($0)].ino) } }
         table.insert(r.raw, hash: Self.inodeHash(records[r.index].ino))
         accounts[root.index].inodes = table

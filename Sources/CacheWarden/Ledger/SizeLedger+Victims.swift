@@ -29,7 +29,8 @@ extension SizeLedger {
     mutating func syncVictim(_ r: RecordID) {
         let rec = records[r.index]
         let position = r.index < heapPositions.count ? heapPositions[r.index] : Self.notInHeap
-        let belongs = rec.live && rec.attached && rec.statted
+        let belongs =
+            rec.live && rec.attached && rec.statted
             && accounts[rec.root.index].ordered == true && accounts[rec.root.index].bulkLoading == false
         if belongs {
             if position == Self.notInHeap { heapPush(r) } else { heapFix(rec.root.index, Int(position)) }
@@ -152,7 +153,9 @@ extension SizeLedger {
         items.reserveCapacity(account.names)
         for k in records.indices {
             let rec = records[k]
-            if rec.rootIndex == UInt16(root.raw) && rec.live && rec.attached && rec.statted { items.append(RecordID(UInt32(k))) }
+            if rec.rootIndex == UInt16(root.raw) && rec.live && rec.attached && rec.statted {
+                items.append(RecordID(UInt32(k)))
+            }
         }
         heaps[i] = items
         ensurePositions(records.count)
@@ -172,7 +175,9 @@ extension SizeLedger {
 
     private mutating func ensurePositions(_ count: Int) {
         if heapPositions.count < count {
-            heapPositions.append(contentsOf: repeatElement(Self.notInHeap, count: max(count, heapPositions.count * 2) - heapPositions.count))
+            heapPositions.append(
+                contentsOf: repeatElement(
+                    Self.notInHeap, count: max(count, heapPositions.count * 2) - heapPositions.count))
         }
     }
 

@@ -144,8 +144,10 @@ struct SizeLedger {
 
     /// Creates the root node and account of root `id` at `path`.
     @discardableResult
-    mutating func addRoot(_ id: RootID, path: [UInt8], ino: UInt64, dev: UInt64, bytes: Int64 = 0,
-                          countsDirectories: Bool = false, ordered: Bool = false) -> NodeID {
+    mutating func addRoot(
+        _ id: RootID, path: [UInt8], ino: UInt64, dev: UInt64, bytes: Int64 = 0,
+        countsDirectories: Bool = false, ordered: Bool = false
+    ) -> NodeID {
         precondition(id.raw < UInt32(UInt16.max), "at most 65,535 roots at once")
         while accounts.count <= id.index { accounts.append(.unused); heaps.append([]) }
         precondition(!accounts[id.index].registered, "\(id) is registered already")

@@ -26,17 +26,20 @@ extension Engine {
         }
         let quota = rt.settings.quota
         let space = try? state.disk.freeSpace(of: rt.path)
-        var report = DirectoryStatus(totals: totals, oldest: oldest.map { Date(timeIntervalSince1970: Double($0) / 1e9) },
-                                     protectedBytes: protectedBytes, filesystemFree: space?.free,
-                                     group: rt.settings.group, trimTarget: quota > 0 ? rt.settings.trimToBytes : nil,
-                                     backend: backend == nil ? nil : rt.route.backend.rawValue, pollPass: backend?.pollCost(id))
+        var report = DirectoryStatus(
+            totals: totals, oldest: oldest.map { Date(timeIntervalSince1970: Double($0) / 1e9) },
+            protectedBytes: protectedBytes, filesystemFree: space?.free,
+            group: rt.settings.group, trimTarget: quota > 0 ? rt.settings.trimToBytes : nil,
+            backend: backend == nil ? nil : rt.route.backend.rawValue, pollPass: backend?.pollCost(id))
         if rt.route.backend == .inotify, let w = watches(id) {
             report.watches = w.watched
             report.polledDirectories = w.polled
             report.fanotifyDirectories = w.fanotify
         }
         if quota > 0 { report.trimAt = rt.settings.trimAtBytes }
-        if quota > 0, rt.settings.trimAfterIdle != nil { report.hardQuota = (rt.settings.hardQuota ?? .percent(200)).bytes(of: quota) }
+        if quota > 0, rt.settings.trimAfterIdle != nil {
+            report.hardQuota = (rt.settings.hardQuota ?? .percent(200)).bytes(of: quota)
+        }
         report.maxFiles = rt.settings.maxFiles
         report.lost = rt.lost
         report.clientLock = rt.settings.clientLock.flatMap { $0.isEmpty ? nil : $0 }
@@ -69,7 +72,8 @@ extension Engine {
         guard let id = state.roots.id(named: name) else { throw .unknownDirectory(name) }
         guard let rt = state.roots[id], rt.lost == nil else { throw .pathMissing(state.roots[id]?.path ?? name) }
         guard let bytes = requested ?? (rt.settings.quota > 0 ? rt.settings.trimToBytes : nil) else {
-            throw .invalidSettings(ConfigError(message: "dir.\(name) has no quota, so no trim_to target: give the size to trim to"))
+            throw .invalidSettings(
+                ConfigError(message: "dir.\(name) has no quota, so no trim_to target: give the size to trim to"))
         }
         do throws(WardenError) { try takeRequestClientLocks([id], .manual) } catch { deliver(); throw error }
         backend?.suspend()
@@ -86,7 +90,9 @@ extension Engine {
     }
 
     /// Clears the named roots (all when empty), with progress phases; a dry run reports what would go.
-    func clear(_ names: [String], dryRun: Bool = false, progress: (@Sendable (ClearProgress) -> Void)?) throws(WardenError) -> ClearReport {
+    func clear(_ names: [String], dryRun: Bool = false, progress: (@Sendable (ClearProgress) -> Void)?)
+        throws(WardenError) -> ClearReport
+    {
         assertOnQueue(queue)
         guard running else { throw .notRunning }
         guard var evictor else { throw .readOnly }
@@ -97,7 +103,9 @@ extension Engine {
             ids.append(id)
         }
         let targets = names.isEmpty ? state.roots.order : ids
-        do throws(WardenError) { try takeRequestClientLocks(targets, .clear, dryRun: dryRun) } catch { deliver(); throw error }
+        do throws(WardenError) { try takeRequestClientLocks(targets, .clear, dryRun: dryRun) } catch {
+            deliver(); throw error
+        }
         backend?.suspend()
         defer { backend?.resume() }
         let (report, changed) = ClearRunner(evictor: evictor).run(targets, &state, progress: progress)

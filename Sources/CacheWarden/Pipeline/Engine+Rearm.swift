@@ -17,7 +17,9 @@ extension Engine {
         state.roots[id]?.lost = "is gone (\(why))"
         state.ledger.removeRoot(id)
         settle()
-        state.events.error("registered directory \(rt.path) is gone (\(why)); watching for it to come back", dir: rt.name, kind: "root_lost")
+        state.events.error(
+            "registered directory \(rt.path) is gone (\(why)); watching for it to come back", dir: rt.name,
+            kind: "root_lost")
         startRearmTimer()
     }
 
@@ -25,7 +27,9 @@ extension Engine {
     func startRearmTimer() {
         guard rearmTimer == nil else { return }
         let second = Nanoseconds.span(seconds: 1)
-        rearmTimer = state.clock.schedule(at: Nanoseconds.after(state.clock.uptimeNanoseconds, second), repeating: second, on: queue) {
+        rearmTimer = state.clock.schedule(
+            at: Nanoseconds.after(state.clock.uptimeNanoseconds, second), repeating: second, on: queue
+        ) {
             @Sendable [unowned self] in self.rearmLostRoots()
         }
     }
@@ -51,7 +55,9 @@ extension Engine {
     /// returns whether it did. A `create = true` root that is missing is made again (and tagged) in enforce
     /// mode. `guardian` is built once per pass, when first needed.
     private func takeBack(_ rt: RootRuntime, _ guardian: inout RootGuard?) -> Bool {
-        if mode == .enforce && rt.settings.createIfMissing && PathResolver.isMissing(rt.path) { Self.createTagged(rt.path) }
+        if mode == .enforce && rt.settings.createIfMissing && PathResolver.isMissing(rt.path) {
+            Self.createTagged(rt.path)
+        }
         guard let st = try? Syscall.lstat(path: rt.path) else {
             if rt.lost?.hasPrefix("is gone") != true { state.roots[rt.id]?.lost = "is gone" }
             return false
@@ -76,8 +82,10 @@ extension Engine {
         let here = MountIdentity(identity, path: rt.path, mounts: check.mounts)
         if let registered = rt.registeredOn, here.location == nil || here != registered {
             state.roots[rt.id]?.judged = (identity, now)
-            return stayLost(rt, "is back on another filesystem or mount than the one it was registered on (`cachewarden reload` "
-                                + "registers it anew)", kind: "root_moved")
+            return stayLost(
+                rt,
+                "is back on another filesystem or mount than the one it was registered on (`cachewarden reload` "
+                    + "registers it anew)", kind: "root_moved")
         }
         return read(rt, folder: folder, on: here)
     }
@@ -86,7 +94,9 @@ extension Engine {
     /// it never was: a root found after the start).
     private func read(_ rt: RootRuntime, folder: OwnedDescriptor, on here: MountIdentity) -> Bool {
         // It may be a mount now; the settings were accepted at registration, so the old route stands if not.
-        if let newRoute = try? route(for: rt.settings, id: rt.id, path: rt.path) { state.roots[rt.id]?.route = newRoute }
+        if let newRoute = try? route(for: rt.settings, id: rt.id, path: rt.path) {
+            state.roots[rt.id]?.route = newRoute
+        }
         if rt.registeredOn == nil { state.roots[rt.id]?.registeredOn = here }
         state.roots[rt.id]?.judged = nil
         do throws(WardenError) { try recoverTrash(in: folder, at: rt.path) } catch {
@@ -97,7 +107,9 @@ extension Engine {
         state.ledger.removeRoot(rt.id)
         settle()
         let text = failure.description
-        return stayLost(rt, text.hasPrefix(rt.path + " ") ? String(text.dropFirst(rt.path.count + 1)) : "cannot be read: \(text)", kind: nil)
+        return stayLost(
+            rt, text.hasPrefix(rt.path + " ") ? String(text.dropFirst(rt.path.count + 1)) : "cannot be read: \(text)",
+            kind: nil)
     }
 
     /// Keeps `rt` lost for `why` (a phrase after its path), said once in an `error` line of `kind` (nil: none);

@@ -18,11 +18,12 @@ extension Engine {
         if dir.createIfMissing && PathResolver.isMissing(dir.path) {
             if mode != .enforce {
                 // Where it will be, symlinks above it resolved, as a found root's path is (the re-arm compares).
-                var runtime = RootRuntime(id: state.roots.nextID, settings: dir, path: RootGuard.resolved(dir.path),
-                                          basis: state.settings.sizeBasis)
+                var runtime = RootRuntime(
+                    id: state.roots.nextID, settings: dir, path: RootGuard.resolved(dir.path),
+                    basis: state.settings.sizeBasis)
                 runtime.lost = "is gone (not created yet: a dry run or a report creates nothing)"
                 state.roots.add(runtime)
-                if backend != nil { startRearmTimer() }   // a one-shot report has no timers
+                if backend != nil { startRearmTimer() } // a one-shot report has no timers
                 return
             }
             Self.createTagged(dir.path)
@@ -31,7 +32,9 @@ extension Engine {
         do throws(Errno) { st = try Syscall.lstat(path: dir.path) } catch { throw WardenError.path(error, dir.path) }
         guard st.isDirectory else { throw .notADirectory(dir.path) }
         let path: String
-        do throws(Errno) { path = try Syscall.canonicalPath(dir.path) } catch { throw WardenError.path(error, dir.path) }
+        do throws(Errno) { path = try Syscall.canonicalPath(dir.path) } catch {
+            throw WardenError.path(error, dir.path)
+        }
         // The folder is opened once, and that very folder is judged again and read: a symlink or another folder
         // swapped in since the first check, or met by the creation, is caught.
         let (folder, identity) = try openRoot(path)
@@ -53,7 +56,9 @@ extension Engine {
     /// The root at `path` (canonical) opened without following any symlink, and what it is.
     func openRoot(_ path: String) throws(WardenError) -> (OwnedDescriptor, FolderIdentity) {
         let folder: OwnedDescriptor
-        do throws(Errno) { folder = OwnedDescriptor(try Syscall.openRoot(path: path)) } catch { throw WardenError.path(error, path) }
+        do throws(Errno) { folder = OwnedDescriptor(try Syscall.openRoot(path: path)) } catch {
+            throw WardenError.path(error, path)
+        }
         guard let identity = FolderIdentity(descriptor: folder.fd) else { throw .notADirectory(path) }
         return (folder, identity)
     }
@@ -81,12 +86,16 @@ extension Engine {
 
     /// Refuses `dir` when `RootGuard` does (at `path`, by default its own; `folder`: what was opened there);
     /// logs the warning of a path `allow_any_path` accepts.
-    private func guardRoot(_ dir: DirectorySettings, at path: String? = nil, folder: FolderIdentity? = nil, warn: Bool,
-                           _ guardian: RootGuard) throws(WardenError) {
+    private func guardRoot(
+        _ dir: DirectorySettings, at path: String? = nil, folder: FolderIdentity? = nil, warn: Bool,
+        _ guardian: RootGuard
+    ) throws(WardenError) {
         var dir = dir
         if let path { dir.path = path }
         do throws(ConfigError) {
-            if let warning = try state.settings.checkRoot(dir, guardian: guardian, folder: folder), warn { logger.warning("\(warning)") }
+            if let warning = try state.settings.checkRoot(dir, guardian: guardian, folder: folder), warn {
+                logger.warning("\(warning)")
+            }
         } catch { throw .invalidSettings(error) }
     }
 
@@ -99,14 +108,20 @@ extension Engine {
         let choice = dir.backend ?? state.settings.backend
         // Asked for by name, fanotify is tried on the root's filesystem at once; `auto` only needs it to be had at
         // all (a directory past the limit that it cannot mark is polled).
-        let fanotifyProblem = backend.map { $0.availability(of: .fanotify, at: choice == .fanotify ? path : nil) }
+        let fanotifyProblem =
+            backend.map { $0.availability(of: .fanotify, at: choice == .fanotify ? path : nil) }
             ?? "a one-shot report follows nothing"
-        let (kind, pastLimit, filesystem) = BackendSelection.resolve(choice, path: path, fanotifyProblem: fanotifyProblem)
+        let (kind, pastLimit, filesystem) = BackendSelection.resolve(
+            choice, path: path, fanotifyProblem: fanotifyProblem)
         if kind == .fanotify, backend != nil, let fanotifyProblem {
-            throw .invalidSettings(ConfigError(message: "dir.\(dir.name): backend = fanotify, but \(fanotifyProblem); use inotify or auto"))
+            throw .invalidSettings(
+                ConfigError(message: "dir.\(dir.name): backend = fanotify, but \(fanotifyProblem); use inotify or auto")
+            )
         }
         if let filesystem, backend != nil {
-            logger.notice("dir \(dir.name): \(path) is on \(filesystem), whose changes inotify cannot see; polling it every \(interval)s (dir.\(dir.name).backend = inotify to override)")
+            logger.notice(
+                "dir \(dir.name): \(path) is on \(filesystem), whose changes inotify cannot see; polling it every \(interval)s (dir.\(dir.name).backend = inotify to override)"
+            )
         }
         return WatchRoute(root: id, backend: kind, pollInterval: interval, pastLimit: pastLimit)
     }
@@ -134,7 +149,8 @@ extension Engine {
             guard let old = state.ledger.account(rt.id) else { continue }
             // Replaced while its changes were lost: a root that comes back is taken back only after the checks.
             guard let (folder, identity) = try? openRoot(rt.path), identity.device == old.dev,
-                  identity.inode == state.ledger.node(old.rootNode).ino else {
+                identity.inode == state.ledger.node(old.rootNode).ino
+            else {
                 rootLost(rt.id, why: "replaced while changes were lost")
                 continue
             }
@@ -144,8 +160,11 @@ extension Engine {
                 continue
             }
             let new = state.ledger.account(rt.id)
-            state.events.emit(.rescan(RescanReport(dir: rt.name, drift: old.total - (new?.total ?? 0),
-                                                   total: new?.total ?? 0, files: new?.files ?? 0)))
+            state.events.emit(
+                .rescan(
+                    RescanReport(
+                        dir: rt.name, drift: old.total - (new?.total ?? 0),
+                        total: new?.total ?? 0, files: new?.files ?? 0)))
             reread.insert(rt.id)
         }
         settle()
@@ -205,12 +224,14 @@ extension Engine {
         startTimers()
     }
 
-    private static func canKeepLedger(_ a: DirectorySettings, _ b: DirectorySettings, _ old: WardenSettings, _ new: WardenSettings) -> Bool {
+    private static func canKeepLedger(
+        _ a: DirectorySettings, _ b: DirectorySettings, _ old: WardenSettings, _ new: WardenSettings
+    ) -> Bool {
         PathResolver.absolute(a.path, relativeTo: "/") == PathResolver.absolute(b.path, relativeTo: "/")
             && a.order == b.order && a.exclude == b.exclude && a.oneFileSystem == b.oneFileSystem
             && a.countDirectories == b.countDirectories && old.sizeBasis == new.sizeBasis
             && (a.backend ?? old.backend) == (b.backend ?? new.backend)
             && (a.pollInterval ?? old.pollInterval) == (b.pollInterval ?? new.pollInterval)
-            && (a.order == .opened || a.spareOpen) == (b.order == .opened || b.spareOpen)   // the watches' events
+            && (a.order == .opened || a.spareOpen) == (b.order == .opened || b.spareOpen) // the watches' events
     }
 }

@@ -10,7 +10,9 @@ extension Engine {
         guard trashTimer == nil else { return }
         // A one-shot report or clear has no timers: its trash is emptied when it ends (`teardown`).
         guard backend != nil else { return }
-        trashTimer = state.clock.schedule(at: Nanoseconds.after(state.clock.uptimeNanoseconds, Self.trashDelay), on: queue) {
+        trashTimer = state.clock.schedule(
+            at: Nanoseconds.after(state.clock.uptimeNanoseconds, Self.trashDelay), on: queue
+        ) {
             @Sendable [unowned self] in
             self.trashTimer = nil
             self.emptyTrashes()
@@ -28,10 +30,13 @@ extension Engine {
             guard let rt = state.roots[id], rt.lost == nil, state.ledger.account(id) != nil else { continue }
             var directories = VerifiedDirectories(root: id, in: state.ledger)
             defer { directories.close() }
-            guard let root = try? directories.open(state.ledger.account(id)!.rootNode, in: state.ledger) else { continue }
+            guard let root = try? directories.open(state.ledger.account(id)!.rootNode, in: state.ledger) else {
+                continue
+            }
             if let trouble = TrashFolder.empty(in: root) {
-                state.events.error("something in \(TrashFolder.name) could not be deleted (\(trouble)); it goes at the next start",
-                                   dir: rt.name, kind: "trash")
+                state.events.error(
+                    "something in \(TrashFolder.name) could not be deleted (\(trouble)); it goes at the next start",
+                    dir: rt.name, kind: "trash")
             }
         }
     }

@@ -43,9 +43,11 @@ final class Engine: @unchecked Sendable {
     var heartbeats: [Heartbeat] = []
     private(set) var running = false
 
-    init(settings: WardenSettings, mode: WatcherMode, sinks: [any EventSink], logger: Logger,
-         backend: BackendFactory = .standard(),
-         clock: any WardenClock = SystemClock(), disk: any DiskProbe = SystemDiskProbe()) {
+    init(
+        settings: WardenSettings, mode: WatcherMode, sinks: [any EventSink], logger: Logger,
+        backend: BackendFactory = .standard(),
+        clock: any WardenClock = SystemClock(), disk: any DiskProbe = SystemDiskProbe()
+    ) {
         self.mode = mode
         self.sinks = sinks
         self.logger = logger
@@ -55,8 +57,11 @@ final class Engine: @unchecked Sendable {
         policies = PolicySet(mode == .observe ? WardenSettings() : settings)
         switch mode {
         case .enforce:
-            evictor = Evictor(makeDeleter: { SafeRemover(root: $0.id, in: $1, fileStat: $0.fileStat, renameRefused: $0.renameRefused) },
-                              dryRun: false)
+            evictor = Evictor(
+                makeDeleter: {
+                    SafeRemover(root: $0.id, in: $1, fileStat: $0.fileStat, renameRefused: $0.renameRefused)
+                },
+                dryRun: false)
         case .dryRun: evictor = Evictor(makeDeleter: { _, _ in DryRunDeleter() }, dryRun: true)
         case .observe: evictor = nil
         }
@@ -106,7 +111,7 @@ final class Engine: @unchecked Sendable {
             let reports = outcome.reports
             // Roots whose client holds its lock (or lost it during the trim) wait, retried later.
             let lockWait = state.settleClientLocks(goal.reason, policy: goal.policy).wakeUp
-            carried.merge(updater.restat(outcome.changed, &state))   // files a trim found changed on disk
+            carried.merge(updater.restat(outcome.changed, &state)) // files a trim found changed on disk
             if lockWait == nil || !reports.isEmpty { policies.outcome(goal, reports) }
             if let lockWait {
                 policies.deferred(goal)
@@ -116,7 +121,9 @@ final class Engine: @unchecked Sendable {
             // is tried again once its hold window has passed (if no change about the file came first).
             let now = state.clock.uptimeNanoseconds
             if reports.contains(where: \.paced) { scheduleWakeUp(goal.policy, at: Nanoseconds.after(now, seconds: 1)) }
-            if reports.contains(where: \.held) { scheduleWakeUp(goal.policy, at: Nanoseconds.after(now, UInt64(TrimRun.holdWindow))) }
+            if reports.contains(where: \.held) {
+                scheduleWakeUp(goal.policy, at: Nanoseconds.after(now, UInt64(TrimRun.holdWindow)))
+            }
         }
         settle()
     }
@@ -168,7 +175,9 @@ final class Engine: @unchecked Sendable {
     func start() throws(WardenError) {
         assertOnQueue(queue)
         guard !running else { throw .alreadyRunning }
-        do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
+        do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch {
+            throw .invalidSettings(error)
+        }
         let backend = try backendFactory.make(queue, logger, state.clock)
         self.backend = backend
         updater = LedgerUpdater(scanner: TreeScanner(watching: WatchPort(backend)))
@@ -204,18 +213,24 @@ final class Engine: @unchecked Sendable {
 
     /// A one-shot clear: only the named roots are read (nothing is watched, no policy runs) and cleared through
     /// the evictor of this engine's mode (a dry run only reports).
-    func clearOnce(_ names: [String], progress: (@Sendable (ClearProgress) -> Void)?) throws(WardenError) -> ClearReport {
+    func clearOnce(_ names: [String], progress: (@Sendable (ClearProgress) -> Void)?) throws(WardenError) -> ClearReport
+    {
         assertOnQueue(queue)
-        precondition(mode != .observe && !running, "a one-shot clear runs in enforce or dry-run mode, not while watching")
+        precondition(
+            mode != .observe && !running, "a one-shot clear runs in enforce or dry-run mode, not while watching")
         guard let evictor else { throw .readOnly }
-        do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
+        do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch {
+            throw .invalidSettings(error)
+        }
         defer { teardown(); deliver() }
         let dirs = state.settings.directories.filter { names.isEmpty || names.contains($0.name) }
         for name in names where !dirs.contains(where: { $0.name == name }) { throw .unknownDirectory(name) }
         let guardian = state.settings.rootGuard
         for dir in dirs { try addRoot(dir, guardian: guardian) }
-        try takeRequestClientLocks(state.roots.order, .clear, announce: false)   // the command waits, and says so
-        let report = ClearRunner(evictor: evictor).run(state.roots.order.filter { state.roots[$0].map { $0.lost == nil } ?? false }, &state, progress: progress).report
+        try takeRequestClientLocks(state.roots.order, .clear, announce: false) // the command waits, and says so
+        let report = ClearRunner(evictor: evictor).run(
+            state.roots.order.filter { state.roots[$0].map { $0.lost == nil } ?? false }, &state, progress: progress
+        ).report
         if let lost = state.settleClientLocks(.clear, policy: nil).lost { throw .clientLockBusy(lost) }
         settle()
         return report
@@ -226,12 +241,14 @@ final class Engine: @unchecked Sendable {
     func report() throws(WardenError) -> [DirectoryStatus] {
         assertOnQueue(queue)
         precondition(mode == .observe && !running, "a one-shot report runs in observe mode, not while watching")
-        do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch { throw .invalidSettings(error) }
+        do throws(ConfigError) { try state.settings.validate(checkingPaths: false) } catch {
+            throw .invalidSettings(error)
+        }
         defer { teardown() }
         var reports: [DirectoryStatus] = []
         let guardian = state.settings.rootGuard
         for dir in state.settings.directories {
-            try addRoot(dir, guardian: guardian)   // a directory the watcher would create is reported empty, not created
+            try addRoot(dir, guardian: guardian) // a directory the watcher would create is reported empty, not created
             if let id = state.roots.id(named: dir.name), let r = statusReport(id) { reports.append(r) }
         }
         return reports
@@ -294,12 +311,15 @@ final class Engine: @unchecked Sendable {
         for (i, policy) in policies.policies.enumerated() {
             guard let seconds = policy.timerInterval else { continue }
             let interval = Nanoseconds.span(seconds: seconds)
-            timers.append(state.clock.schedule(at: Nanoseconds.after(state.clock.uptimeNanoseconds, interval), repeating: interval, on: queue) {
-                @Sendable [unowned self] in
-                guard self.running else { return }
-                self.enforce(.timer, roots: self.state.roots.order, onlyPolicy: i)
-                self.deliver()
-            })
+            timers.append(
+                state.clock.schedule(
+                    at: Nanoseconds.after(state.clock.uptimeNanoseconds, interval), repeating: interval, on: queue
+                ) {
+                    @Sendable [unowned self] in
+                    guard self.running else { return }
+                    self.enforce(.timer, roots: self.state.roots.order, onlyPolicy: i)
+                    self.deliver()
+                })
         }
     }
 }

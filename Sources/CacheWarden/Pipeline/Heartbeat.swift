@@ -55,7 +55,7 @@ final class Heartbeat: Sendable {
                 p.sent = now
                 return (true, true)
             }
-            if now - sent > interval { p.heldBack = true }   // the watched queue is stuck
+            if now - sent > interval { p.heldBack = true } // the watched queue is stuck
             return (!p.heldBack, false)
         }
         if probing { watched.async { [self] in answered() } }

@@ -6,7 +6,9 @@ extension LedgerUpdater {
     /// A directory was created or moved in: read it now (its files may already be there). It is looked at
     /// through its parent's verified descriptor, so a path swapped for a symlink is never followed.
     mutating func directoryAppeared(parent: NodeID, name: [UInt8], root: RootID, _ state: inout PipelineState) {
-        guard let rt = state.roots[root], let account = state.ledger.account(root), state.ledger.isLive(parent) else { return }
+        guard let rt = state.roots[root], let account = state.ledger.account(root), state.ledger.isLive(parent) else {
+            return
+        }
         var directories = VerifiedDirectories(root: root, in: state.ledger, crossingMounts: !rt.settings.oneFileSystem)
         defer { directories.close() }
         let parentFD: Int32
@@ -19,9 +21,11 @@ extension LedgerUpdater {
         // Opened once, relative to the verified parent, never through a symlink nor (with `one_file_system`) into
         // another mount; the scan takes it over.
         let oneFileSystem = rt.settings.oneFileSystem
-        guard let fd = try? name.withCString({ n throws(Errno) in
-            try TreeWalker.openSubdirectory(at: parentFD, n, oneFileSystem: oneFileSystem)
-        }) else { return }
+        guard
+            let fd = try? name.withCString({ n throws(Errno) in
+                try TreeWalker.openSubdirectory(at: parentFD, n, oneFileSystem: oneFileSystem)
+            })
+        else { return }
         guard let st = try? Syscall.fstat(fd), !rt.settings.oneFileSystem || UInt64(st.st_dev) == account.dev else {
             Syscall.close(fd)
             return
@@ -47,7 +51,8 @@ extension LedgerUpdater {
         if !appearing.isEmpty {
             let pending = appearing
             appearing.removeAll()
-            for (key, root) in pending where state.ledger.isLive(key.parent) && state.ledger.root(of: key.parent) == root {
+            for (key, root) in pending
+            where state.ledger.isLive(key.parent) && state.ledger.root(of: key.parent) == root {
                 directoryAppeared(parent: key.parent, name: key.name, root: root, &state)
             }
         }
@@ -69,7 +74,7 @@ extension LedgerUpdater {
     /// are re-read when they change themselves). The watch is tried again (inotify's, once one is free).
     /// A directory that cannot be read keeps what it had.
     mutating func rescan(_ n: NodeID, _ state: inout PipelineState) {
-        guard state.ledger.isLive(n) else { return }   // removed: the engine unwatched it when it settled
+        guard state.ledger.isLive(n) else { return } // removed: the engine unwatched it when it settled
         let root = state.ledger.root(of: n)
         guard state.roots[root] != nil else { return }
         var before: [RecordID] = []
@@ -90,17 +95,22 @@ extension LedgerUpdater {
     /// A file with one link found under a new name here while another name of that inode is still counted (moved
     /// from a directory not re-read yet): that other name is stale. It is statted in this same batch, before any
     /// policy sees the total, instead of the file being counted twice until its directory's turn comes.
-    private func restatOtherNames(of found: Set<RecordID>, excluding before: Set<RecordID>, _ state: inout PipelineState) {
+    private func restatOtherNames(
+        of found: Set<RecordID>, excluding before: Set<RecordID>, _ state: inout PipelineState
+    ) {
         for r in found where !before.contains(r) && state.ledger.isLive(r) { state.ledger.restatOtherName(of: r) }
     }
 
     /// Drops the subdirectories of `n` that are gone or were replaced on disk; returns the others (name → inode)
     /// that are followed (one whose read failed is not: the scan reads it again); nil when `n` cannot be opened.
-    private mutating func dropVanishedSubdirectories(of n: NodeID, root: RootID, _ state: inout PipelineState) -> [[UInt8]: UInt64]? {
+    private mutating func dropVanishedSubdirectories(of n: NodeID, root: RootID, _ state: inout PipelineState)
+        -> [[UInt8]: UInt64]?
+    {
         var subdirs: [NodeID] = []
         state.ledger.node(n).subdirs.forEach { subdirs.append(NodeID($0)) }
         var known: [[UInt8]: UInt64] = [:]
-        var directories = VerifiedDirectories(root: root, in: state.ledger, crossingMounts: state.roots[root]?.settings.oneFileSystem == false)
+        var directories = VerifiedDirectories(
+            root: root, in: state.ledger, crossingMounts: state.roots[root]?.settings.oneFileSystem == false)
         defer { directories.close() }
         guard let fd = try? directories.open(n, in: state.ledger) else { return nil }
         for child in subdirs {
@@ -154,9 +164,12 @@ extension LedgerUpdater {
             let root = state.ledger.root(of: n)
             guard let rt = state.roots[root] else { continue }
             if directories[root] == nil {
-                directories[root] = VerifiedDirectories(root: root, in: state.ledger, crossingMounts: !rt.settings.oneFileSystem)
+                directories[root] = VerifiedDirectories(
+                    root: root, in: state.ledger, crossingMounts: !rt.settings.oneFileSystem)
             }
-            guard let fd = try? directories[root]?.open(n, in: state.ledger), let st = try? Syscall.fstat(fd) else { continue }
+            guard let fd = try? directories[root]?.open(n, in: state.ledger), let st = try? Syscall.fstat(fd) else {
+                continue
+            }
             state.ledger.setDirectoryBytes(n, rt.fileStat.bytes(st))
             delta.touched.insert(root)
         }
@@ -174,7 +187,9 @@ extension LedgerUpdater {
                 if !rec.statted && !flags.contains(.closed) && flags != .recheck { delta.suspects.insert(rec.root) }
                 state.ledger.removeRecord(r)
             } else {
-                state.events.error("cannot stat: \(error)", dir: rt.name, file: PathBytes.display(state.ledger.relativePath(ofRecord: r)), kind: "stat")
+                state.events.error(
+                    "cannot stat: \(error)", dir: rt.name,
+                    file: PathBytes.display(state.ledger.relativePath(ofRecord: r)), kind: "stat")
             }
             return
         }
@@ -183,7 +198,11 @@ extension LedgerUpdater {
         let status = name.withCString { rt.fileStat.status(st, dirfd: dirfd, name: $0, noBirthTime: &noBirthTime) }
         if noBirthTime { scanner.reportNoBirthTime(rec.root, &state) }
         state.ledger.apply(status, to: r, keepOpenedAge: rt.settings.order == .opened)
-        if flags.contains(.closed) { state.ledger.setWriting(r, false) } else if flags.contains(.modified) { state.ledger.setWriting(r, true) }
+        if flags.contains(.closed) {
+            state.ledger.setWriting(r, false)
+        } else if flags.contains(.modified) {
+            state.ledger.setWriting(r, true)
+        }
         let linkedIn = flags.contains(.created) && status.links > 1
         // A file a scan found (and announced) in a directory that had just appeared, whose close came through the
         // new watch: the same write, already said, unless it was written again since — whatever other events came
@@ -195,7 +214,8 @@ extension LedgerUpdater {
         if flags.contains(.closed), !announced.isEmpty || !announcedBefore.isEmpty {
             let newer = announced.removeValue(forKey: r), older = announcedBefore.removeValue(forKey: r)
             if let said = newer ?? older {
-                alreadyAnnounced = rt.settings.order.movesOnWrite ? said == status : flags == .closed && said.bytes == status.bytes
+                alreadyAnnounced =
+                    rt.settings.order.movesOnWrite ? said == status : flags == .closed && said.bytes == status.bytes
             }
         }
         // A file a recheck found where nothing was counted is a new file, whose own close merged away.

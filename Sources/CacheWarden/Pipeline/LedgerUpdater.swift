@@ -156,7 +156,11 @@ struct LedgerUpdater {
         case .watchLost, .directoryGone:
             if c.kind == .watchLost { state.ledger.setWatched(c.node, false) }
             if state.ledger.isLive(c.node), state.ledger.isRoot(c.node) {
-                delta.lostRoots.append((state.ledger.root(of: c.node), c.kind == .watchLost ? "its watch was removed" : "it was deleted or moved away"))
+                delta.lostRoots.append(
+                    (
+                        state.ledger.root(of: c.node),
+                        c.kind == .watchLost ? "its watch was removed" : "it was deleted or moved away"
+                    ))
             }
             return
         default: break
@@ -172,20 +176,29 @@ struct LedgerUpdater {
         if state.ledger.isRoot(c.node), batch.withName(c, TrashFolder.isTrashName) {
             if c.kind == .movedTo { finishMove(c.move, &state) }
             // The root's own size holds the name (tmpfs counts 20 bytes a name).
-            if rt.settings.countDirectories, [.created, .deleted, .movedFrom, .movedTo].contains(c.kind) { dirtyDirectories.insert(c.node) }
+            if rt.settings.countDirectories, [.created, .deleted, .movedFrom, .movedTo].contains(c.kind) {
+                dirtyDirectories.insert(c.node)
+            }
             return
         }
         if !rt.exclude.isEmpty,
-           rt.exclude.matches(PathBytes.join(state.ledger.relativePath(of: c.node), batch.name(c))) {
+            rt.exclude.matches(PathBytes.join(state.ledger.relativePath(of: c.node), batch.name(c)))
+        {
             if c.kind == .movedTo { finishMove(c.move, &state) }
             return
         }
         if !isOwnLockOpen(c, rt, batch, state.ledger) { delta.active.insert(root) }
-        if rt.settings.countDirectories, c.kind == .created || c.kind == .deleted || c.kind == .movedFrom || c.kind == .movedTo {
+        if rt.settings.countDirectories,
+            c.kind == .created || c.kind == .deleted || c.kind == .movedFrom || c.kind == .movedTo
+        {
             dirtyDirectories.insert(c.node)
         }
         batch.withName(c) { name in
-            if c.isDirectory { routeDirectory(c, name, root: root, &state) } else { routeFile(c, name, root: root, &state) }
+            if c.isDirectory {
+                routeDirectory(c, name, root: root, &state)
+            } else {
+                routeFile(c, name, root: root, &state)
+            }
         }
     }
 
@@ -193,11 +206,15 @@ struct LedgerUpdater {
     /// from elapsing), since each try of a trim opens them itself, read-write where it may, and inotify cannot tell
     /// whose open it saw. A client's work in the cache is more than a lock: its writes are activity.
     private func isOwnLockOpen(_ c: Change, _ rt: RootRuntime, _ batch: ChangeBatch, _ ledger: SizeLedger) -> Bool {
-        guard !rt.lockFiles.isEmpty, !c.isDirectory, [.opened, .closed, .closedAfterWrite].contains(c.kind) else { return false }
+        guard !rt.lockFiles.isEmpty, !c.isDirectory, [.opened, .closed, .closedAfterWrite].contains(c.kind) else {
+            return false
+        }
         return rt.lockFiles.matches(PathBytes.join(ledger.relativePath(of: c.node), batch.name(c)))
     }
 
-    private mutating func routeFile(_ c: Change, _ name: UnsafeRawBufferPointer, root: RootID, _ state: inout PipelineState) {
+    private mutating func routeFile(
+        _ c: Change, _ name: UnsafeRawBufferPointer, root: RootID, _ state: inout PipelineState
+    ) {
         let dir = c.node
         switch c.kind {
         case .created: markDirty(state.ledger.record(in: dir, named: name).record, .created)
@@ -220,21 +237,25 @@ struct LedgerUpdater {
             }
         case .movedTo: fileMovedIn(c, name, root: root, &state)
         case .opened:
-            guard let r = state.ledger.existingRecord(in: dir, named: name), let settings = state.roots[root]?.settings else { return }
+            guard let r = state.ledger.existingRecord(in: dir, named: name), let settings = state.roots[root]?.settings
+            else { return }
             if settings.spareOpen { state.ledger.noteOpened(r, as: OpenName(dir: dir, name: Array(name))) }
             if settings.order == .opened { state.ledger.markOpened(r, time: state.clock.fileTimeNanoseconds) }
         case .closed:
             guard state.roots[root]?.settings.spareOpen == true else { return }
             let key = OpenName(dir: dir, name: Array(name))
             if !state.ledger.noteClosed(key, current: state.ledger.existingRecord(in: dir, named: name)),
-               unmatchedCloses.count < Self.maxDeferredCloses {
+                unmatchedCloses.count < Self.maxDeferredCloses
+            {
                 unmatchedCloses.append(key)
             }
         default: break
         }
     }
 
-    private mutating func fileMovedIn(_ c: Change, _ name: UnsafeRawBufferPointer, root: RootID, _ state: inout PipelineState) {
+    private mutating func fileMovedIn(
+        _ c: Change, _ name: UnsafeRawBufferPointer, root: RootID, _ state: inout PipelineState
+    ) {
         if case .file(let r)? = pendingMoves.removeValue(forKey: c.move), state.ledger.isLive(r) {
             let fromRoot = state.ledger.root(ofRecord: r)
             if fromRoot == root {
@@ -250,7 +271,9 @@ struct LedgerUpdater {
         markDirty(state.ledger.record(in: c.node, named: name).record, .movedIn)
     }
 
-    private mutating func routeDirectory(_ c: Change, _ name: UnsafeRawBufferPointer, root: RootID, _ state: inout PipelineState) {
+    private mutating func routeDirectory(
+        _ c: Change, _ name: UnsafeRawBufferPointer, root: RootID, _ state: inout PipelineState
+    ) {
         let existing = state.ledger.subdirectory(of: c.node, named: name)
         let key = DirectoryName(parent: c.node, name: Array(name))
         switch c.kind {
@@ -262,7 +285,7 @@ struct LedgerUpdater {
                 state.ledger.detachDirectory(existing)
                 pendingMoves[c.move] = .directory(existing, root: root)
             } else {
-                appearing[key] = nil   // came and went before it was read
+                appearing[key] = nil // came and went before it was read
             }
         case .movedTo:
             if case .directory(let moved, let fromRoot)? = pendingMoves.removeValue(forKey: c.move) {

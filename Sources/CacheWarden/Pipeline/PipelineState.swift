@@ -26,16 +26,22 @@ struct PipelineState {
     func totals(_ id: RootID) -> DirectoryTotals? {
         guard let rt = roots[id] else { return nil }
         let account = ledger.account(id)
-        return DirectoryTotals(dir: rt.name, path: rt.path, total: account?.total ?? 0, files: account?.files ?? 0,
-                               quota: rt.settings.quota)
+        return DirectoryTotals(
+            dir: rt.name, path: rt.path, total: account?.total ?? 0, files: account?.files ?? 0,
+            quota: rt.settings.quota)
     }
 
     /// A `write` event for record `r` of root `id`.
     mutating func emitWrite(_ r: RecordID, root id: RootID) {
-        guard let rt = roots[id], let account = ledger.account(id), let inode = ledger.inode(ofRecord: r) else { return }
-        events.emit(.write(FileWritten(dir: rt.name, file: PathBytes.display(ledger.relativePath(ofRecord: r)),
-                                       size: inode.bytes, total: account.total, files: account.files,
-                                       quota: rt.settings.quota)))
+        guard let rt = roots[id], let account = ledger.account(id), let inode = ledger.inode(ofRecord: r) else {
+            return
+        }
+        events.emit(
+            .write(
+                FileWritten(
+                    dir: rt.name, file: PathBytes.display(ledger.relativePath(ofRecord: r)),
+                    size: inode.bytes, total: account.total, files: account.files,
+                    quota: rt.settings.quota)))
     }
 }
 

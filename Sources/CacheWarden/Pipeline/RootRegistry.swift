@@ -87,7 +87,8 @@ struct RootRegistry {
 
     /// Adds a root under `nextID`.
     mutating func add(_ runtime: RootRuntime) {
-        precondition(runtime.id == nextID && byName[runtime.name] == nil, "a root is added under nextID, with a new name")
+        precondition(
+            runtime.id == nextID && byName[runtime.name] == nil, "a root is added under nextID, with a new name")
         if released.isEmpty { unused += 1 } else { released.removeLast() }
         runtimes[runtime.id] = runtime
         byName[runtime.name] = runtime.id
@@ -122,7 +123,9 @@ struct MountIdentity: Equatable {
     init(_ folder: FolderIdentity, path: String, mounts: MountTable) {
         device = folder.device
         location = folder.mountID.flatMap { id in
-            (mounts.location(of: path, mountID: id) ?? MountTable.current().location(of: path, mountID: id)).map { "\($0.device) \($0.path)" }
+            (mounts.location(of: path, mountID: id) ?? MountTable.current().location(of: path, mountID: id)).map {
+                "\($0.device) \($0.path)"
+            }
         }
     }
 }

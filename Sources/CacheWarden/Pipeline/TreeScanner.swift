@@ -42,9 +42,10 @@ struct TreeScanner {
         }
         let ordered = ordered || state.ledger.account(id)?.ordered == true
         state.ledger.removeRoot(id)
-        let node = state.ledger.addRoot(id, path: rt.pathBytes, ino: UInt64(st.st_ino), dev: UInt64(st.st_dev),
-                                        bytes: rt.fileStat.bytes(st), countsDirectories: rt.settings.countDirectories,
-                                        ordered: ordered)
+        let node = state.ledger.addRoot(
+            id, path: rt.pathBytes, ino: UInt64(st.st_ino), dev: UInt64(st.st_dev),
+            bytes: rt.fileStat.bytes(st), countsDirectories: rt.settings.countDirectories,
+            ordered: ordered)
         state.ledger.beginBulkLoad(id)
         defer { state.ledger.endBulkLoad(id) }
         let outcome = walkInParallel(root: id, top: node, fd: fd, &state)
@@ -57,8 +58,11 @@ struct TreeScanner {
     /// it); without it, `top` is opened through `VerifiedDirectories`. `rereading` reads `top` again: the
     /// subdirectories it names (name → inode, already in the ledger) are not descended, and the top's files found
     /// are returned (`Outcome.topFiles`).
-    func scan(_ top: NodeID, root: RootID, discovered: Bool, openedTop: Int32? = nil, rereading known: [[UInt8]: UInt64]? = nil,
-              _ state: inout PipelineState) -> Outcome {
+    func scan(
+        _ top: NodeID, root: RootID, discovered: Bool, openedTop: Int32? = nil,
+        rereading known: [[UInt8]: UInt64]? = nil,
+        _ state: inout PipelineState
+    ) -> Outcome {
         var outcome = Outcome()
         outcome.rereading = known != nil
         guard let rt = state.roots[root], state.ledger.account(root) != nil, state.ledger.isLive(top) else {
@@ -69,7 +73,8 @@ struct TreeScanner {
         if let openedTop {
             fd = openedTop
         } else {
-            var directories = VerifiedDirectories(root: root, in: state.ledger, crossingMounts: !rt.settings.oneFileSystem)
+            var directories = VerifiedDirectories(
+                root: root, in: state.ledger, crossingMounts: !rt.settings.oneFileSystem)
             defer { directories.close() }
             do throws(Errno) { fd = try Syscall.reopenForListing(try directories.open(top, in: state.ledger)) } catch {
                 reportUnreadable(top, root: root, error: error, &state, &outcome)
@@ -79,7 +84,8 @@ struct TreeScanner {
         var walker = self.walker(for: rt, state.ledger)
         walker.knownSubdirectories = known ?? [:]
         if state.ledger.isRoot(top) { walker.skipped = TrashFolder.isTrashName }
-        let start = TreeWalker.top(fd: fd, ino: state.ledger.node(top).ino, relative: state.ledger.relativePath(of: top))
+        let start = TreeWalker.top(
+            fd: fd, ino: state.ledger.node(top).ino, relative: state.ledger.relativePath(of: top))
         var nodes = WalkNodes(top: top)
         walker.walk(start, cancelled: { false }) { walked in
             try? file(walked, root: root, nodes: &nodes, discovered: discovered, strict: false, &state, &outcome)
@@ -88,8 +94,10 @@ struct TreeScanner {
     }
 
     private func walker(for rt: RootRuntime, _ ledger: SizeLedger) -> TreeWalker {
-        TreeWalker(watcher: watching?.watcher(rt.watchEvents, rt.route), events: rt.watchEvents, dev: ledger.account(rt.id)?.dev ?? 0,
-                   oneFileSystem: rt.settings.oneFileSystem, exclude: rt.exclude, fileStat: rt.fileStat)
+        TreeWalker(
+            watcher: watching?.watcher(rt.watchEvents, rt.route), events: rt.watchEvents,
+            dev: ledger.account(rt.id)?.dev ?? 0,
+            oneFileSystem: rt.settings.oneFileSystem, exclude: rt.exclude, fileStat: rt.fileStat)
     }
 
     /// The initial scan: walkers on threads of their own, this queue filing what they report.
@@ -101,9 +109,11 @@ struct TreeScanner {
         let start = TreeWalker.top(fd: fd, ino: state.ledger.node(top).ino, relative: [])
         let channel = WalkChannel()
         let thread = Thread {
-            walker.walkInParallel(start,
-                                  threads: Self.walkerThreads,
-                                  cancelled: { channel.cancelled.load(ordering: .relaxed) }) { channel.put($0) }
+            walker.walkInParallel(
+                start,
+                threads: Self.walkerThreads,
+                cancelled: { channel.cancelled.load(ordering: .relaxed) }
+            ) { channel.put($0) }
             channel.finish()
         }
         thread.name = "cachewarden.scan"
@@ -111,7 +121,7 @@ struct TreeScanner {
         var nodes = WalkNodes(top: top)
         var outcome = Outcome()
         while case let walked = channel.take(), !walked.isEmpty {
-            for d in walked where outcome.failure == nil {   // after a failure, drain until the walkers have stopped
+            for d in walked where outcome.failure == nil { // after a failure, drain until the walkers have stopped
                 do throws(WardenError) {
                     try file(d, root: root, nodes: &nodes, discovered: false, strict: true, &state, &outcome)
                 } catch {

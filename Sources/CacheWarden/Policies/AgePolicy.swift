@@ -21,7 +21,8 @@ struct AgePolicy: CleaningPolicy {
             guard let rt = state.roots[id], rt.lost == nil, let maxAge = rt.settings.maxAge else { continue }
             let cutoff = Nanoseconds.before(now, seconds: maxAge)
             guard let oldest = state.ledger.oldestAge(id), oldest < cutoff else { continue }
-            decision.goals.append(EvictionGoal(reason: .age, roots: [id], target: .olderThan(cutoff), limit: rt.settings.deleteRate))
+            decision.goals.append(
+                EvictionGoal(reason: .age, roots: [id], target: .olderThan(cutoff), limit: rt.settings.deleteRate))
         }
         return decision
     }

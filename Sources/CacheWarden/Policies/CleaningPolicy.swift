@@ -122,12 +122,16 @@ struct PolicySet {
 
     /// Consults every policy (or just `only`, for its timer). `wakeUps` collects, per policy, when it wants to be
     /// consulted again.
-    mutating func decide(_ trigger: PolicyTrigger, roots: [RootID], state: PipelineState, only: Int? = nil,
-                         wakeUps: inout [Int: UInt64]) -> PolicyDecision {
+    mutating func decide(
+        _ trigger: PolicyTrigger, roots: [RootID], state: PipelineState, only: Int? = nil,
+        wakeUps: inout [Int: UInt64]
+    ) -> PolicyDecision {
         var all = PolicyDecision()
         for i in policies.indices where only == nil || only == i {
             let d = policies[i].decide(trigger, roots: roots, state: state)
-            all.goals += d.goals.map { var g = $0; g.policy = i; return g }
+            all.goals += d.goals.map {
+                var g = $0; g.policy = i; return g
+            }
             all.events += d.events
             if let at = d.wakeAt { wakeUps[i] = at }
         }

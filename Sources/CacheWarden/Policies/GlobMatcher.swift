@@ -15,7 +15,10 @@ package struct GlobMatcher: Sendable {
             let p = anchored ? p.dropFirst() : p[...]
             if Self.match(p, path[...]) { return true }
             if !anchored, !p.contains(UInt8(ascii: "/")), let slash = path.lastIndex(of: UInt8(ascii: "/")),
-               Self.match(p, path[(slash + 1)...]) { return true }
+                Self.match(p, path[(slash + 1)...])
+            {
+                return true
+            }
             // `dir/**` also matches the directory itself.
             if p.count > 3, p.suffix(3).elementsEqual("/**".utf8), Self.match(p.dropLast(3), path[...]) { return true }
         }

@@ -41,9 +41,10 @@ struct GroupPolicy: CleaningPolicy {
             let members = state.roots.all.filter { $0.settings.group == group.name && $0.lost == nil }
             let sum = members.reduce(Int64(0)) { $0 + state.ledger.total($1.id) }
             guard sum > group.quota else { waiting[group.name] = nil; continue }
-            var goal = EvictionGoal(reason: .groupQuota, roots: members.map(\.id),
-                                    target: .groupTotal(group.trimTo.bytes(of: group.quota)),
-                                    group: group.name, shares: Self.shares(members, of: group.quota))
+            var goal = EvictionGoal(
+                reason: .groupQuota, roots: members.map(\.id),
+                target: .groupTotal(group.trimTo.bytes(of: group.quota)),
+                group: group.name, shares: Self.shares(members, of: group.quota))
             if sum <= Self.hardCap(group.quota) { IdleWait.markWaiting(goal.roots, in: &goal, &decision, state) }
             guard wantsTrim(&goal, members, now: state.clock.uptimeNanoseconds, state) else { continue }
             decision.goals.append(goal)
@@ -66,7 +67,9 @@ struct GroupPolicy: CleaningPolicy {
     /// Whether the group is trimmed now, given who waits for idle: not when the same members still wait and the
     /// others hold no more than they did after the last trim (it would find nothing new). A trim after a wait says
     /// how long the group waited.
-    private mutating func wantsTrim(_ goal: inout EvictionGoal, _ members: [RootRuntime], now: UInt64, _ state: PipelineState) -> Bool {
+    private mutating func wantsTrim(
+        _ goal: inout EvictionGoal, _ members: [RootRuntime], now: UInt64, _ state: PipelineState
+    ) -> Bool {
         let name = goal.group ?? ""
         let waiters = Set(goal.cannotGive.keys)
         guard !waiters.isEmpty else {

@@ -8,15 +8,19 @@ enum IdleWait {
     static func until(_ rt: RootRuntime, _ state: PipelineState) -> UInt64? {
         guard let idle = rt.settings.trimAfterIdle else { return nil }
         let quota = rt.settings.quota
-        if quota > 0 && state.ledger.total(rt.id) > (rt.settings.hardQuota ?? .percent(200)).bytes(of: quota) { return nil }
+        if quota > 0 && state.ledger.total(rt.id) > (rt.settings.hardQuota ?? .percent(200)).bytes(of: quota) {
+            return nil
+        }
         let ready = Nanoseconds.after(state.lastActivity[rt.id] ?? 0, seconds: idle)
         return state.clock.uptimeNanoseconds < ready ? ready : nil
     }
 
     /// Marks the members of a shared goal that wait for idle (`EvictionGoal.cannotGive`), and asks to be consulted
     /// again when the first of them may give.
-    static func markWaiting(_ ids: [RootID], in goal: inout EvictionGoal, _ decision: inout PolicyDecision,
-                            _ state: PipelineState) {
+    static func markWaiting(
+        _ ids: [RootID], in goal: inout EvictionGoal, _ decision: inout PolicyDecision,
+        _ state: PipelineState
+    ) {
         for id in ids {
             guard let rt = state.roots[id], let ready = until(rt, state) else { continue }
             goal.cannotGive[id] = .trimAfterIdle

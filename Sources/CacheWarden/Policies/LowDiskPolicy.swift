@@ -24,7 +24,9 @@ struct LowDiskPolicy: CleaningPolicy {
     private var purging = Set<UInt64>()
 
     init?(_ settings: WardenSettings) {
-        guard settings.lowDiskFree != nil || settings.directories.contains(where: { $0.lowDiskFree != nil }) else { return nil }
+        guard settings.lowDiskFree != nil || settings.directories.contains(where: { $0.lowDiskFree != nil }) else {
+            return nil
+        }
         timerInterval = max(1, settings.lowDiskInterval)
     }
 
@@ -48,17 +50,24 @@ struct LowDiskPolicy: CleaningPolicy {
         return decision
     }
 
-    private mutating func check(_ dev: UInt64, _ ids: [RootID], now: UInt64, state: PipelineState, into decision: inout PolicyDecision) {
+    private mutating func check(
+        _ dev: UInt64, _ ids: [RootID], now: UInt64, state: PipelineState, into decision: inout PolicyDecision
+    ) {
         guard let first = state.roots[ids[0]] else { return }
         let space: FreeSpace
         do { space = try state.disk.freeSpace(of: first.path) } catch {
-            decision.events.append(.error(WardenIssue(message: "statvfs failed: \(error); free space unknown", dir: first.name, kind: "statvfs")))
+            decision.events.append(
+                .error(
+                    WardenIssue(
+                        message: "statvfs failed: \(error); free space unknown", dir: first.name, kind: "statvfs")))
             return
         }
         guard let marks = FreeSpaceWatermarks.of(ids, size: space.size, state) else { return }
         var fs = filesystems[dev] ?? FilesystemState()
         var rate: Double?
-        if let lf = fs.lastFree, let lt = fs.lastTime, now > lt { rate = Double(lf - space.free) / (Double(now - lt) / 1e9) }
+        if let lf = fs.lastFree, let lt = fs.lastTime, now > lt {
+            rate = Double(lf - space.free) / (Double(now - lt) / 1e9)
+        }
         fs.lastFree = space.free
         fs.lastTime = now
         defer { filesystems[dev] = fs }
@@ -66,10 +75,13 @@ struct LowDiskPolicy: CleaningPolicy {
         if space.free >= marks.high { purging.remove(dev) }
         if space.free < marks.low && fs.armed {
             fs.armed = false
-            decision.events.append(.lowDisk(LowDiskReport(
-                mount: FreeSpace.mountPoint(of: first.path), free: space.free, size: space.size, threshold: marks.low,
-                dirs: ids.compactMap { state.roots[$0]?.name }, bytesPerSecond: rate,
-                secondsToFull: rate.flatMap { $0 > 0 ? Double(space.free) / $0 : nil })))
+            decision.events.append(
+                .lowDisk(
+                    LowDiskReport(
+                        mount: FreeSpace.mountPoint(of: first.path), free: space.free, size: space.size,
+                        threshold: marks.low,
+                        dirs: ids.compactMap { state.roots[$0]?.name }, bytesPerSecond: rate,
+                        secondsToFull: rate.flatMap { $0 > 0 ? Double(space.free) / $0 : nil })))
             if state.settings.lowDiskAction == .trim { purging.insert(dev) }
             fs.passFree = nil
         }
@@ -96,7 +108,9 @@ struct LowDiskPolicy: CleaningPolicy {
     /// crossing, when the part below the low watermark is taken from them if need be).
     mutating func outcome(_ goal: EvictionGoal, _ reports: [TrimReport]) {
         if reports.contains(where: \.paced) { return }
-        if reports.allSatisfy({ $0.removed == 0 }) || reports.contains(where: { $0.shortBy > 0 }) { purging.remove(goal.tag) }
+        if reports.allSatisfy({ $0.removed == 0 }) || reports.contains(where: { $0.shortBy > 0 }) {
+            purging.remove(goal.tag)
+        }
         if !goal.cannotGive.isEmpty, case .free(let bytes) = goal.target, reports.reduce(0, { $0 + $1.freed }) < bytes {
             purging.remove(goal.tag)
         }
@@ -132,10 +146,13 @@ struct FreeSpaceWatermarks: Equatable, Sendable {
         var low: Int64?
         var high: Int64 = 0
         for id in ids {
-            guard let dir = state.roots[id]?.settings, let free = dir.lowDiskFree ?? state.settings.lowDiskFree else { continue }
+            guard let dir = state.roots[id]?.settings, let free = dir.lowDiskFree ?? state.settings.lowDiskFree else {
+                continue
+            }
             let bytes = free.bytes(ofFilesystemSize: size)
             low = max(low ?? 0, bytes)
-            high = max(high, (dir.lowDiskTarget ?? state.settings.lowDiskTarget)?.bytes(ofFilesystemSize: size) ?? bytes)
+            high = max(
+                high, (dir.lowDiskTarget ?? state.settings.lowDiskTarget)?.bytes(ofFilesystemSize: size) ?? bytes)
         }
         guard let low else { return nil }
         return FreeSpaceWatermarks(low: low, high: max(high, low + low / 10))

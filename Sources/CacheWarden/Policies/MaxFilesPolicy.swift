@@ -14,9 +14,14 @@ struct MaxFilesPolicy: CleaningPolicy {
         var decision = PolicyDecision()
         for id in roots {
             guard let rt = state.roots[id], rt.lost == nil, let limit = rt.settings.maxFiles,
-                  let files = state.ledger.account(id)?.files, files > limit else { continue }
+                let files = state.ledger.account(id)?.files, files > limit
+            else { continue }
             let target: Int
-            if case .percent(let p) = rt.settings.trimTo { target = Int(Double(limit) * p / 100) } else { target = limit / 2 }
+            if case .percent(let p) = rt.settings.trimTo {
+                target = Int(Double(limit) * p / 100)
+            } else {
+                target = limit / 2
+            }
             decision.goals.append(EvictionGoal(reason: .maxFiles, roots: [id], target: .files(target)))
         }
         return decision

@@ -17,7 +17,9 @@ struct QuotaPolicy: CleaningPolicy {
         let now = state.clock.uptimeNanoseconds
         // A deferred trim's wake-up concerns its own roots, whatever the trigger.
         for id in Set(roots).union(trigger == .timer ? Set(deferredSince.keys) : []).sorted() {
-            guard let rt = state.roots[id], rt.lost == nil, rt.settings.quota > 0 else { deferredSince[id] = nil; continue }
+            guard let rt = state.roots[id], rt.lost == nil, rt.settings.quota > 0 else {
+                deferredSince[id] = nil; continue
+            }
             let total = state.ledger.total(id)
             guard total > rt.settings.trimAtBytes else { deferredSince[id] = nil; continue }
             if let ready = IdleWait.until(rt, state) {
@@ -26,8 +28,10 @@ struct QuotaPolicy: CleaningPolicy {
                 continue
             }
             let waited = deferredSince.removeValue(forKey: id).map { Double(now - $0) / 1e9 }
-            decision.goals.append(EvictionGoal(reason: .quota, roots: [id], target: .total(rt.settings.trimToBytes),
-                                               deferredSeconds: waited))
+            decision.goals.append(
+                EvictionGoal(
+                    reason: .quota, roots: [id], target: .total(rt.settings.trimToBytes),
+                    deferredSeconds: waited))
         }
         return decision
     }

@@ -28,9 +28,11 @@ package final class BoundedWriter: Sendable {
 
     /// A writer holding at most `limit` bytes. `deliver` runs on the thread (named `name`) with every chunk queued
     /// since its last turn, in order, and returns false when the destination is gone for good.
-    package init(name: String, limit: Int, droppedNote: @escaping @Sendable (Int) -> [UInt8],
-                 deliver: @escaping @Sendable ([[UInt8]]) -> Bool,
-                 onClosed: (@Sendable () -> Void)? = nil, onEnd: @escaping @Sendable () -> Void = {}) {
+    package init(
+        name: String, limit: Int, droppedNote: @escaping @Sendable (Int) -> [UInt8],
+        deliver: @escaping @Sendable ([[UInt8]]) -> Bool,
+        onClosed: (@Sendable () -> Void)? = nil, onEnd: @escaping @Sendable () -> Void = {}
+    ) {
         self.limit = limit
         self.droppedNote = droppedNote
         let queue = self.queue
@@ -74,8 +76,10 @@ package final class BoundedWriter: Sendable {
     /// The queue now (tests).
     package var state: State { queue.withLock { $0 } }
 
-    private static func run(_ queue: ConditionLock<State>, deliver: @Sendable ([[UInt8]]) -> Bool,
-                            onClosed: (@Sendable () -> Void)?, onEnd: @Sendable () -> Void) {
+    private static func run(
+        _ queue: ConditionLock<State>, deliver: @Sendable ([[UInt8]]) -> Bool,
+        onClosed: (@Sendable () -> Void)?, onEnd: @Sendable () -> Void
+    ) {
         while true {
             let (chunks, ended) = queue.wait(until: { !$0.pending.isEmpty || $0.ended }) { s, _ in
                 let chunks = s.pending

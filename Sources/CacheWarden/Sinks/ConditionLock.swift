@@ -39,8 +39,10 @@ package final class ConditionLock<Value: Sendable>: @unchecked Sendable {
     /// Sleeps until `ready` holds (checked under the lock, again at each wake-up) or `timeout` seconds have passed
     /// (nil: no limit), then runs `body` with the lock still held; `body`'s second argument says whether `ready`
     /// held.
-    package func wait<R>(until ready: (Value) -> Bool, timeout: Double? = nil,
-                         _ body: (inout Value, Bool) throws -> R) rethrows -> R {
+    package func wait<R>(
+        until ready: (Value) -> Bool, timeout: Double? = nil,
+        _ body: (inout Value, Bool) throws -> R
+    ) rethrows -> R {
         let deadline = timeout.map(Self.monotonicDeadline)
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -59,7 +61,8 @@ package final class ConditionLock<Value: Sendable>: @unchecked Sendable {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let nanoseconds = Int64(now.tv_nsec) + Int64((min(max(0, seconds), 1e9) * 1e9).rounded())
-        return timespec(tv_sec: now.tv_sec + Int(nanoseconds / 1_000_000_000),
-                        tv_nsec: Int(nanoseconds % 1_000_000_000))
+        return timespec(
+            tv_sec: now.tv_sec + Int(nanoseconds / 1_000_000_000),
+            tv_nsec: Int(nanoseconds % 1_000_000_000))
     }
 }

@@ -11,8 +11,10 @@ public struct DeferredTrim: Sendable, Equatable {
     /// It has waited past `client_lock_wait` (an `error` line said so).
     public var overdue: Bool
 
-    public init(reason: TrimReason, busy: ClientLockBusy, waitedSeconds: Double = 0, retrySeconds: Double? = nil,
-                overdue: Bool = false) {
+    public init(
+        reason: TrimReason, busy: ClientLockBusy, waitedSeconds: Double = 0, retrySeconds: Double? = nil,
+        overdue: Bool = false
+    ) {
         self.reason = reason
         self.busy = busy
         self.waitedSeconds = waitedSeconds

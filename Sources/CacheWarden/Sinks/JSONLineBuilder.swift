@@ -34,7 +34,8 @@ package struct JSONLineBuilder: EventFieldWriter {
     }
 
     /// Adds an array of nested objects, each filled by `fill`.
-    package mutating func addObjects<T>(_ name: StaticString, _ items: [T], _ fill: (inout JSONLineBuilder, T) -> Void) {
+    package mutating func addObjects<T>(_ name: StaticString, _ items: [T], _ fill: (inout JSONLineBuilder, T) -> Void)
+    {
         key(name)
         bytes.append(UInt8(ascii: "["))
         for (i, item) in items.enumerated() {
@@ -133,9 +134,12 @@ package struct JSONLineBuilder: EventFieldWriter {
     package static func appendInteger(_ value: Int64, to bytes: inout [UInt8]) {
         if value == 0 { bytes.append(UInt8(ascii: "0")); return }
         var v = value.magnitude
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         withUnsafeMutableBytes(of: &digits) { buf in
             while v > 0 {
@@ -165,8 +169,10 @@ package struct JSONLineBuilder: EventFieldWriter {
             case 0x08: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "b"))
             case 0x0C: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "f"))
             case 0x00..<0x20:
-                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                        hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                out.append(contentsOf: [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                    hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
+                ])
             default: out.append(byte)
             }
         }

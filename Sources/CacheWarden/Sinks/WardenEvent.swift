@@ -97,7 +97,10 @@ public struct Eviction: Sendable, Equatable {
     /// after one, had its own line, `size` 0 for a link); nil when none did.
     public var pointers: Int?
 
-    public init(dir: String, file: String, size: Int64, reason: TrimReason, dryRun: Bool, files: Int? = nil, pointers: Int? = nil) {
+    public init(
+        dir: String, file: String, size: Int64, reason: TrimReason, dryRun: Bool, files: Int? = nil,
+        pointers: Int? = nil
+    ) {
         self.dir = dir
         self.file = file
         self.size = size
@@ -275,8 +278,10 @@ public struct WardenEvent: Sendable, Equatable {
     }
 
     /// Every `"event"` name there is.
-    public static let names: Set<String> = ["ready", "write", "evict", "trim", "status", "stop", "overflow", "rescan",
-                                            "low_disk", "clear", "dropped", "error", "deferred"]
+    public static let names: Set<String> = [
+        "ready", "write", "evict", "trim", "status", "stop", "overflow", "rescan",
+        "low_disk", "clear", "dropped", "error", "deferred",
+    ]
 
     /// The event's `"event"` name in JSON.
     public var name: String {

@@ -35,8 +35,9 @@ extension ControlClient {
         let now = Date()
         let dirs = (reply["dirs"]?.array ?? []).compactMap { Self.directoryStatus($0, now: now) }
         let groups = (reply["groups"]?.array ?? []).map { g in
-            GroupStatus(name: g["group"]?.string ?? "", total: g["total"]?.integer ?? 0, quota: g["quota"]?.integer ?? 0,
-                        members: g["members"]?.strings ?? [])
+            GroupStatus(
+                name: g["group"]?.string ?? "", total: g["total"]?.integer ?? 0, quota: g["quota"]?.integer ?? 0,
+                members: g["members"]?.strings ?? [])
         }
         return DaemonStatus(version: reply["version"]?.string ?? "", dirs: dirs, groups: groups)
     }
@@ -50,7 +51,8 @@ extension ControlClient {
 
     /// Clears the named directories (all when empty); returns the reply (`removed`, `freed`, `dirs`).
     package func clear(_ dirs: [String], dryRun: Bool) throws -> [String: JSONValue] {
-        try checked(request(["command": "clear", "dirs": .array(dirs.map(JSONValue.string)), "dry_run": .bool(dryRun)]))
+        try checked(
+            request(["command": "clear", "dirs": .array(dirs.map(JSONValue.string)), "dry_run": .bool(dryRun)]))
     }
 
     /// Asks the daemon to re-read its config file.
@@ -65,7 +67,8 @@ extension ControlClient {
 
     private func checked(_ reply: [String: JSONValue]) throws -> [String: JSONValue] {
         guard reply["ok"]?.bool == true else {
-            var error = ControlClientError("the daemon on \(path) refused: \(reply["error"]?.string ?? "no reason given")", refused: true)
+            var error = ControlClientError(
+                "the daemon on \(path) refused: \(reply["error"]?.string ?? "no reason given")", refused: true)
             if let busy = reply["busy"], let dir = busy["dir"]?.string {
                 // Not a bad request: the client's lock is held now, and may be free later.
                 error.refused = false
@@ -80,8 +83,9 @@ extension ControlClient {
     /// A `status` reply's directory object, back into the type `cachewarden status` prints.
     static func directoryStatus(_ o: JSONValue, now: Date) -> DirectoryStatus? {
         guard let dir = o["dir"]?.string, let path = o["path"]?.string else { return nil }
-        let totals = DirectoryTotals(dir: dir, path: path, total: o["total"]?.integer ?? 0, files: Int(o["files"]?.integer ?? 0),
-                                     quota: o["quota"]?.integer ?? 0)
+        let totals = DirectoryTotals(
+            dir: dir, path: path, total: o["total"]?.integer ?? 0, files: Int(o["files"]?.integer ?? 0),
+            quota: o["quota"]?.integer ?? 0)
         var status = DirectoryStatus(
             totals: totals, oldest: o["oldest_age_s"]?.number.map { now.addingTimeInterval(-$0) },
             protectedBytes: o["protected"]?.integer ?? 0, filesystemFree: o["fs_free"]?.integer,
@@ -102,7 +106,8 @@ extension ControlClient {
 
     private static func pollPass(_ o: JSONValue) -> PollPassCost? {
         guard let ms = o["poll_pass_ms"]?.number else { return nil }
-        return PollPassCost(seconds: ms / 1000, directoriesRead: Int(o["poll_dirs_read"]?.integer ?? 0),
-                            directoriesChecked: Int(o["poll_dirs_checked"]?.integer ?? 0))
+        return PollPassCost(
+            seconds: ms / 1000, directoriesRead: Int(o["poll_dirs_read"]?.integer ?? 0),
+            directoriesChecked: Int(o["poll_dirs_checked"]?.integer ?? 0))
     }
 }

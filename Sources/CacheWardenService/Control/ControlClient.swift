@@ -21,7 +21,9 @@ package final class ControlClient {
         do throws(Errno) { try UnixSocket.connect(fd, path) } catch {
             Syscall.close(fd)
             guard error == .permissionDenied || error == .notPermitted else { return nil }
-            throw ControlClientError("permission denied on \(path): this user may not connect to the daemon's socket (run as the daemon's user, or give the socket a group with control_socket_mode = 0660)")
+            throw ControlClientError(
+                "permission denied on \(path): this user may not connect to the daemon's socket (run as the daemon's user, or give the socket a group with control_socket_mode = 0660)"
+            )
         }
         self.fd = fd
         self.path = path
@@ -33,9 +35,12 @@ package final class ControlClient {
     /// Sends `request` (one JSON object) and returns the reply, parsed.
     package func request(_ request: [String: JSONValue]) throws -> [String: JSONValue] {
         try send(request)
-        guard let line = try readLine() else { throw ControlClientError("the daemon closed the connection without a reply") }
+        guard let line = try readLine() else {
+            throw ControlClientError("the daemon closed the connection without a reply")
+        }
         guard let reply = (try? JSONValue(parsing: line))?.object else {
-            throw ControlClientError("the daemon's reply is not a JSON object: \(String(decoding: line.prefix(200), as: UTF8.self))")
+            throw ControlClientError(
+                "the daemon's reply is not a JSON object: \(String(decoding: line.prefix(200), as: UTF8.self))")
         }
         return reply
     }

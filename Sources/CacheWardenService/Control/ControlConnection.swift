@@ -90,7 +90,11 @@ final class ControlConnection: @unchecked Sendable {
     func endSubscription(note: [UInt8], grace: Double = 10) {
         assertOnQueue(serverQueue)
         subscription = nil
-        if let newline = output.firstIndex(of: UInt8(ascii: "\n")) { output.removeSubrange((newline + 1)...) } else { output.removeAll() }
+        if let newline = output.firstIndex(of: UInt8(ascii: "\n")) {
+            output.removeSubrange((newline + 1)...)
+        } else {
+            output.removeAll()
+        }
         closeWhenDrained = true
         send(note)
         serverQueue.asyncAfter(deadline: .now() + grace) { [weak self] in self?.close() }
@@ -112,7 +116,7 @@ final class ControlConnection: @unchecked Sendable {
         readSource?.cancel()
         readSource = nil
         if let writeSource {
-            if writeSuspended { writeSource.resume() }   // a suspended source must not be released
+            if writeSuspended { writeSource.resume() } // a suspended source must not be released
             writeSource.cancel()
         }
         writeSource = nil
@@ -134,7 +138,7 @@ final class ControlConnection: @unchecked Sendable {
         }
         // A readable socket that reads nothing: the client closed its end.
         guard n > 0 else { close(); return }
-        if refused { return }   // the rest of a refused request: read and dropped
+        if refused { return } // the rest of a refused request: read and dropped
         input.append(contentsOf: chunk[0..<n])
         while let newline = input.firstIndex(of: UInt8(ascii: "\n")) {
             guard newline <= Self.maxLine else { refuseLongRequest(); return }
@@ -158,7 +162,11 @@ final class ControlConnection: @unchecked Sendable {
         onLine = nil
         subscription = nil
         // The last bytes this client gets; nothing is queued after them (`send` drops what comes once refused).
-        output.append(contentsOf: ControlReply.error(nil, "request line longer than the limit of \(Self.maxLine) bytes (\(Self.maxLine >> 10) KiB); send one JSON object per line"))
+        output.append(
+            contentsOf: ControlReply.error(
+                nil,
+                "request line longer than the limit of \(Self.maxLine) bytes (\(Self.maxLine >> 10) KiB); send one JSON object per line"
+            ))
         refused = true
         flush()
         serverQueue.asyncAfter(deadline: .now() + grace) { [weak self] in self?.close() }

@@ -46,8 +46,10 @@ package final class ControlServer: EventSink, @unchecked Sendable {
         self.init(path: path, mode: mode, maxQueued: Self.maxQueuedPerSubscriber)
     }
 
-    init(path: String, mode: UInt16, maxQueued: Int, maxConnections: Int = ControlServer.maxConnections,
-         idleTimeout: Double = ControlServer.idleTimeout) {
+    init(
+        path: String, mode: UInt16, maxQueued: Int, maxConnections: Int = ControlServer.maxConnections,
+        idleTimeout: Double = ControlServer.idleTimeout
+    ) {
         self.path = path
         self.mode = mode
         self.maxQueued = maxQueued
@@ -98,7 +100,7 @@ package final class ControlServer: EventSink, @unchecked Sendable {
     /// the socket file (if it is still ours). Idempotent.
     package func stop() {
         queue.sync {
-            resumeAccepting()   // a suspended source must not be released
+            resumeAccepting() // a suspended source must not be released
             if let acceptSource { acceptSource.cancel() } else if listener >= 0 { Syscall.close(listener) }
             acceptSource = nil
             for c in connections.values { c.closeAfterLastWrite() }
@@ -141,7 +143,7 @@ package final class ControlServer: EventSink, @unchecked Sendable {
                 guard let accepted = try UnixSocket.accept(listener) else { return }
                 fd = accepted
             } catch {
-                if error == .connectionAbort { continue }   // that client left before it was accepted
+                if error == .connectionAbort { continue } // that client left before it was accepted
                 pauseAccepting()
                 return
             }
@@ -206,7 +208,8 @@ package final class ControlServer: EventSink, @unchecked Sendable {
     private func answer(_ parsed: Result<ControlRequest, ControlError>) -> ([UInt8], Set<String>?) {
         switch parsed {
         case .failure(let error): (ControlReply.error(error.command, error.message), nil)
-        case .success(.subscribe(let events)): (ControlReply.ok("subscribe") { $0.add("events", events.sorted()) }, events)
+        case .success(.subscribe(let events)):
+            (ControlReply.ok("subscribe") { $0.add("events", events.sorted()) }, events)
         case .success(let request): (answer(request), nil)
         }
     }
@@ -221,7 +224,9 @@ package final class ControlServer: EventSink, @unchecked Sendable {
                 return refusal("trim", error, watcher)
             }
         case .clear(let dirs, let dryRun):
-            do throws(WardenError) { return ControlReply.clear(try watcher.clear(dirs, dryRun: dryRun), dryRun: dryRun) } catch {
+            do throws(WardenError) {
+                return ControlReply.clear(try watcher.clear(dirs, dryRun: dryRun), dryRun: dryRun)
+            } catch {
                 return refusal("clear", error, watcher)
             }
         case .reload:
@@ -260,7 +265,10 @@ package final class ControlServer: EventSink, @unchecked Sendable {
             guard !bytes.isEmpty else { continue }
             c.send(bytes)
             if c.queued > maxQueued {
-                c.endSubscription(note: ControlReply.error("subscribe", "subscriber too slow: more than \(maxQueued) bytes queued, later lines dropped; disconnected"))
+                c.endSubscription(
+                    note: ControlReply.error(
+                        "subscribe",
+                        "subscriber too slow: more than \(maxQueued) bytes queued, later lines dropped; disconnected"))
             }
         }
     }

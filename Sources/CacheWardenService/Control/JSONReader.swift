@@ -2,12 +2,12 @@
 ///
 /// Written here rather than with FoundationEssentials' `JSONDecoder`, which the ecosystem would suggest: the
 /// decoder keeps much of FoundationEssentials (dates, calendars, URL, property lists) in the static binary,
-/// about as much again as the rest of it, for lines of a few hundred bytes. It is strict where the decoder is: no trailing
-/// commas, comments, single quotes, leading zeros, unescaped control characters, invalid UTF-8 or lone surrogates;
-/// stricter in one more way: a key twice in one object is an error naming the key (a parser that kept the first
-/// or the last value would let `{"command":"status","command":"clear"}` mean what the sender's parser did not).
-/// It nests at most `maxDepth` levels, so a hostile request cannot exhaust the stack. `JSONReaderReferenceTests`
-/// checks it against Python's `json` on generated and malformed documents.
+/// about as much again as the rest of it, for lines of a few hundred bytes. It is strict where the decoder is: no
+/// trailing commas, comments, single quotes, leading zeros, unescaped control characters, invalid UTF-8 or lone
+/// surrogates; stricter in one more way: a key twice in one object is an error naming the key (a parser that kept the
+/// first or the last value would let `{"command":"status","command":"clear"}` mean what the sender's parser did not).
+/// It nests at most `maxDepth` levels, so a hostile request cannot exhaust the stack. `JSONReaderReferenceTests` checks
+/// it against Python's `json` on generated and malformed documents.
 struct JSONReader {
     static let maxDepth = 64
 
@@ -60,7 +60,8 @@ struct JSONReader {
     private mutating func literal(_ word: StaticString) throws(Failure) {
         let count = word.utf8CodeUnitCount
         guard at + count <= bytes.count,
-              word.withUTF8Buffer({ w in (0..<count).allSatisfy { bytes[at + $0] == w[$0] } }) else {
+            word.withUTF8Buffer({ w in (0..<count).allSatisfy { bytes[at + $0] == w[$0] } })
+        else {
             throw failure("a value was expected")
         }
         at += count
@@ -74,10 +75,14 @@ struct JSONReader {
         if at < bytes.count, bytes[at] == UInt8(ascii: "}") { at += 1; return .object(fields) }
         while true {
             skipWhitespace()
-            guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw failure("a key in quotes was expected") }
+            guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else {
+                throw failure("a key in quotes was expected")
+            }
             let keyStart = at
             let key = try string()
-            guard fields[key] == nil else { throw Failure(offset: keyStart, problem: "duplicate key \(key.debugDescription)") }
+            guard fields[key] == nil else {
+                throw Failure(offset: keyStart, problem: "duplicate key \(key.debugDescription)")
+            }
             skipWhitespace()
             guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { throw failure("`:` was expected") }
             at += 1
@@ -134,7 +139,9 @@ struct JSONReader {
         }
         let text = String(decoding: bytes[start..<at], as: UTF8.self)
         if integral, let i = Int64(text) { return .integer(i) }
-        guard let d = Double(text), d.isFinite else { throw Failure(offset: start, problem: "the number \(text) is out of range") }
+        guard let d = Double(text), d.isFinite else {
+            throw Failure(offset: start, problem: "the number \(text) is out of range")
+        }
         return .number(d)
     }
 
@@ -154,7 +161,9 @@ struct JSONReader {
             switch b {
             case UInt8(ascii: "\""):
                 at += 1
-                guard let s = String(validating: out, as: UTF8.self) else { throw failure("the string is not valid UTF-8") }
+                guard let s = String(validating: out, as: UTF8.self) else {
+                    throw failure("the string is not valid UTF-8")
+                }
                 return s
             case UInt8(ascii: "\\"):
                 at += 1
@@ -188,7 +197,9 @@ struct JSONReader {
                 }
                 at += 2
                 let low = UInt32(try hex4())
-                guard (0xDC00..<0xE000).contains(low) else { throw failure("a high surrogate must be followed by a low one") }
+                guard (0xDC00..<0xE000).contains(low) else {
+                    throw failure("a high surrogate must be followed by a low one")
+                }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             } else if (0xDC00..<0xE000).contains(scalar) {
                 throw failure("a low surrogate without a high one")

@@ -91,7 +91,8 @@ package enum JSONValue: Sendable, Equatable {
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral {
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
+{
     package init(stringLiteral value: String) { self = .string(value) }
     package init(booleanLiteral value: Bool) { self = .bool(value) }
     package init(integerLiteral value: Int64) { self = .integer(value) }

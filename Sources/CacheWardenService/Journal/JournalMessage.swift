@@ -29,16 +29,21 @@ enum JournalMessage {
         case .status(let t): "\(t.dir): \(totals(t.total, t.files, t.quota))"
         case .stop(let t): "\(t.dir): stopped, \(totals(t.total, t.files, t.quota))"
         case .write(let w): "\(w.dir): wrote \(w.file) (\(iec(w.size))); now \(totals(w.total, w.files, w.quota))"
-        case .evict(let e): "\(e.dir): \(e.dryRun ? "would evict" : "evicted") \(e.file) (\(iec(e.size)), \(e.reason.rawValue))"
+        case .evict(let e):
+            "\(e.dir): \(e.dryRun ? "would evict" : "evicted") \(e.file) (\(iec(e.size)), \(e.reason.rawValue))"
         case .trim(let t): trim(t)
         case .overflow: "the kernel's event queue overflowed; the directories are re-read"
         case .rescan(let r): "\(r.dir): re-read, drift \(r.drift) bytes; now \(totals(r.total, r.files, 0))"
         case .lowDisk(let l): lowDisk(l)
-        case .clear(let c): "clear \(c.dirs.joined(separator: ", ")): \(c.phase.rawValue.replacing("_", with: " "))"
-            + (c.phase == .done ? ", removed \(c.removed) files, freed \(iec(c.freed))" : "") + (c.dryRun ? " (dry run)" : "")
+        case .clear(let c):
+            "clear \(c.dirs.joined(separator: ", ")): \(c.phase.rawValue.replacing("_", with: " "))"
+                + (c.phase == .done ? ", removed \(c.removed) files, freed \(iec(c.freed))" : "")
+                + (c.dryRun ? " (dry run)" : "")
         case .dropped(let n): "\(n) events dropped: their reader was too slow"
         case .error(let e): (e.dir.map { "\($0): " } ?? "") + e.message + (e.file.map { " (\($0))" } ?? "")
-        case .deferred(let d): "\(d.dir): \(d.reason.rawValue) trim deferred: \(d.busy)" + (d.retrySeconds.map { "; next try in \(Int($0)) s" } ?? "")
+        case .deferred(let d):
+            "\(d.dir): \(d.reason.rawValue) trim deferred: \(d.busy)"
+                + (d.retrySeconds.map { "; next try in \(Int($0)) s" } ?? "")
         }
     }
 
@@ -49,7 +54,8 @@ enum JournalMessage {
     }
 
     private static func trim(_ t: TrimReport) -> String {
-        var s = "\(t.dir): trim (\(t.reason.rawValue)) \(t.dryRun ? "would remove" : "removed") \(t.removed) files, "
+        var s =
+            "\(t.dir): trim (\(t.reason.rawValue)) \(t.dryRun ? "would remove" : "removed") \(t.removed) files, "
             + "freed \(iec(t.freed)); now \(iec(t.total))"
         if t.quota > 0 { s += " of \(iec(t.quota)) quota" }
         if t.shortBy > 0 { s += "; short of the target by \(iec(t.shortBy))" }

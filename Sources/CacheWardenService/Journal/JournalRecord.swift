@@ -58,7 +58,9 @@ struct JournalRecord: EventFieldWriter {
         field(fieldName(name), digits)
     }
 
-    mutating func add(_ name: StaticString, _ value: Bool) { field(fieldName(name), Array((value ? "true" : "false").utf8)) }
+    mutating func add(_ name: StaticString, _ value: Bool) {
+        field(fieldName(name), Array((value ? "true" : "false").utf8))
+    }
 
     mutating func add(_ name: StaticString, _ value: Double) {
         var digits: [UInt8] = []

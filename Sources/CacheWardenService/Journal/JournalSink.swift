@@ -56,8 +56,10 @@ package final class JournalSink: EventSink {
     /// A sink sending to `socket`, holding at most `bufferLimit` bytes of records while journald is slow.
     /// `sendBuffer` is the socket's `SO_SNDBUF` (the kernel caps it at `net.core.wmem_max`), which bounds one
     /// datagram; larger records go through a memfd.
-    package init(socket: String, bufferLimit: Int = 8 << 20, sendBuffer: Int = 8 << 20,
-                onError: @escaping @Sendable (String) -> Void = { _ in }) throws(Errno) {
+    package init(
+        socket: String, bufferLimit: Int = 8 << 20, sendBuffer: Int = 8 << 20,
+        onError: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws(Errno) {
         let sender = try JournalSender(path: socket, sendBuffer: sendBuffer)
         writer = BoundedWriter(
             name: "cachewarden.journal", limit: bufferLimit,
@@ -99,7 +101,7 @@ final class JournalSender: Sendable {
     func send(_ record: [UInt8]) throws(Errno) {
         do throws(Errno) {
             try UnixSocket.sendDatagram(record, on: fd, to: path)
-        } catch where error == .messageTooLong || error == .noBufferSpace {
+        } catch  where error == .messageTooLong || error == .noBufferSpace {
             let memfd = try Syscall.sealedMemoryFile("cachewarden-journal", record)
             defer { Syscall.close(memfd) }
             try UnixSocket.sendDescriptor(memfd, on: fd, to: path)
@@ -112,7 +114,9 @@ final class JournalSender: Sendable {
             try send(record)
             failing.withLock { $0 = false }
         } catch {
-            let first = failing.withLock { was in defer { was = true }; return !was }
+            let first = failing.withLock { was in
+                defer { was = true }; return !was
+            }
             if first { onError("cannot send to the journal (\(path)): \(error); records are lost until it answers") }
         }
     }

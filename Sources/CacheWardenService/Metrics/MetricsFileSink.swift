@@ -40,7 +40,8 @@ package final class MetricsFileSink: EventSink, @unchecked Sendable {
         }
         if let problem { throw .system(operation: "write metrics file", path: path, errno: problem.rawValue) }
         let t = DispatchSource.makeTimerSource(queue: queue)
-        t.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(Int(min(500, interval * 100))))
+        t.schedule(
+            deadline: .now() + interval, repeating: interval, leeway: .milliseconds(Int(min(500, interval * 100))))
         t.setEventHandler { [weak self] in _ = self?.write() }
         t.resume()
         queue.sync { timer = t }

@@ -46,10 +46,13 @@ struct PrometheusText {
     }
 
     /// Records one observation in a histogram with these upper bounds (`+Inf` is implied).
-    mutating func observe(_ name: String, help: String, labels: [(String, String)], buckets: [Double], _ number: Double) {
+    mutating func observe(_ name: String, help: String, labels: [(String, String)], buckets: [Double], _ number: Double)
+    {
         update(name, help, .histogram, labels) { value in
             var h: Histogram
-            if case .histogram(let existing) = value { h = existing } else {
+            if case .histogram(let existing) = value {
+                h = existing
+            } else {
                 h = Histogram(buckets: buckets, counts: Array(repeating: 0, count: buckets.count))
             }
             for (i, bound) in h.buckets.enumerated() where number <= bound { h.counts[i] += 1 }
@@ -65,8 +68,10 @@ struct PrometheusText {
         if families[name]?.samples.isEmpty == true { families[name] = nil }
     }
 
-    private mutating func update(_ name: String, _ help: String, _ kind: Kind, _ labels: [(String, String)],
-                                 _ change: (inout Value) -> Void) {
+    private mutating func update(
+        _ name: String, _ help: String, _ kind: Kind, _ labels: [(String, String)],
+        _ change: (inout Value) -> Void
+    ) {
         let key = Self.render(labels)
         var family = families[name] ?? Family(help: help, kind: kind)
         var value = family.samples[key] ?? .integer(0)
@@ -80,7 +85,8 @@ struct PrometheusText {
         var out = ""
         for name in families.keys.sorted() {
             let family = families[name]!
-            out += "# HELP \(name) \(Self.escaped(family.help, quotes: false))\n# TYPE \(name) \(family.kind.rawValue)\n"
+            out +=
+                "# HELP \(name) \(Self.escaped(family.help, quotes: false))\n# TYPE \(name) \(family.kind.rawValue)\n"
             for labels in family.samples.keys.sorted() {
                 switch family.samples[labels]! {
                 case .integer(let n): out += "\(name)\(Self.braced(labels)) \(n)\n"

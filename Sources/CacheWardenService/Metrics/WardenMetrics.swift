@@ -19,7 +19,9 @@ final class WardenMetrics {
     private var groupGauges: [String: [String]] = [:]
 
     init(startTime: Date = Date(), version: String = CacheWardenVersion.current) {
-        gauge("start_time", "seconds", "When this cachewarden process started (Unix time).", [], startTime.timeIntervalSince1970)
+        gauge(
+            "start_time", "seconds", "When this cachewarden process started (Unix time).", [],
+            startTime.timeIntervalSince1970)
         gauge("build_info", "", "Always 1; the version is the label.", [("version", version)], 1)
         // Families that must show up (as 0) before their first event, so dashboards and alerts have a series.
         counter("inotify_overflows", Help.overflows, [], by: 0)
@@ -57,8 +59,9 @@ final class WardenMetrics {
         case .dropped(let n):
             counter("dropped_lines", Help.dropped, [], by: Int64(n))
         case .deferred(let d):
-            counter("trims_deferred", "Trims that found their client's lock held and wait for it (one per trim).",
-                    [("dir", d.dir), ("reason", d.reason.rawValue)])
+            counter(
+                "trims_deferred", "Trims that found their client's lock held and wait for it (one per trim).",
+                [("dir", d.dir), ("reason", d.reason.rawValue)])
         default:
             break
         }
@@ -66,9 +69,12 @@ final class WardenMetrics {
 
     private func record(_ t: TrimReport, at time: Date) {
         counter("trims", "Trims run, by why.", [("dir", t.dir), ("reason", t.reason.rawValue)])
-        text.observe(Self.name("trim_duration", "seconds"), help: "How long trims took.", labels: [("dir", t.dir)],
-                     buckets: Self.trimBuckets, t.durationMilliseconds / 1000)
-        eventGauge("last_trim_timestamp", "seconds", "When the last trim finished (Unix time).", t.dir, time.timeIntervalSince1970)
+        text.observe(
+            Self.name("trim_duration", "seconds"), help: "How long trims took.", labels: [("dir", t.dir)],
+            buckets: Self.trimBuckets, t.durationMilliseconds / 1000)
+        eventGauge(
+            "last_trim_timestamp", "seconds", "When the last trim finished (Unix time).", t.dir,
+            time.timeIntervalSince1970)
         eventGauge("short_by", "bytes", Help.shortBy, t.dir, Double(t.shortBy))
     }
 
@@ -80,7 +86,9 @@ final class WardenMetrics {
         for s in dirs {
             let dir = s.totals.dir
             seen.insert(dir)
-            let names = dirGaugeValues(s, now: now).map { name, unit, help, value in gauge(name, unit, help, [("dir", dir)], value) }
+            let names = dirGaugeValues(s, now: now).map { name, unit, help, value in
+                gauge(name, unit, help, [("dir", dir)], value)
+            }
             // A gauge the directory no longer has (its quota went on reload, say) goes.
             for gone in dirGauges[dir] ?? [] where !names.contains(gone) { text.remove(gone, labels: [("dir", dir)]) }
             dirGauges[dir] = names
@@ -102,7 +110,10 @@ final class WardenMetrics {
 
     private func dirGaugeValues(_ s: DirectoryStatus, now: Date) -> [(String, String, String, Double)] {
         var values: [(String, String, String, Double)] = [
-            ("", "bytes", "Bytes counted in the directory (per its size basis; hard links once).", Double(s.totals.total)),
+            (
+                "", "bytes", "Bytes counted in the directory (per its size basis; hard links once).",
+                Double(s.totals.total)
+            ),
             ("files", "", "Regular files counted (hard links once).", Double(s.totals.files)),
             ("quota", "bytes", "The directory's quota (0: none).", Double(s.totals.quota)),
             ("protected", "bytes", "Bytes in protected files (counted, never deleted).", Double(s.protectedBytes)),
@@ -112,20 +123,34 @@ final class WardenMetrics {
         }
         add("trim_target", "bytes", "The total a quota trim aims for.", s.trimTarget.map(Double.init))
         add("trim_at", "bytes", "The total above which a quota trim starts (trim_at).", s.trimAt.map(Double.init))
-        add("hard_quota", "bytes", "With trim_after_idle: the total above which a trim runs at once.", s.hardQuota.map(Double.init))
+        add(
+            "hard_quota", "bytes", "With trim_after_idle: the total above which a trim runs at once.",
+            s.hardQuota.map(Double.init))
         add("max_files", "", "The directory's max_files.", s.maxFiles.map(Double.init))
-        add("oldest_file_age", "seconds", "Age of the oldest counted file.", s.oldest.map { max(0, now.timeIntervalSince($0)) })
+        add(
+            "oldest_file_age", "seconds", "Age of the oldest counted file.",
+            s.oldest.map { max(0, now.timeIntervalSince($0)) })
         add("watches", "", "Directories followed by an inotify watch.", s.watches.map(Double.init))
-        add("polled_directories", "", "Directories past the inotify watch limit, polled every poll_interval instead.",
+        add(
+            "polled_directories", "", "Directories past the inotify watch limit, polled every poll_interval instead.",
             s.polledDirectories.map(Double.init))
-        add("fanotify_directories", "", "Directories past the inotify watch limit, followed by fanotify instead.",
+        add(
+            "fanotify_directories", "", "Directories past the inotify watch limit, followed by fanotify instead.",
             s.fanotifyDirectories.map(Double.init))
         add("poll_pass_duration", "seconds", "How long the last polling pass took.", s.pollPass?.seconds)
-        add("poll_directories_read", "", "Directories the last polling pass re-read.", s.pollPass.map { Double($0.directoriesRead) })
-        add("filesystem_free", "bytes", "Free bytes for unprivileged users on the directory's filesystem.", s.filesystemFree.map(Double.init))
-        add("free_low_watermark", "bytes", "Free space below which a low-disk purge of the directory's filesystem starts (low_disk_free).",
+        add(
+            "poll_directories_read", "", "Directories the last polling pass re-read.",
+            s.pollPass.map { Double($0.directoriesRead) })
+        add(
+            "filesystem_free", "bytes", "Free bytes for unprivileged users on the directory's filesystem.",
+            s.filesystemFree.map(Double.init))
+        add(
+            "free_low_watermark", "bytes",
+            "Free space below which a low-disk purge of the directory's filesystem starts (low_disk_free).",
             s.lowWatermark.map(Double.init))
-        add("free_high_watermark", "bytes", "Free space a low-disk purge of the directory's filesystem goes on to (low_disk_target).",
+        add(
+            "free_high_watermark", "bytes",
+            "Free space a low-disk purge of the directory's filesystem goes on to (low_disk_target).",
             s.highWatermark.map(Double.init))
         if s.clientLock != nil { values += Self.clientLockGauges(s) }
         return values
@@ -134,10 +159,18 @@ final class WardenMetrics {
     /// A directory with a client lock: how long its oldest waiting trim has waited, and whether past
     /// `client_lock_wait` (what the `CacheWardenClientLockHeld` alert reads); 0 when none waits.
     private static func clientLockGauges(_ s: DirectoryStatus) -> [(String, String, String, Double)] {
-        [("trim_deferred", "seconds", "How long the directory's oldest trim waiting for its client's lock has waited (0: none waits).",
-          s.deferred?.waitedSeconds ?? 0),
-         ("client_lock_overdue", "", "1 while a trim has waited for its client's lock longer than client_lock_wait.",
-          s.deferred?.overdue == true ? 1 : 0)]
+        [
+            (
+                "trim_deferred", "seconds",
+                "How long the directory's oldest trim waiting for its client's lock has waited (0: none waits).",
+                s.deferred?.waitedSeconds ?? 0
+            ),
+            (
+                "client_lock_overdue", "",
+                "1 while a trim has waited for its client's lock longer than client_lock_wait.",
+                s.deferred?.overdue == true ? 1 : 0
+            ),
+        ]
     }
 
     /// `cachewarden_backend_info{dir,backend} 1`, replaced when the backend changes, removed with nil.
@@ -146,8 +179,9 @@ final class WardenMetrics {
         let name = Self.name("backend_info", "")
         if let old = backends[dir] { text.remove(name, labels: [("dir", dir), ("backend", old)]) }
         if let backend {
-            text.set(name, help: "Always 1; the change backend following the directory's tree is the label.",
-                     labels: [("dir", dir), ("backend", backend)], 1)
+            text.set(
+                name, help: "Always 1; the change backend following the directory's tree is the label.",
+                labels: [("dir", dir), ("backend", backend)], 1)
         }
         backends[dir] = backend
     }
@@ -157,7 +191,9 @@ final class WardenMetrics {
         for g in groups {
             seen.insert(g.name)
             let sum = dirs.filter { $0.group == g.name }.reduce(Int64(0)) { $0 + $1.totals.total }
-            let bytes = gauge("group", "bytes", "Bytes counted in the group's directories together.", [("group", g.name)], Double(sum))
+            let bytes = gauge(
+                "group", "bytes", "Bytes counted in the group's directories together.", [("group", g.name)], Double(sum)
+            )
             let quota = gauge("group_quota", "bytes", "The group's shared quota.", [("group", g.name)], Double(g.quota))
             groupGauges[g.name] = [bytes, quota]
         }
@@ -189,7 +225,9 @@ final class WardenMetrics {
 
     /// Sets `cachewarden_<name>_<unit>`; returns its full name.
     @discardableResult
-    private func gauge(_ name: String, _ unit: String, _ help: String, _ labels: [(String, String)], _ value: Double) -> String {
+    private func gauge(_ name: String, _ unit: String, _ help: String, _ labels: [(String, String)], _ value: Double)
+        -> String
+    {
         let full = Self.name(name, unit)
         text.set(full, help: help, labels: labels, value)
         return full
@@ -209,5 +247,6 @@ private enum Help {
     static let errors = "Run-time errors (the watcher went on), by kind."
     static let rescans = "Trees re-read after an overflow."
     static let drift = "Running total minus the re-read total at the last rescan (0 before the first)."
-    static let shortBy = "Bytes the last trim left above its target because all that was left was spared (0: reached, or no trim yet)."
+    static let shortBy =
+        "Bytes the last trim left above its target because all that was left was spared (0: reached, or no trim yet)."
 }

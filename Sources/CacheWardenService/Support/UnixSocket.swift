@@ -11,7 +11,7 @@ enum UnixSocket {
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         var bytes = Array(path.utf8)
-        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }   // abstract: a leading NUL, no terminator
+        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 } // abstract: a leading NUL, no terminator
         let capacity = MemoryLayout.size(ofValue: addr.sun_path)
         guard bytes.count < capacity else { return nil }
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in
@@ -91,7 +91,9 @@ enum UnixSocket {
         }
     }
 
-    private static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(Errno) -> Void) throws(Errno) {
+    private static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(Errno) -> Void)
+        throws(Errno)
+    {
         guard let (address, length) = address(path) else { throw Errno.fileNameTooLong }
         var addr = address
         try withUnsafePointer(to: &addr) { p throws(Errno) in

@@ -41,6 +41,9 @@ package struct SystemdNotifier: Sendable {
     package func reloading() {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
-        notify(["RELOADING=1", "MONOTONIC_USEC=\(Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)", "STATUS=reloading"])
+        notify([
+            "RELOADING=1", "MONOTONIC_USEC=\(Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)",
+            "STATUS=reloading",
+        ])
     }
 }

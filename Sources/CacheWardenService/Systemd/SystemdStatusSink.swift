@@ -45,7 +45,8 @@ package final class SystemdStatusSink: EventSink, @unchecked Sendable {
         case .stop(let t): totals[t.dir] = nil
         case .trim(let t):
             totals[t.dir] = t.total
-            lastTrim = "last trim \(t.dir) \(t.removed) files \(ByteText.iec(t.freed)) (\(t.reason.rawValue)) at \(Self.clock(event.time))"
+            lastTrim =
+                "last trim \(t.dir) \(t.removed) files \(ByteText.iec(t.freed)) (\(t.reason.rawValue)) at \(Self.clock(event.time))"
         default: break
         }
     }

@@ -20,20 +20,25 @@ import Testing
             guard status == 0 else { throw ParseFailure(message: "bindfs could not mount (\(message))") }
         }
 
-        static let bindfs = ["/usr/bin/bindfs", "/bin/bindfs"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        static let bindfs = ["/usr/bin/bindfs", "/bin/bindfs"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
 
         /// Runs a program that leaves a daemon behind, through `system(3)`: Foundation's `Process` waits for
         /// its pipes and descriptors, which the daemon keeps. Returns the status and what it wrote on stderr.
         static func daemonize(_ path: String, _ args: [String]) throws -> (Int32, String) {
             let log = TemporaryTree("cw-bindfs-log")
-            let command = ([path] + args).map { "'\($0)'" }.joined(separator: " ") + " </dev/null >/dev/null 2>'\(log.url("err"))'"
+            let command =
+                ([path] + args).map { "'\($0)'" }.joined(separator: " ")
+                + " </dev/null >/dev/null 2>'\(log.url("err"))'"
             let status = system(command)
             let message = (try? String(contentsOfFile: log.url("err"), encoding: .utf8)) ?? ""
             return (status, message.trimmingCharacters(in: .whitespacesAndNewlines))
         }
 
         deinit {
-            for tool in ["/usr/bin/fusermount", "/usr/bin/fusermount3", "/bin/fusermount"] where FileManager.default.isExecutableFile(atPath: tool) {
+            for tool in ["/usr/bin/fusermount", "/usr/bin/fusermount3", "/bin/fusermount"]
+            where FileManager.default.isExecutableFile(atPath: tool) {
                 if (try? runProcess(tool, ["-u", point.path]))?.status == 0 { return }
             }
             _ = umount2(point.path, Int32(MNT_DETACH))
@@ -47,7 +52,7 @@ import Testing
         let now = Date().timeIntervalSince1970
         for i in 0..<10 { mount.under.write("d\(i % 3)/f\(i)", size: 10_000, mtime: now - Double(1000 - i * 10)) }
         var dir = DirectorySettings(name: "fuse", path: mount.point.path, quota: 150_000)
-        dir.pollInterval = 1   // backend: auto, the default
+        dir.pollInterval = 1 // backend: auto, the default
         var settings = WardenSettings(directories: [dir], sizeBasis: .apparent)
         settings.pollInterval = 1
         let log = EventLog()
@@ -80,7 +85,9 @@ import Testing
         #expect(trim.total <= 75_000 && trim.reason == .quota)
         #expect(log.evictions.first?.file == "d0/f0")
         for e in log.evictions {
-            #expect(!FileManager.default.fileExists(atPath: mount.under.url(e.file)), "\(e.file) has an evict line but exists")
+            #expect(
+                !FileManager.default.fileExists(atPath: mount.under.url(e.file)),
+                "\(e.file) has an evict line but exists")
         }
         #expect(eventually(timeout: 5) { exact() })
     }
@@ -99,7 +106,9 @@ import Testing
     @Test(.enabled(if: unavailable == nil, "needs a bindfs mount (/dev/fuse and bindfs)"))
     func unitsOnAMountWithoutAtomicRenamesGoFileByFile() throws {
         let mount = try Mount()
-        for u in 0..<6 { for i in 0..<4 { mount.under.write("unit\(u)/f\(i)", size: 10_000, mtime: 1_000_000 + Double(u * 10 + i)) } }
+        for u in 0..<6 {
+            for i in 0..<4 { mount.under.write("unit\(u)/f\(i)", size: 10_000, mtime: 1_000_000 + Double(u * 10 + i)) }
+        }
         var dir = DirectorySettings(name: "fuse", path: mount.point.path, quota: 150_000)
         dir.evictUnit = .entry
         dir.pollInterval = 1
@@ -110,9 +119,16 @@ import Testing
         try watcher.start()
         defer { watcher.stop() }
         #expect(eventually(timeout: 10) { log.evictions.count >= 3 }, "\(log.all)")
-        let notAtomic = log.all.filter { if case .error(let e) = $0.kind { return e.kind == "unit_not_atomic" }; return false }
+        let notAtomic = log.all.filter {
+            if case .error(let e) = $0.kind { return e.kind == "unit_not_atomic" }; return false
+        }
         #expect(notAtomic.count == 1, "\(notAtomic)")
-        for e in log.evictions { #expect(!FileManager.default.fileExists(atPath: mount.under.url(e.file)), "\(e.file) evicted but there") }
-        #expect(eventually(timeout: 5) { watcher.totals().first?.total == diskTotals(mount.point.path, basis: .apparent).total })
+        for e in log.evictions {
+            #expect(!FileManager.default.fileExists(atPath: mount.under.url(e.file)), "\(e.file) evicted but there")
+        }
+        #expect(
+            eventually(timeout: 5) {
+                watcher.totals().first?.total == diskTotals(mount.point.path, basis: .apparent).total
+            })
     }
 }

@@ -4,9 +4,9 @@ import Glibc
 import Testing
 @testable import CacheWarden
 
-/// `backend = fanotify`: one mark per filesystem (per group) and no per-directory watch; renames paired across directories,
-/// out of and into the tree; the events of the rest of the filesystem dropped; an overflowed queue re-read and
-/// the drift reported; opens counted. The guarantee tests (`QuotaTrimTests`, `ModelBasedTotalsTests`,
+/// `backend = fanotify`: one mark per filesystem (per group) and no per-directory watch; renames paired across
+/// directories, out of and into the tree; the events of the rest of the filesystem dropped; an overflowed queue re-read
+/// and the drift reported; opens counted. The guarantee tests (`QuotaTrimTests`, `ModelBasedTotalsTests`,
 /// `EvictionFactsTests`) run on it too. Where fanotify cannot be had, `backend = fanotify` stops `run` with exit 2.
 @Suite struct FanotifyBackendTests {
     static let available = FanotifyGroup.unavailability == nil
@@ -23,11 +23,11 @@ import Testing
         // by their keys, not by kernel watches.
         #expect(backend.markCount == 2 && backend.watchCount == 3)
         #expect(h.watcher.status().first?.watches == nil && h.watcher.status().first?.backend == "fanotify")
-        tree.rename("a/f", "b/g")                     // across directories: the same file, counted once
-        tree.rename("a", "b/a2")                      // a directory moved inside the tree keeps its followers
+        tree.rename("a/f", "b/g") // across directories: the same file, counted once
+        tree.rename("a", "b/a2") // a directory moved inside the tree keeps its followers
         tree.write("b/a2/h", size: 500)
         #expect(h.totalsMatchDisk(basis: .apparent))
-        outside.write("elsewhere", size: 7_000)       // the same filesystem, not ours
+        outside.write("elsewhere", size: 7_000) // the same filesystem, not ours
         #expect(rename(tree.url("b/g"), outside.url("moved-out")) == 0)
         #expect(rename(outside.url("elsewhere"), tree.url("moved-in")) == 0)
         #expect(h.totalsMatchDisk(basis: .apparent))
@@ -38,7 +38,9 @@ import Testing
     func anOverflowedQueueIsReadAgainAndTheDriftReported() throws {
         let tree = TemporaryTree()
         // The shipped groups' queues are unbounded; with fanotify's default bound, an overflow can be made.
-        let h = try WatcherHarness(tree, basis: .apparent, backend: FanotifyCapture(boundedQueues: true).factory) { $0.backend = .fanotify }
+        let h = try WatcherHarness(tree, basis: .apparent, backend: FanotifyCapture(boundedQueues: true).factory) {
+            $0.backend = .fanotify
+        }
         // Stall the watcher's queue while more events are made than a bounded group queues.
         let limit = (try? String(contentsOfFile: "/proc/sys/fs/fanotify/max_queued_events", encoding: .utf8))
         let queued = limit.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 16_384
@@ -63,7 +65,7 @@ import Testing
         let tree = TemporaryTree()
         let h = try WatcherHarness(tree, basis: .apparent) { $0.backend = .fanotify }
         let gate = DispatchSemaphore(value: 0)
-        h.watcher.engine.queue.async { gate.wait() }   // nothing read until the three are queued
+        h.watcher.engine.queue.async { gate.wait() } // nothing read until the three are queued
         for i in 0..<3 {
             tree.write("tmp", size: 1_000 + i)
             if i < 2 { tree.rename("tmp", "final\(i)") }
@@ -90,7 +92,10 @@ import Testing
             // the old name after a rename is what this test is about.
             #expect(eventually { h.watcher.ledgerFiles(h.name)["tmp"]?.bytes == 100 })
             tree.rename("tmp", "entry\(i)")
-            #expect(eventually { h.watcher.ledgerFiles(h.name)["entry\(i)"] != nil && h.watcher.ledgerFiles(h.name)["tmp"] == nil })
+            #expect(
+                eventually {
+                    h.watcher.ledgerFiles(h.name)["entry\(i)"] != nil && h.watcher.ledgerFiles(h.name)["tmp"] == nil
+                })
         }
         #expect(h.totalsMatchDisk(basis: .apparent))
         #expect(h.files == 20)
@@ -109,7 +114,12 @@ import Testing
         try watcher.start()
         defer { watcher.stop() }
         parent.rename("cache", "elsewhere")
-        #expect(eventually { log.all.contains { if case .error(let e) = $0.kind { return e.kind == "root_lost" }; return false } })
+        #expect(
+            eventually {
+                log.all.contains {
+                    if case .error(let e) = $0.kind { return e.kind == "root_lost" }; return false
+                }
+            })
         #expect(watcher.totals()[0].total == 0)
     }
 
@@ -117,20 +127,24 @@ import Testing
     func opensAreCountedForSpareOpen() throws {
         let tree = TemporaryTree()
         for i in 0..<4 { tree.write("f\(i)", size: 10_000, mtime: 1_600_000_000 + Double(i)) }
-        let h = try WatcherHarness(tree, quota: 45_000, basis: .apparent) { $0.backend = .fanotify; $0.spareOpen = true }
-        let fd = open(tree.url("f0"), O_RDONLY)   // the oldest, held open by a reader
+        let h = try WatcherHarness(tree, quota: 45_000, basis: .apparent) {
+            $0.backend = .fanotify; $0.spareOpen = true
+        }
+        let fd = open(tree.url("f0"), O_RDONLY) // the oldest, held open by a reader
         defer { close(fd) }
         let engine = h.watcher.engine
-        #expect(eventually {
-            engine.queue.sync {
-                let root = engine.state.ledger.account(RootID(0))!.rootNode
-                return Array("f0".utf8).withUnsafeBytes { engine.state.ledger.existingRecord(in: root, named: $0) }
-                    .map { engine.state.ledger.isOpen($0) } ?? false
-            }
-        })
-        tree.write("new", size: 10_000)            // 50,000 > 45,000: trim to ≤ 22,500, sparing f0
+        #expect(
+            eventually {
+                engine.queue.sync {
+                    let root = engine.state.ledger.account(RootID(0))!.rootNode
+                    return Array("f0".utf8).withUnsafeBytes { engine.state.ledger.existingRecord(in: root, named: $0) }
+                        .map { engine.state.ledger.isOpen($0) } ?? false
+                }
+            })
+        tree.write("new", size: 10_000) // 50,000 > 45,000: trim to ≤ 22,500, sparing f0
         #expect(eventually { !h.log.trims.isEmpty })
-        #expect(tree.exists("f0") && !tree.exists("f1") && !tree.exists("f2") && !tree.exists("f3") && tree.exists("new"))
+        #expect(
+            tree.exists("f0") && !tree.exists("f1") && !tree.exists("f2") && !tree.exists("f3") && tree.exists("new"))
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
@@ -141,13 +155,18 @@ import Testing
         _ = chmod(tree.path, 0o755)
         _ = chmod(tree.url("c"), 0o777)
         let config = tree.url("cw.conf")
-        try "dir.c.path = \(tree.url("c"))\ndir.c.backend = fanotify\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "dir.c.path = \(tree.url("c"))\ndir.c.backend = fanotify\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
         _ = chmod(config, 0o644)
         let setpriv = try #require(which("setpriv"))
         #expect(access(cachewardenBinary(), X_OK) == 0, "no \(cachewardenBinary()) to run")
-        let r = try runProcess(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", "--", cachewardenBinary(), "run", "--config", config])
+        let r = try runProcess(
+            setpriv,
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "--", cachewardenBinary(), "run", "--config", config])
         #expect(r.status == 2, "\(r)")
-        #expect(r.err.split(separator: "\n").count == 1 && r.err.contains("dir.c: backend = fanotify, but") && r.err.contains("CAP_SYS_ADMIN"), "\(r.err)")
+        #expect(
+            r.err.split(separator: "\n").count == 1 && r.err.contains("dir.c: backend = fanotify, but")
+                && r.err.contains("CAP_SYS_ADMIN"), "\(r.err)")
         #expect(tree.exists("c/f"))
     }
 }

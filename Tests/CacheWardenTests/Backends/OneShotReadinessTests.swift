@@ -31,7 +31,7 @@ import Testing
     @Test func aRecordMakesTheArmedSetReadableAndDisarmingQuietsIt() throws {
         let tree = TemporaryTree()
         var (inotify, set) = try watched(tree)
-        defer { withExtendedLifetime(inotify) {} }   // the instance closes with its last holder
+        defer { withExtendedLifetime(inotify) {} } // the instance closes with its last holder
         #expect(!readable(set))
         _ = tree.write("a", size: 10)
         #expect(readable(set))
@@ -45,10 +45,10 @@ import Testing
     @Test func armingWithRecordsQueuedMakesTheSetReadableAtOnce() throws {
         let tree = TemporaryTree()
         var (inotify, set) = try watched(tree)
-        defer { withExtendedLifetime(inotify) {} }   // the instance closes with its last holder
+        defer { withExtendedLifetime(inotify) {} } // the instance closes with its last holder
         _ = tree.write("a", size: 10)
         set.disarm()
-        _ = tree.write("b", size: 10)   // queued while disarmed
+        _ = tree.write("b", size: 10) // queued while disarmed
         #expect(!readable(set))
         set.arm()
         #expect(readable(set))
@@ -62,7 +62,7 @@ import Testing
         let tree = TemporaryTree()
         for i in 0..<100 { _ = tree.write("f\(i)", size: 10) }
         var (inotify, set) = try watched(tree)
-        defer { withExtendedLifetime(inotify) {} }   // the instance closes with its last holder
+        defer { withExtendedLifetime(inotify) {} } // the instance closes with its last holder
         set.disarm()
         for i in 0..<100 { tree.remove("f\(i)") }
         #expect(!readable(set))
@@ -93,14 +93,14 @@ import Testing
     @Test func aDisarmedDescriptorIsOutOfTheSetSoItsRecordsRunNoCallback() throws {
         let tree = TemporaryTree()
         var (inotify, set) = try watched(tree)
-        defer { withExtendedLifetime(inotify) {} }   // the instance closes with its last holder
+        defer { withExtendedLifetime(inotify) {} } // the instance closes with its last holder
         #expect(registered(set) == [inotify.fd])
         // Registered with no events would still hang on the queue's wait list and run epoll's callback for every
         // record; disarmed, the kernel lists nothing in the set.
         set.disarm()
         #expect(registered(set).isEmpty)
         #expect(!set.isArmed(inotify.fd))
-        set.disarm()   // twice is harmless
+        set.disarm() // twice is harmless
         set.arm()
         #expect(registered(set) == [inotify.fd])
         set.remove(inotify.fd)

@@ -8,7 +8,9 @@ import Testing
 /// pass, `status` names the backend and the pass's cost, and `auto` keeps inotify on a local filesystem.
 @Suite struct PollBackendTests {
     static func polled(_ tree: TemporaryTree, quota: Int64 = 0) throws -> WatcherHarness {
-        try WatcherHarness(tree, quota: quota, basis: .apparent) { $0.backend = .poll; $0.pollInterval = 1 }
+        try WatcherHarness(tree, quota: quota, basis: .apparent) {
+            $0.backend = .poll; $0.pollInterval = 1
+        }
     }
 
     @Test func aChangeIsSeenWithinOneInterval() throws {
@@ -38,9 +40,11 @@ import Testing
         // the timestamp slack. Then passes read nothing.
         #expect(eventually(timeout: 15) { h.watcher.status().first?.pollPass?.directoriesRead == 0 })
         let appended = Date()
-        tree.append("quiet/f", size: 3_000)   // the directory's times do not move
+        tree.append("quiet/f", size: 3_000) // the directory's times do not move
         #expect(h.totalsMatchDisk(basis: .apparent, timeout: Double(PollBackend.fullPassEvery) + 5))
-        print("poll: an append in place seen after \(String(format: "%.2f", Date().timeIntervalSince(appended))) s (full pass every \(PollBackend.fullPassEvery))")
+        print(
+            "poll: an append in place seen after \(String(format: "%.2f", Date().timeIntervalSince(appended))) s (full pass every \(PollBackend.fullPassEvery))"
+        )
         #expect(h.total == 4_000)
     }
 
@@ -63,16 +67,24 @@ import Testing
 
     @Test func backendKeysParse() throws {
         let dir = TemporaryTree()
-        let text = "backend = poll\npoll_interval = 1m\ndir.a.path = \(dir.path)\ndir.a.backend = auto\ndir.a.poll_interval = 5s\n"
+        let text =
+            "backend = poll\npoll_interval = 1m\ndir.a.path = \(dir.path)\ndir.a.backend = auto\ndir.a.poll_interval = 5s\n"
         let s = try WardenSettings.parse(text, source: "t.conf", relativeTo: nil)
         #expect(s.backend == .poll && s.pollInterval == 60)
         #expect(s.directories[0].backend == .auto && s.directories[0].pollInterval == 5)
-        #expect(try WardenSettings.parse("backend = fanotify\ndir.a.path = \(dir.path)\n", source: "t.conf", relativeTo: nil).backend == .fanotify)
+        #expect(
+            try WardenSettings.parse(
+                "backend = fanotify\ndir.a.path = \(dir.path)\n", source: "t.conf", relativeTo: nil
+            ).backend == .fanotify)
         do {
-            _ = try WardenSettings.parse("backend = dnotify\ndir.a.path = \(dir.path)\n", source: "t.conf", relativeTo: nil)
+            _ = try WardenSettings.parse(
+                "backend = dnotify\ndir.a.path = \(dir.path)\n", source: "t.conf", relativeTo: nil)
             Issue.record("dnotify was accepted")
         } catch {
-            #expect(error.description == "t.conf:1: bad value `dnotify` for backend: expected auto, inotify, fanotify or poll", "\(error)")
+            #expect(
+                error.description
+                    == "t.conf:1: bad value `dnotify` for backend: expected auto, inotify, fanotify or poll", "\(error)"
+            )
         }
     }
 

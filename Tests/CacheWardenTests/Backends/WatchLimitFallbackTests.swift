@@ -12,7 +12,9 @@ import Testing
 /// namespace of the test's own, so no other process is affected.
 @Suite struct WatchLimitFallbackTests {
     static func limitLines(_ log: EventLog) -> [WardenEvent] {
-        log.all.filter { if case .error(let e) = $0.kind { return e.kind == "watch_limit" }; return false }
+        log.all.filter {
+            if case .error(let e) = $0.kind { return e.kind == "watch_limit" }; return false
+        }
     }
 
     @Test func withoutFanotifyADirectoryPastTheLimitIsPolled() throws {
@@ -20,9 +22,10 @@ import Testing
         let log = EventLog(), clock = ManualClock()
         var dir = DirectorySettings(name: "c", path: tree.path)
         dir.pollInterval = 60
-        let watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: .apparent),
-                              backend: .standard(addWatchOverride: { $0.hasSuffix("/blind") ? Errno.noSpace : nil }, fanotify: false),
-                              clock: clock, log: log)
+        let watcher = Watcher(
+            settings: WardenSettings(directories: [dir], sizeBasis: .apparent),
+            backend: .standard(addWatchOverride: { $0.hasSuffix("/blind") ? Errno.noSpace : nil }, fanotify: false),
+            clock: clock, log: log)
         try watcher.start()
         defer { watcher.stop() }
         tree.write("blind/first", size: 100)
@@ -30,14 +33,16 @@ import Testing
         // The scan of `blind` may have run before `first` was written in it: the first polling pass counts it.
         clock.advance(by: 60)
         #expect(watcher.totals()[0].total == 100)
-        tree.write("blind/second", size: 50)     // no inotify watch there: seen only by the next polling pass
+        tree.write("blind/second", size: 50) // no inotify watch there: seen only by the next polling pass
         tree.remove("blind/first")
         clock.advance(by: 59.9)
         #expect(watcher.totals()[0].total == 100, "polled before its interval")
         clock.advance(by: 0.1)
         #expect(watcher.totals()[0].total == 50)
         let line = try #require(Self.limitLines(log).first).jsonLine()
-        #expect(Self.limitLines(log).count == 1 && line.contains("max_user_watches") && line.contains("served by poll"), "\(line)")
+        #expect(
+            Self.limitLines(log).count == 1 && line.contains("max_user_watches") && line.contains("served by poll"),
+            "\(line)")
         let status = try #require(watcher.status().first)
         #expect(status.backend == "inotify" && status.polledDirectories == 1 && status.fanotifyDirectories == 0)
     }
@@ -49,33 +54,39 @@ import Testing
         let refusing = Mutex(true)
         var dir = DirectorySettings(name: "c", path: tree.path)
         dir.pollInterval = 60
-        let watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: .apparent),
-                              backend: .standard(addWatchOverride: { path in
-                                  path.hasSuffix("/blind") && refusing.withLock { $0 } ? Errno.noSpace : nil
-                              }, fanotify: false),
-                              clock: clock, log: log)
+        let watcher = Watcher(
+            settings: WardenSettings(directories: [dir], sizeBasis: .apparent),
+            backend: .standard(
+                addWatchOverride: { path in
+                    path.hasSuffix("/blind") && refusing.withLock { $0 } ? Errno.noSpace : nil
+                }, fanotify: false),
+            clock: clock, log: log)
         tree.mkdir("blind")
         try watcher.start()
         defer { watcher.stop() }
         #expect(watcher.status().first?.polledDirectories == 1)
         refusing.withLock { $0 = false }
         tree.write("blind/a", size: 100)
-        clock.advance(by: 60)                      // the pass re-reads `blind`, and inotify watches it now
+        clock.advance(by: 60) // the pass re-reads `blind`, and inotify watches it now
         #expect(watcher.totals()[0].total == 100)
         #expect(watcher.status().first?.polledDirectories == 0)
-        tree.write("blind/b", size: 50)             // seen by inotify, with no pass
+        tree.write("blind/b", size: 50) // seen by inotify, with no pass
         #expect(eventually { watcher.totals()[0].total == 150 })
     }
 
-    @Test(.enabled(if: FanotifyGroup.unavailability == nil, "fanotify is not available here (root and Linux 5.9 are needed)"))
+    @Test(
+        .enabled(
+            if: FanotifyGroup.unavailability == nil, "fanotify is not available here (root and Linux 5.9 are needed)"))
     func withFanotifyADirectoryPastTheLimitIsFollowedAndTrimmedAcrossTheBoundary() throws {
         let tree = TemporaryTree()
         let log = EventLog()
-        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "c", path: tree.path, quota: 10_000)],
-                                                       sizeBasis: .apparent),
-                              mode: .enforce, callbackQueue: nil, sinks: [log], logger: .init(label: "t"),
-                              backend: .standard(addWatchOverride: { $0.contains("/past") ? Errno.noSpace : nil }),
-                              clock: SystemClock(), disk: SystemDiskProbe(), handler: nil)
+        let watcher = Watcher(
+            settings: WardenSettings(
+                directories: [DirectorySettings(name: "c", path: tree.path, quota: 10_000)],
+                sizeBasis: .apparent),
+            mode: .enforce, callbackQueue: nil, sinks: [log], logger: .init(label: "t"),
+            backend: .standard(addWatchOverride: { $0.contains("/past") ? Errno.noSpace : nil }),
+            clock: SystemClock(), disk: SystemDiskProbe(), handler: nil)
         tree.write("past/old", size: 3_000, mtime: 1_600_000_000)
         tree.write("watched/older", size: 3_000, mtime: 1_500_000_000)
         try watcher.start()
@@ -104,7 +115,8 @@ import Testing
         try "size_basis = apparent\npoll_interval = 1s\ndir.c.path = \(tree.url("c"))\ndir.c.quota = 20000\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
         let script = "echo 4 > /proc/sys/user/max_inotify_watches && exec \"$0\" run --config \"$1\""
-        let cli = try RunningCLI(["-U", "-r", "sh", "-c", script, cachewardenBinary(), config], executable: try #require(which("unshare")))
+        let cli = try RunningCLI(
+            ["-U", "-r", "sh", "-c", script, cachewardenBinary(), config], executable: try #require(which("unshare")))
         #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"ready\"") } }, "\(cli.stderr)")
         let limit = cli.lines.filter { $0.contains("\"kind\":\"watch_limit\"") }
         #expect(limit.count == 1 && limit[0].contains("served by poll"), "\(cli.lines)")

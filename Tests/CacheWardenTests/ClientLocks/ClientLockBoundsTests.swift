@@ -4,8 +4,8 @@ import Testing
 import CacheWardenCommandLine
 @testable import CacheWarden
 
-/// What a trim's client locks cost and say: descriptors bounded by a budget (not a count of units), holders named only from the file's own device, and the words of a command that
-/// stops waiting.
+/// What a trim's client locks cost and say: descriptors bounded by a budget (not a count of units), holders named only
+/// from the file's own device, and the words of a command that stops waiting.
 @Suite struct ClientLockBoundsTests {
     static let pattern = ClientLocks([ClientLock(".locks/{unit}/*.lock")])
 
@@ -17,13 +17,17 @@ import CacheWardenCommandLine
         let units = UnitClientLocks(locks: Self.pattern, rootPath: tree.path, dir: "c", depth: 1, registry: registry)
         for u in 0..<6 {
             #expect(units.take(Array("u\(u)".utf8)) == nil)
-            #expect(units.descriptors <= 20 && registry.count <= 20, "\(units.descriptors) descriptors, \(registry.count) files")
+            #expect(
+                units.descriptors <= 20 && registry.count <= 20,
+                "\(units.descriptors) descriptors, \(registry.count) files")
         }
         // 40 lock files cannot be held within 20 descriptors: an error to say, not a busy unit.
         #expect(units.take(Array("big".utf8)) == .lockUnusable && units.busy.isEmpty)
         let problems = units.takeProblems()
-        #expect(problems.count == 1 && problems.first?.unit == Array("big".utf8)
-                && problems.first?.busy.detail?.contains("its 40 lock files are more than the 20 descriptors") == true, "\(problems)")
+        #expect(
+            problems.count == 1 && problems.first?.unit == Array("big".utf8)
+                && problems.first?.busy.detail?.contains("its 40 lock files are more than the 20 descriptors") == true,
+            "\(problems)")
         #expect(units.take(Array("big".utf8)) == .lockUnusable && units.takeProblems().isEmpty && registry.count <= 20)
         // A unit let go for the budget is taken again when needed.
         #expect(units.take(Array("u0".utf8)) == nil && units.descriptors <= 20)
@@ -46,8 +50,10 @@ import CacheWardenCommandLine
         #expect(LockHolders.listedPIDs(text, id: "00:2a:1234") == LockHolders.Listed(pids: [222], locks: 2))
         #expect(LockHolders.listedPIDs(text, id: "08:01:1234") == LockHolders.Listed(pids: [111], locks: 1))
         #expect(LockHolders.listedPIDs(text, id: "00:2a:77") == LockHolders.Listed())
-        #expect(LockHolders.device(major: 0x103, minor: 5) == "103:05" && LockHolders.device((0x103 << 8) | 5) == "103:05")
-        let table = "22 1 0:21 / /proc rw shared:12 - proc proc rw\n31 22 0:42 / /srv/cache rw,relatime - btrfs /dev/sdb rw\n"
+        #expect(
+            LockHolders.device(major: 0x103, minor: 5) == "103:05" && LockHolders.device((0x103 << 8) | 5) == "103:05")
+        let table =
+            "22 1 0:21 / /proc rw shared:12 - proc proc rw\n31 22 0:42 / /srv/cache rw,relatime - btrfs /dev/sdb rw\n"
         #expect(LockHolders.mount("31", in: table).map { "\($0.device) \($0.type)" } == "00:2a btrfs")
         #expect(LockHolders.mount("3", in: table) == nil)
     }
@@ -59,10 +65,13 @@ import CacheWardenCommandLine
         let target = LockHolders.Target(ino: 1234, id: "00:2a:1234", deadline: .max)
         let lock = "lock:\t1: FLOCK  ADVISORY  WRITE 7 00:2a:1234 0 EOF\n"
         #expect(LockHolders.isFile("pos:\t0\nflags:\t02\nmnt_id:\t24\nino:\t1234\n" + lock, target))
-        #expect(LockHolders.isFile("pos:\t0\nmnt_id:\t977\n" + lock, target), "another namespace's mount ID, no ino: (before 5.14)")
+        #expect(
+            LockHolders.isFile("pos:\t0\nmnt_id:\t977\n" + lock, target),
+            "another namespace's mount ID, no ino: (before 5.14)")
         #expect(!LockHolders.isFile("pos:\t0\nmnt_id:\t24\nino:\t1234\n", target), "open, no lock through it")
-        #expect(!LockHolders.isFile("pos:\t0\nino:\t1234\nlock:\t1: FLOCK  ADVISORY  WRITE 7 08:01:1234 0 EOF\n", target),
-                "another device's inode 1234")
+        #expect(
+            !LockHolders.isFile("pos:\t0\nino:\t1234\nlock:\t1: FLOCK  ADVISORY  WRITE 7 08:01:1234 0 EOF\n", target),
+            "another device's inode 1234")
         #expect(!LockHolders.isFile("pos:\t0\nino:\t99\n" + lock, target))
         #expect(LockHolders.command(of: getpid()) == String(ProcessInfo.processInfo.processName.prefix(15)))
     }
@@ -80,7 +89,8 @@ import CacheWardenCommandLine
         flock.release()
         let ofd = try LockHolderProcess.python(LockHolderProcess.ofdWriteLock, tree.url(".lock"), ownMounts: true)
         #expect(LockHolderProcess.hasOwnMounts(ofd.pid))
-        let byOFD = Self.busy(ClientLocks([ClientLock(".lock", kind: .ofd)]).tryTake(rootPath: tree.path, dir: "c", scope: .root))
+        let byOFD = Self.busy(
+            ClientLocks([ClientLock(".lock", kind: .ofd)]).tryTake(rootPath: tree.path, dir: "c", scope: .root))
         #expect(byOFD?.holders.map(\.pid) == [ofd.pid], "\(byOFD)")
         ofd.release()
     }
@@ -93,14 +103,24 @@ import CacheWardenCommandLine
     /// `--timeout` is bounded (past `Int.max` seconds the command crashed), and the last line says what was deleted:
     /// nothing, unless a try ran and stopped when the lock changed under it (`why: vanished`).
     @Test func theCommandSaysWhatItDeletedWhenItStopsWaiting() {
-        #expect(LockWaitText.timeout("60") == 60 && LockWaitText.timeout("0") == 0 && LockWaitText.timeout("31536000") == 31_536_000)
-        for bad in ["1e19", "31536001", "-1", "nan", "inf", "x", ""] { #expect(LockWaitText.timeout(bad) == nil, "\(bad)") }
+        #expect(
+            LockWaitText.timeout("60") == 60 && LockWaitText.timeout("0") == 0
+                && LockWaitText.timeout("31536000") == 31_536_000)
+        for bad in ["1e19", "31536001", "-1", "nan", "inf", "x", ""] {
+            #expect(LockWaitText.timeout(bad) == nil, "\(bad)")
+        }
         let held = ClientLockBusy(dir: "c", lock: ".lock", why: .held)
         let vanished = ClientLockBusy(dir: "c", lock: ".lock", why: .vanished)
-        #expect(LockWaitText.ended("trim c", held, waited: nil, stopped: false) == "trim c: \(held); not waiting (--no-wait), nothing deleted")
-        #expect(LockWaitText.ended("trim c", held, waited: 2.5, stopped: false) == "trim c: gave up after 2 s: \(held); nothing deleted")
+        #expect(
+            LockWaitText.ended("trim c", held, waited: nil, stopped: false)
+                == "trim c: \(held); not waiting (--no-wait), nothing deleted")
+        #expect(
+            LockWaitText.ended("trim c", held, waited: 2.5, stopped: false)
+                == "trim c: gave up after 2 s: \(held); nothing deleted")
         let stopped = LockWaitText.ended("trim c", vanished, waited: nil, stopped: true)
-        #expect(!stopped.contains("nothing deleted") && stopped.hasSuffix("what it deleted before then stays deleted"), "\(stopped)")
+        #expect(
+            !stopped.contains("nothing deleted") && stopped.hasSuffix("what it deleted before then stays deleted"),
+            "\(stopped)")
         #expect(!LockWaitText.ended("clear", held, waited: 9, stopped: true).contains("nothing deleted"))
     }
 }

@@ -22,16 +22,23 @@ import Testing
         let root = ledger.addRoot(RootID(0), path: Array("/cache".utf8), ino: 1, dev: 1, ordered: true)
         var out: [String: (dir: NodeID, file: RecordID)] = [:]
         for (i, u) in units.enumerated() {
-            let dir = Array(u.utf8).withUnsafeBytes { ledger.addDirectory(parent: root, name: $0, ino: UInt64(10 + i)).node }
+            let dir = Array(u.utf8).withUnsafeBytes {
+                ledger.addDirectory(parent: root, name: $0, ino: UInt64(10 + i)).node
+            }
             out[u] = (dir, Array("f".utf8).withUnsafeBytes { ledger.record(in: dir, named: $0).record })
         }
         return (ledger, out)
     }
 
-    static func deleter(_ tree: TemporaryTree, _ registry: LockFileRegistry) throws -> (ClientLockGuardedDeleter, UnitClientLocks) {
+    static func deleter(_ tree: TemporaryTree, _ registry: LockFileRegistry) throws -> (
+        ClientLockGuardedDeleter, UnitClientLocks
+    ) {
         let root = try pattern.tryTake(rootPath: tree.path, dir: "c", scope: .root, registry: registry).get()
         let units = UnitClientLocks(locks: pattern, rootPath: tree.path, dir: "c", depth: 1, registry: registry)
-        return (ClientLockGuardedDeleter(inner: ClientLockGuardTests.ClientActsMeanwhile {}, held: root, units: units), units)
+        return (
+            ClientLockGuardedDeleter(inner: ClientLockGuardTests.ClientActsMeanwhile {}, held: root, units: units),
+            units
+        )
     }
 
     /// Within the deletion of unit `u`, a companion file in unit `v` goes only with `v`'s locks taken: refused while
@@ -45,7 +52,9 @@ import Testing
         let client = open(tree.url(".locks/v/x.lock"), O_RDONLY | O_CLOEXEC)
         #expect(flock(client, LOCK_EX | LOCK_NB) == 0)
         #expect(deleter.beginUnit(Array("u".utf8)) == nil)
-        #expect(deleter.delete(files["v"]!.file, in: ledger, checkingAge: true) == .lockHeld, "a companion went under v's client lock")
+        #expect(
+            deleter.delete(files["v"]!.file, in: ledger, checkingAge: true) == .lockHeld,
+            "a companion went under v's client lock")
         deleter.endUnit()
         close(client)
         // v stays busy for the trim; a third unit's companion is taken with its locks.
@@ -72,7 +81,8 @@ import Testing
         let link = PointerLink(dir: files["v"]!.dir, name: Array("p".utf8), ino: 99, target: Array("../u".utf8))
         #expect(deleter.checkLink(link, in: ledger) == nil)
         // w, the least recently used, was let go for v; u was not.
-        #expect(!Self.clientCouldLock(tree.url(".locks/u/x.lock")) && !Self.clientCouldLock(tree.url(".locks/v/x.lock")))
+        #expect(
+            !Self.clientCouldLock(tree.url(".locks/u/x.lock")) && !Self.clientCouldLock(tree.url(".locks/v/x.lock")))
         #expect(Self.clientCouldLock(tree.url(".locks/w/x.lock")) && units.descriptors == 4)
         deleter.endUnit()
         deleter.finish()
@@ -82,7 +92,8 @@ import Testing
         let small = LockFileRegistry(unitBudget: 3)
         var (tight, tightUnits) = try Self.deleter(tree, small)
         #expect(tight.beginUnit(Array("u".utf8)) == nil)
-        #expect(tight.checkLink(link, in: ledger) == .lockUnusable && tight.deleteLink(link, in: ledger) == .lockUnusable)
+        #expect(
+            tight.checkLink(link, in: ledger) == .lockUnusable && tight.deleteLink(link, in: ledger) == .lockUnusable)
         #expect(tight.delete(files["v"]!.file, in: ledger, checkingAge: true) == .lockUnusable)
         #expect(!Self.clientCouldLock(tree.url(".locks/u/x.lock")), "the unit being deleted lost its lock")
         #expect(tight.evictUnit(files["u"]!.dir, files: [], in: ledger) == .moved)
@@ -99,14 +110,20 @@ import Testing
         let trees = [TemporaryTree(), TemporaryTree()]
         for tree in trees { for u in 0..<6 { for i in 0..<4 { tree.write(".locks/u\(u)/e\(i).lock", size: 0) } } }
         let registry = LockFileRegistry(unitBudget: 20)
-        let units = trees.map { UnitClientLocks(locks: Self.pattern, rootPath: $0.path, dir: "c", depth: 1, registry: registry) }
+        let units = trees.map {
+            UnitClientLocks(locks: Self.pattern, rootPath: $0.path, dir: "c", depth: 1, registry: registry)
+        }
         for u in 0..<6 {
             for root in units {
                 #expect(root.take(Array("u\(u)".utf8)) == nil)
-                #expect(registry.unitBudget.inUse <= 20 && registry.count <= 20, "\(registry.unitBudget.inUse) descriptors, \(registry.count) files")
+                #expect(
+                    registry.unitBudget.inUse <= 20 && registry.count <= 20,
+                    "\(registry.unitBudget.inUse) descriptors, \(registry.count) files")
             }
         }
-        #expect(units[0].descriptors + units[1].descriptors == registry.unitBudget.inUse && units.allSatisfy { $0.descriptors > 0 })
+        #expect(
+            units[0].descriptors + units[1].descriptors == registry.unitBudget.inUse
+                && units.allSatisfy { $0.descriptors > 0 })
         for root in units { root.release() }
         #expect(registry.count == 0 && registry.unitBudget.inUse == 0)
     }
@@ -128,9 +145,10 @@ extension ClientLockBudgetTests {
     @Test func aFoldersUnitIsForgottenAtTheEndOfAPass() throws {
         let tree = TemporaryTree()
         for u in ["u", "v"] { tree.write(".locks/\(u)/x.lock", size: 0) }
-        let units = UnitClientLocks(locks: Self.pattern, rootPath: tree.path, dir: "c", depth: 1, registry: LockFileRegistry())
+        let units = UnitClientLocks(
+            locks: Self.pattern, rootPath: tree.path, dir: "c", depth: 1, registry: LockFileRegistry())
         let (first, firstFiles) = Self.ledger(["u"])
-        let (second, secondFiles) = Self.ledger(["v"])   // v's folder has u's node of the first ledger
+        let (second, secondFiles) = Self.ledger(["v"]) // v's folder has u's node of the first ledger
         #expect(firstFiles["u"]!.dir == secondFiles["v"]!.dir)
         #expect(units.admit(firstFiles["u"]!.file, in: first) == nil)
         units.release()
@@ -149,7 +167,8 @@ extension ClientLockBudgetTests {
         let big = Array("big".utf8)
         #expect(units.take(big) == .lockUnusable && units.failed.contains(big) && registry.count == 0)
         let problems = units.takeProblems()
-        #expect(problems.count == 1 && problems[0].busy.detail?.contains("its locks need 6 descriptors") == true
+        #expect(
+            problems.count == 1 && problems[0].busy.detail?.contains("its locks need 6 descriptors") == true
                 && problems[0].busy.detail?.contains("unit being deleted") == false, "\(problems)")
         for _ in 0..<3 { #expect(units.take(big) == .lockUnusable) }
         #expect(units.takeProblems().isEmpty && registry.count == 0 && registry.unitBudget.inUse == 0)

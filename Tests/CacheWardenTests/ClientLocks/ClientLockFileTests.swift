@@ -9,8 +9,10 @@ import Testing
 @Suite struct ClientLockFileTests {
     let tree = TemporaryTree()
 
-    func take(_ locks: [ClientLock], root: String? = nil, scope: ClientLocks.Scope = .root,
-              onLocked: ((LockTarget) -> Void)? = nil) -> Result<HeldClientLocks, ClientLockBusy> {
+    func take(
+        _ locks: [ClientLock], root: String? = nil, scope: ClientLocks.Scope = .root,
+        onLocked: ((LockTarget) -> Void)? = nil
+    ) -> Result<HeldClientLocks, ClientLockBusy> {
         ClientLocks(locks).tryTake(rootPath: root ?? tree.path, dir: "c", scope: scope, onLocked: onLocked)
     }
 
@@ -23,8 +25,10 @@ import Testing
         tree.write(".lock", size: 0)
         let holder = try LockHolderProcess.flock(tree.url(".lock"))
         let found = try #require(busy(take([ClientLock(".lock")])))
-        #expect(found.why == .held && found.lock == ".lock" && found.holders == [ClientLockHolder(pid: holder.pid, command: "sleep")],
-                "\(found)")
+        #expect(
+            found.why == .held && found.lock == ".lock"
+                && found.holders == [ClientLockHolder(pid: holder.pid, command: "sleep")],
+            "\(found)")
         holder.release()
         #expect(eventually { !LockHolderProcess.isListed(tree.url(".lock")) })
         let held = try take([ClientLock(".lock")]).get()
@@ -41,11 +45,16 @@ import Testing
         let holder = try LockHolderProcess.python(LockHolderProcess.forkedFlock, tree.url(".lock"))
         let child = try #require(holder.heir)
         // The parent is gone (its descriptors closed), but /proc/locks still names it.
-        #expect(eventually { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(holder.pid)/fd")) ?? []).isEmpty }, "the parent did not exit")
+        #expect(
+            eventually {
+                ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(holder.pid)/fd")) ?? []).isEmpty
+            }, "the parent did not exit")
         let locks = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
         #expect(locks.contains(" \(holder.pid) "), "/proc/locks names the parent: \(locks)")
         let found = try #require(busy(take([ClientLock(".lock")])))
-        #expect(found.holders.map(\.pid) == [child] && found.holders.first?.command?.contains("python") == true, "\(found), child \(child)")
+        #expect(
+            found.holders.map(\.pid) == [child] && found.holders.first?.command?.contains("python") == true,
+            "\(found), child \(child)")
     }
 
     @Test func ofdConflictsWithPosixLocksAndFlockDoesNot() throws {
@@ -53,7 +62,9 @@ import Testing
         let path = tree.url("build-cache-1/build-cache-1.lock")
         let posix = try LockHolderProcess.python(LockHolderProcess.posixWriteLock, path)
         let found = try #require(busy(take([ClientLock("build-cache-1/build-cache-1.lock", kind: .ofd)])))
-        #expect(found.why == .held && found.holders.map(\.pid) == [posix.pid] && found.holders[0].command?.contains("python") == true, "\(found)")
+        #expect(
+            found.why == .held && found.holders.map(\.pid) == [posix.pid]
+                && found.holders[0].command?.contains("python") == true, "\(found)")
         // flock does not see a POSIX lock (two separate kinds of lock in the kernel): that is why `ofd` exists.
         let flocked = take([ClientLock("build-cache-1/build-cache-1.lock")])
         #expect(busy(flocked) == nil)
@@ -109,12 +120,14 @@ import Testing
             tree.write(".locks/\(repo)/e1.lock", size: 0)
             tree.write(".locks/\(repo)/e2.lock", size: 0)
         }
-        tree.mkdir(".locks/models--b/dir.lock")   // matched by the pattern, but no lock file: passed over
+        tree.mkdir(".locks/models--b/dir.lock") // matched by the pattern, but no lock file: passed over
         let hf = [ClientLock(".locks/{unit}/*.lock")]
         let unit = try take(hf, scope: .unit(Array("models--b".utf8))).get()
         #expect(unit.taken.map(\.target.display) == [".locks/models--b/e1.lock", ".locks/models--b/e2.lock"])
         #expect(try take(hf).get().taken.isEmpty, "per-unit locks are not root-level ones")
-        #expect(busy(take(hf, scope: .unit(Array("models--b".utf8))))?.lock == ".locks/models--b/e1.lock", "taken twice: held")
+        #expect(
+            busy(take(hf, scope: .unit(Array("models--b".utf8))))?.lock == ".locks/models--b/e1.lock",
+            "taken twice: held")
         #expect(try take(hf, scope: .unit(Array("models--a".utf8))).get().taken.count == 2)
         unit.release()
         #expect(try take(hf, scope: .unit(Array("models--b".utf8))).get().taken.count == 2)

@@ -12,11 +12,14 @@ import Testing
     static let old = Date().timeIntervalSince1970 - 86_400
 
     /// A watcher on the manual clock of one root `c` at `tree`, configured by `configure`.
-    static func watcher(_ tree: TemporaryTree, _ clock: ManualClock, _ log: EventLog,
-                        _ configure: (inout DirectorySettings) -> Void) throws -> Watcher {
+    static func watcher(
+        _ tree: TemporaryTree, _ clock: ManualClock, _ log: EventLog,
+        _ configure: (inout DirectorySettings) -> Void
+    ) throws -> Watcher {
         var dir = DirectorySettings(name: "c", path: tree.path)
         configure(&dir)
-        let watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: .apparent), clock: clock, log: log)
+        let watcher = Watcher(
+            settings: WardenSettings(directories: [dir], sizeBasis: .apparent), clock: clock, log: log)
         try watcher.start()
         return watcher
     }
@@ -106,7 +109,9 @@ import Testing
         defer { watcher.stop() }
         let cleared = try watcher.clear(["c"])
         #expect(download.withLock { $0 != nil }, "flock(1) did not take \(newLock)")
-        #expect(cleared.removed == 1 && !tree.exists("models--a/f1") && tree.exists("models--a/f2"), "\(log.evictions.map(\.file))")
+        #expect(
+            cleared.removed == 1 && !tree.exists("models--a/f1") && tree.exists("models--a/f2"),
+            "\(log.evictions.map(\.file))")
         download.withLock { $0?.release() }
     }
 
@@ -123,7 +128,8 @@ import Testing
         let brackets = try LockHolderProcess.flock(tree.url("locks/build[1]/x.lock"), shared: false)
         let locks = open(tree.url("locks"), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { close(locks) }
-        let oddFD = openat(locks, (odd + Array("/x.lock".utf8)).map { CChar(bitPattern: $0) } + [0], O_RDONLY | O_CLOEXEC)
+        let oddFD = openat(
+            locks, (odd + Array("/x.lock".utf8)).map { CChar(bitPattern: $0) } + [0], O_RDONLY | O_CLOEXEC)
         #expect(oddFD >= 0 && flock(oddFD, LOCK_EX) == 0)
         defer { close(oddFD) }
         let (clock, log) = (ManualClock(), EventLog())
@@ -149,11 +155,15 @@ import Testing
         let watcher = try Self.watcher(tree, clock, log) { dir in
             dir.pruneDirs = true
             dir.clientLock = ClientLocks([ClientLock(".lock")])
-            dir.shouldEvict = { _ in Self.replace(lock); return true }
+            dir.shouldEvict = { _ in
+                Self.replace(lock); return true
+            }
         }
         defer { watcher.stop() }
         #expect(throws: WardenError.self) { try watcher.clear(["c"]) }
-        #expect(tree.exists("empty/inner") && (0..<3).allSatisfy { tree.exists("d/f\($0)") }, "\(log.evictions.map(\.file))")
+        #expect(
+            tree.exists("empty/inner") && (0..<3).allSatisfy { tree.exists("d/f\($0)") }, "\(log.evictions.map(\.file))"
+        )
     }
 
     /// Whether `chattr +i` works in a temporary folder here (root, and a filesystem with the flag).
@@ -170,7 +180,9 @@ import Testing
     @Test(.enabled(if: immutableFiles, "needs chattr +i: root, and a filesystem with the immutable flag"))
     func aUnitDeletedInPartSaysWhatWasDeleted() throws {
         let tree = TemporaryTree()
-        for (i, name) in ["a", "b", "c"].enumerated() { tree.write("u0/\(name)", size: 10_000, mtime: Self.old + Double(i)) }
+        for (i, name) in ["a", "b", "c"].enumerated() {
+            tree.write("u0/\(name)", size: 10_000, mtime: Self.old + Double(i))
+        }
         tree.write("u1/x", size: 10_000)
         #expect(try runProcess("/usr/bin/chattr", ["+i", tree.url("u0/b")]).status == 0)
         defer { _ = try? runProcess("/usr/bin/chattr", ["-i", tree.url("u0/b")]) }
@@ -179,7 +191,7 @@ import Testing
         defer { watcher.stop() }
         watcher.engine.queue.sync {
             guard let id = watcher.engine.state.roots.id(named: "c") else { return }
-            watcher.engine.state.roots[id]?.renameRefused = Errno.improperLink   // as on a FUSE mount: file by file
+            watcher.engine.state.roots[id]?.renameRefused = Errno.improperLink // as on a FUSE mount: file by file
         }
         _ = try watcher.trim("c", to: 15_000)
         let unit = try #require(log.evictions.first { $0.file == "u0" })
@@ -196,12 +208,15 @@ import Testing
         let link = PointerLink(dir: NodeID(0), name: Array("p".utf8), ino: 1, target: Array("../u".utf8))
         for step in ["file", "link", "rename"] {
             let held = try ClientLocks([ClientLock(".lock")]).tryTake(rootPath: tree.path, dir: "c", scope: .root).get()
-            var deleter = ClientLockGuardedDeleter(inner: ClientActsMeanwhile { Self.replace(lock) }, held: held, units: nil)
+            var deleter = ClientLockGuardedDeleter(
+                inner: ClientActsMeanwhile { Self.replace(lock) }, held: held, units: nil)
             let ledger = SizeLedger()
             #expect(deleter.beginUnit(Array("u".utf8)) == nil)
             if step == "file" {
                 #expect(deleter.delete(RecordID(0), in: ledger, checkingAge: true) == .removed)
-                #expect(deleter.delete(RecordID(1), in: ledger, checkingAge: true) == .lockLost, "the second file went without a look")
+                #expect(
+                    deleter.delete(RecordID(1), in: ledger, checkingAge: true) == .lockLost,
+                    "the second file went without a look")
             } else if step == "link" {
                 #expect(deleter.checkLink(link, in: ledger) == nil)
                 #expect(deleter.deleteLink(link, in: ledger) == .removed)
@@ -209,7 +224,8 @@ import Testing
                 #expect(deleter.deleteLink(link, in: ledger) == .lockLost, "the second pointer went without a look")
             } else {
                 Self.replace(lock)
-                #expect(deleter.evictUnit(NodeID(1), files: [], in: ledger) == .lockLost, "the unit went without a look")
+                #expect(
+                    deleter.evictUnit(NodeID(1), files: [], in: ledger) == .lockLost, "the unit went without a look")
             }
             deleter.endUnit()
             deleter.finish()
@@ -230,7 +246,9 @@ import Testing
         let ledger = SizeLedger()
         #expect(deleter.beginUnit(Array("u0".utf8)) == nil && registry.count == 1)
         Self.replace(tree.url(".locks/u0/x.lock"))
-        #expect(deleter.evictUnit(NodeID(1), files: [], in: ledger) == .lockHeld, "the unit went without a look at its lock")
+        #expect(
+            deleter.evictUnit(NodeID(1), files: [], in: ledger) == .lockHeld, "the unit went without a look at its lock"
+        )
         deleter.endUnit()
         #expect(deleter.beginUnit(Array("u0".utf8)) == .lockHeld, "busy for the rest of the trim")
         deleter.endUnit()
@@ -245,7 +263,9 @@ import Testing
     /// A deleter that deletes nothing, but lets a client act while it "deletes".
     struct ClientActsMeanwhile: FileDeleter {
         let act: () -> Void
-        func delete(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome { act(); return .removed }
+        func delete(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome {
+            act(); return .removed
+        }
         func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? { nil }
         func deleteEmptyDirectory(_ n: NodeID, in ledger: SizeLedger, withSymlinks: Bool) -> Bool { false }
         func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome { act(); return .moved }
@@ -273,6 +293,7 @@ import Testing
 
     static func exists(_ tree: TemporaryTree, _ relative: [UInt8]) -> Bool {
         var st = stat()
-        return lstat((Array(tree.path.utf8) + [PathBytes.separator] + relative).map { CChar(bitPattern: $0) } + [0], &st) == 0
+        return lstat(
+            (Array(tree.path.utf8) + [PathBytes.separator] + relative).map { CChar(bitPattern: $0) } + [0], &st) == 0
     }
 }

@@ -23,10 +23,15 @@ import Testing
         let made = try runProcess(which("python3")!, [work.url("make_wheels.py"), work.url("index"), "tiny:20000"])
         try #require(made.status == 0, "\(made.err)")
         let (ready, go) = (work.url("ready"), work.url("go"))
-        let env: [String: String?] = ["UV_CACHE_DIR": cache.path, "UV_NO_CONFIG": "1", "UV_PYTHON_DOWNLOADS": "never", "UV_OFFLINE": "1"]
-        let client = try RunningCLI(["run", "--no-project", "--no-index", "--find-links", work.url("index/packages"), "--with", "tiny",
-                                     "--python", which("python3")!, "python", "-c", Self.pythonWaiting(ready: ready, go: go)],
-                                    executable: uv, environment: env)
+        let env: [String: String?] = [
+            "UV_CACHE_DIR": cache.path, "UV_NO_CONFIG": "1", "UV_PYTHON_DOWNLOADS": "never", "UV_OFFLINE": "1",
+        ]
+        let client = try RunningCLI(
+            [
+                "run", "--no-project", "--no-index", "--find-links", work.url("index/packages"), "--with", "tiny",
+                "--python", which("python3")!, "python", "-c", Self.pythonWaiting(ready: ready, go: go),
+            ],
+            executable: uv, environment: env)
         defer { if client.process.isRunning { client.signal(SIGKILL) } }
         try #require(eventually(timeout: 120) { work.exists("ready") }, "uv run did not start: \(client.stderr)")
         #expect(LockHolderProcess.isListed(cache.url(".lock")), "uv run holds no lock on its cache's .lock")
@@ -40,21 +45,27 @@ import Testing
             $0.trimTo = .bytes(total - 400_000)
         }
         let deferred = try #require(eventually { !h.log.deferrals.isEmpty } ? h.log.deferrals.first : nil)
-        #expect(deferred.busy.lock == ".lock" && deferred.busy.holders.first?.pid == client.process.processIdentifier
+        #expect(
+            deferred.busy.lock == ".lock" && deferred.busy.holders.first?.pid == client.process.processIdentifier
                 && deferred.busy.holders.first?.command == "uv", "\(deferred)")
         #expect(h.log.evictions.isEmpty && DiskSnapshot(cache.path).changes(since: before).isEmpty)
         _ = FileManager.default.createFile(atPath: go, contents: nil)
         client.process.waitUntilExit()
         #expect(client.process.terminationStatus == 0, "\(client.stderr)")
         #expect(eventually(timeout: 70) { !h.log.trims.isEmpty }, "no trim after uv exited: \(h.log.names)")
-        #expect(h.log.evictions.contains { $0.file == "archive-v0/old0" } && h.log.deferrals.count == 1, "\(h.log.evictions.map(\.file))")
-        print("uv: deferred while `uv run` ran (holder \(deferred.busy.holders)); then \(h.log.trims[0].removed) units evicted of \(total) B")
+        #expect(
+            h.log.evictions.contains { $0.file == "archive-v0/old0" } && h.log.deferrals.count == 1,
+            "\(h.log.evictions.map(\.file))")
+        print(
+            "uv: deferred while `uv run` ran (holder \(deferred.busy.holders)); then \(h.log.trims[0].removed) units evicted of \(total) B"
+        )
     }
 
     @Test(.enabled(if: which("cargo") != nil, "needs cargo"))
     func aCargoBuildHoldsOffATrimOfTheRegistryUntilItEnds() throws {
         let home = TemporaryTree("cw-cargohome"), work = TemporaryTree("cw-cargowork")
-        let registry = TemporaryTree("registry", under: home.path)   // CARGO_HOME/registry-XXXXXX: its locks are beside it
+        // CARGO_HOME/registry-XXXXXX: its locks are beside it
+        let registry = TemporaryTree("registry", under: home.path)
         // Extracted crates (the profile's units; its `.crate` files and index stay).
         for i in 0..<10 {
             registry.write("src/index.crates.io-1/c\(i)-1.0.0/src/lib.rs", size: 50_000, mtime: Self.old + Double(i))
@@ -75,25 +86,34 @@ import Testing
             }
         }
         """.write(toFile: work.url("p/build.rs"), atomically: true, encoding: .utf8)
-        let client = try RunningCLI(["build", "--offline", "--manifest-path", work.url("p/Cargo.toml")], executable: which("cargo")!,
-                                    environment: ["CARGO_HOME": home.path, "CARGO_TARGET_DIR": work.url("target")])
+        let client = try RunningCLI(
+            ["build", "--offline", "--manifest-path", work.url("p/Cargo.toml")], executable: which("cargo")!,
+            environment: ["CARGO_HOME": home.path, "CARGO_TARGET_DIR": work.url("target")])
         defer { if client.process.isRunning { client.signal(SIGKILL) } }
-        try #require(eventually(timeout: 120) { work.exists("ready") }, "cargo did not run the build script: \(client.stderr)")
-        #expect(LockHolderProcess.isListed(home.url(".package-cache-mutate")), "cargo build holds no lock on .package-cache-mutate")
+        try #require(
+            eventually(timeout: 120) { work.exists("ready") }, "cargo did not run the build script: \(client.stderr)")
+        #expect(
+            LockHolderProcess.isListed(home.url(".package-cache-mutate")),
+            "cargo build holds no lock on .package-cache-mutate")
         let h = try WatcherHarness(registry, quota: 300_000, basis: .apparent) {
             $0.profile = .cargo
             $0.trimAfterIdle = nil
         }
         let deferred = try #require(eventually { !h.log.deferrals.isEmpty } ? h.log.deferrals.first : nil)
-        #expect(deferred.busy.lock == "../.package-cache-mutate" && deferred.busy.holders.first?.command == "cargo",
-                "\(deferred)")
+        #expect(
+            deferred.busy.lock == "../.package-cache-mutate" && deferred.busy.holders.first?.command == "cargo",
+            "\(deferred)")
         #expect(h.log.evictions.isEmpty && diskTotals(registry.path).files == 21)
         _ = FileManager.default.createFile(atPath: go, contents: nil)
         client.process.waitUntilExit()
         #expect(client.process.terminationStatus == 0, "\(client.stderr)")
         #expect(eventually(timeout: 70) { !h.log.trims.isEmpty }, "no trim after cargo ended: \(h.log.names)")
-        #expect(h.log.evictions.first?.file == "src/index.crates.io-1/c0-1.0.0" && registry.exists("index/index.crates.io-1/config.json"))
-        print("cargo: deferred while `cargo build --offline` ran (holder \(deferred.busy.holders)); then \(h.log.trims[0].removed) units evicted")
+        #expect(
+            h.log.evictions.first?.file == "src/index.crates.io-1/c0-1.0.0"
+                && registry.exists("index/index.crates.io-1/config.json"))
+        print(
+            "cargo: deferred while `cargo build --offline` ran (holder \(deferred.busy.holders)); then \(h.log.trims[0].removed) units evicted"
+        )
         #expect(!isFlocked(home.url(".package-cache-mutate")) && !isFlocked(home.url(".package-cache")))
     }
 }

@@ -35,7 +35,9 @@ import Testing
         defer { watcher.stop() }
         #expect(log.evictions.map(\.file) == ["models--b", "models--c"], "\(log.evictions.map(\.file))")
         let error = try #require(log.errors.first { $0.kind == "client_lock" }, "\(log.errors)")
-        #expect(error.dir == "c" && error.message.contains("locks/models--a/lock") && error.message.contains("directory"), "\(error)")
+        #expect(
+            error.dir == "c" && error.message.contains("locks/models--a/lock") && error.message.contains("directory"),
+            "\(error)")
         #expect(log.trims.first?.spared?.inUse ?? 0 == 0 && log.deferrals.isEmpty, "\(log.trims)")
         #expect(tree.exists("models--a/blob"))
     }
@@ -45,8 +47,13 @@ import Testing
     /// raises the soft limit to the hard one: the big repository goes.
     @Test func aUnitWithMoreLockFilesThanTheSoftLimitGoesOnceTheLimitIsRaised() throws {
         let tree = Self.bigRepository(lockFiles: 300)
-        let r = try runProcess("/bin/sh", ["-c", "ulimit -S -n 128 && exec \"$0\" clear -c \"$1\" --no-wait", cachewardenBinary(), tree.url("c.conf")],
-                               environment: ["RUNTIME_DIRECTORY": nil])
+        let r = try runProcess(
+            "/bin/sh",
+            [
+                "-c", "ulimit -S -n 128 && exec \"$0\" clear -c \"$1\" --no-wait", cachewardenBinary(),
+                tree.url("c.conf"),
+            ],
+            environment: ["RUNTIME_DIRECTORY": nil])
         #expect(r.status == 0 && !tree.exists("cache/models--big") && !tree.exists("cache/models--small"), "\(r)")
         #expect(!r.out.contains("\"event\":\"error\""), "\(r.out)")
     }
@@ -55,11 +62,15 @@ import Testing
     /// units is one `error` line naming why, and stays; the others go.
     @Test func aUnitWithMoreLockFilesThanTheBudgetIsAnErrorLine() throws {
         let tree = Self.bigRepository(lockFiles: 300)
-        let r = try runProcess("/bin/sh", ["-c", "ulimit -n 128 && exec \"$0\" clear -c \"$1\" --no-wait", cachewardenBinary(), tree.url("c.conf")],
-                               environment: ["RUNTIME_DIRECTORY": nil])
+        let r = try runProcess(
+            "/bin/sh",
+            ["-c", "ulimit -n 128 && exec \"$0\" clear -c \"$1\" --no-wait", cachewardenBinary(), tree.url("c.conf")],
+            environment: ["RUNTIME_DIRECTORY": nil])
         #expect(r.status == 0 && tree.exists("cache/models--big/blob") && !tree.exists("cache/models--small"), "\(r)")
         let errors = r.out.split(separator: "\n").filter { $0.contains("\"event\":\"error\"") }
-        #expect(errors.count == 1 && errors[0].contains("\"kind\":\"client_lock\"") && errors[0].contains("300 lock files"), "\(r.out)")
+        #expect(
+            errors.count == 1 && errors[0].contains("\"kind\":\"client_lock\"") && errors[0].contains("300 lock files"),
+            "\(r.out)")
     }
 
     /// `cache/models--big` with `lockFiles` lock files, `cache/models--small` with one, and `c.conf` clearing them.
@@ -69,7 +80,8 @@ import Testing
         tree.write("cache/models--small/blob", size: 20_000, mtime: old + 1)
         tree.write("cache/.locks/models--small/e0.lock", size: 0)
         for i in 0..<lockFiles { tree.write("cache/.locks/models--big/e\(i).lock", size: 0) }
-        let conf = "dir.cache.path = cache\ndir.cache.evict_unit = entry\ndir.cache.client_lock = .locks/{unit}/*.lock\n"
+        let conf =
+            "dir.cache.path = cache\ndir.cache.evict_unit = entry\ndir.cache.client_lock = .locks/{unit}/*.lock\n"
         try? conf.write(toFile: tree.url("c.conf"), atomically: true, encoding: .utf8)
         return tree
     }
@@ -93,7 +105,9 @@ import Testing
                 if candidate.file == "models--a/f2" {
                     rename(tree.url(".locks/models--a"), tree.url(".locks/old"))
                     tree.write(".locks/models--a/e1.lock", size: 0)
-                    download.withLock { $0 = try? LockHolderProcess.flock(tree.url(".locks/models--a/e1.lock"), shared: false) }
+                    download.withLock {
+                        $0 = try? LockHolderProcess.flock(tree.url(".locks/models--a/e1.lock"), shared: false)
+                    }
                 }
                 return true
             }
@@ -101,7 +115,9 @@ import Testing
         defer { watcher.stop() }
         let cleared = try watcher.clear(["c"])
         #expect(download.withLock { $0 != nil }, "flock(1) did not take the new lock file")
-        #expect(cleared.removed == 1 && !tree.exists("models--a/f1") && tree.exists("models--a/f2"), "\(log.evictions.map(\.file))")
+        #expect(
+            cleared.removed == 1 && !tree.exists("models--a/f1") && tree.exists("models--a/f2"),
+            "\(log.evictions.map(\.file))")
         download.withLock { $0?.release() }
     }
 
@@ -117,14 +133,20 @@ import Testing
             dir.pruneDirs = true
             dir.clientLock = ClientLocks([ClientLock(".locks/{unit}/*.lock")])
             dir.shouldEvict = { candidate in
-                if candidate.file == "models--b" { holder.withLock { $0?.release(); $0 = nil } }
+                if candidate.file == "models--b" {
+                    holder.withLock {
+                        $0?.release(); $0 = nil
+                    }
+                }
                 return true
             }
         }
         defer { watcher.stop() }
         let cleared = try watcher.clear(["c"])
         #expect(holder.withLock { $0 == nil }, "the hook never ran")
-        #expect(cleared.removed == 1 && !tree.exists("models--b") && tree.exists("models--a/blob"), "\(log.evictions.map(\.file))")
+        #expect(
+            cleared.removed == 1 && !tree.exists("models--b") && tree.exists("models--a/blob"),
+            "\(log.evictions.map(\.file))")
         #expect(tree.exists("models--a/refs/empty"), "the prune pass took the busy unit's lock again and emptied it")
     }
 
@@ -142,12 +164,13 @@ import Testing
         b.trimAfterIdle = 600
         b.clientLock = ClientLocks([ClientLock(".lock")])
         let fs = LowDiskRulesTests.Filesystem([busy, other])
-        let watcher = try LowDiskRulesTests.watcher([b, DirectorySettings(name: "other", path: other.path)], fs, clock, log)
+        let watcher = try LowDiskRulesTests.watcher(
+            [b, DirectorySettings(name: "other", path: other.path)], fs, clock, log)
         defer { watcher.stop() }
         clock.advance(by: 1)
         busy.write("marker", size: 10)
         #expect(eventually { log.writes.contains { $0.file == "marker" } })
-        fs.leave(free: LowDiskRulesTests.low - 750_000)   // other's 400 kB are not enough: busy is asked in round 3
+        fs.leave(free: LowDiskRulesTests.low - 750_000) // other's 400 kB are not enough: busy is asked in round 3
         clock.advance(by: 1)
         #expect(log.evictions.map(\.dir) == Array(repeating: "other", count: 4), "\(log.evictions.map(\.file))")
         #expect(log.deferrals.map(\.reason) == [.lowDisk] && log.deferrals.first?.busy.why == .held, "\(log.deferrals)")
@@ -160,12 +183,16 @@ import Testing
         let tree = TemporaryTree()
         tree.write("cache/.lock", size: 0)
         for i in 0..<3 { tree.write("cache/f\(i)", size: 10_000) }
-        try "dir.cache.path = cache\ndir.cache.client_lock = .lock\n".write(toFile: tree.url("c.conf"), atomically: true, encoding: .utf8)
+        try "dir.cache.path = cache\ndir.cache.client_lock = .lock\n".write(
+            toFile: tree.url("c.conf"), atomically: true, encoding: .utf8)
         let holder = HeldByTest(tree.url("cache/.lock"))
         defer { holder.release() }
         for value in ["1e19", "1e300", "31536001"] {
-            let r = try runProcess(cachewardenBinary(), ["clear", "-c", tree.url("c.conf"), "--timeout", value], environment: ["RUNTIME_DIRECTORY": nil])
-            #expect(r.status == 2 && r.out.isEmpty && r.err.split(separator: "\n").count == 1
+            let r = try runProcess(
+                cachewardenBinary(), ["clear", "-c", tree.url("c.conf"), "--timeout", value],
+                environment: ["RUNTIME_DIRECTORY": nil])
+            #expect(
+                r.status == 2 && r.out.isEmpty && r.err.split(separator: "\n").count == 1
                     && r.err.contains("bad value `\(value)` for --timeout"), "\(value): \(r)")
         }
         #expect(diskTotals(tree.url("cache")).files == 4)

@@ -50,12 +50,15 @@ import Testing
         busy.trimAfterIdle = 600
         busy.clientLock = ClientLocks([ClientLock(".lock")])
         let (clock, log) = (ManualClock(), EventLog())
-        let watcher = try GroupRulesTests.group([busy, DirectorySettings(name: "pip", path: pip.path)], quota: 100_000,
-                                                clock: clock, log: log)
+        let watcher = try GroupRulesTests.group(
+            [busy, DirectorySettings(name: "pip", path: pip.path)], quota: 100_000,
+            clock: clock, log: log)
         defer { watcher.stop() }
-        GroupRulesTests.moveIn("a", size: 20_000, to: go, log)   // 115 kB: over the quota, under the cap: go waits
+        GroupRulesTests.moveIn("a", size: 20_000, to: go, log) // 115 kB: over the quota, under the cap: go waits
         #expect(eventually { log.trims.count == 2 })
-        #expect(log.trims.first { $0.dir == "go" }?.skipped == .trimAfterIdle && log.evictions.map(\.file) == ["p0"], "\(log.trims)")
+        #expect(
+            log.trims.first { $0.dir == "go" }?.skipped == .trimAfterIdle && log.evictions.map(\.file) == ["p0"],
+            "\(log.trims)")
         #expect(log.deferrals.isEmpty && watcher.status().allSatisfy { $0.deferred == nil }, "\(log.deferrals)")
     }
 

@@ -5,8 +5,16 @@ import Testing
 @testable import CacheWarden
 
 extension EventLog {
-    var deferrals: [DeferredTrim] { all.compactMap { if case .deferred(let d) = $0.kind { return d }; return nil } }
-    var errors: [WardenIssue] { all.compactMap { if case .error(let e) = $0.kind { return e }; return nil } }
+    var deferrals: [DeferredTrim] {
+        all.compactMap {
+            if case .deferred(let d) = $0.kind { return d }; return nil
+        }
+    }
+    var errors: [WardenIssue] {
+        all.compactMap {
+            if case .error(let e) = $0.kind { return e }; return nil
+        }
+    }
 }
 
 /// A trim takes the cache's client lock first and waits while the client holds it: nothing deleted, one `deferred`
@@ -24,8 +32,10 @@ extension EventLog {
     }
 
     /// A started watcher on the manual clock: quota 50 kB (trim to 25 kB), `client_lock = .lock`.
-    static func watcher(_ tree: TemporaryTree, _ clock: ManualClock, _ log: EventLog, wait: Int64 = 3600,
-                        _ configure: (inout DirectorySettings) -> Void = { _ in }) throws -> Watcher {
+    static func watcher(
+        _ tree: TemporaryTree, _ clock: ManualClock, _ log: EventLog, wait: Int64 = 3600,
+        _ configure: (inout DirectorySettings) -> Void = { _ in }
+    ) throws -> Watcher {
         var dir = DirectorySettings(name: "c", path: tree.path, quota: 50_000)
         dir.clientLock = ClientLocks([ClientLock(".lock")])
         configure(&dir)
@@ -44,16 +54,26 @@ extension EventLog {
         defer { watcher.stop() }
         // The start-up trim found the lock held: nothing deleted, one line naming this very process.
         let first = try #require(log.deferrals.first)
-        #expect(log.deferrals.count == 1 && log.trims.isEmpty && log.evictions.isEmpty && diskTotals(tree.path).files == 11)
-        #expect(first.reason == .quota && first.busy.why == .held && first.busy.lock == ".lock" && first.retrySeconds == 1)
-        #expect(first.busy.holders.map(\.pid) == [getpid()] && first.busy.holders[0].command == String(ProcessInfo.processInfo.processName.prefix(15)),
-                "\(first.busy.holders)")
+        #expect(
+            log.deferrals.count == 1 && log.trims.isEmpty && log.evictions.isEmpty && diskTotals(tree.path).files == 11)
+        #expect(
+            first.reason == .quota && first.busy.why == .held && first.busy.lock == ".lock" && first.retrySeconds == 1)
+        #expect(
+            first.busy.holders.map(\.pid) == [getpid()]
+                && first.busy.holders[0].command == String(ProcessInfo.processInfo.processName.prefix(15)),
+            "\(first.busy.holders)")
         let line = WardenEvent(.deferred(first)).jsonLine()
-        #expect(line.contains("\"event\":\"deferred\"") && line.contains("\"dir\":\"c\",\"reason\":\"quota\",\"lock\":\".lock\",\"why\":\"held\",\"pid\":\(getpid()),"), "\(line)")
+        #expect(
+            line.contains("\"event\":\"deferred\"")
+                && line.contains(
+                    "\"dir\":\"c\",\"reason\":\"quota\",\"lock\":\".lock\",\"why\":\"held\",\"pid\":\(getpid()),"),
+            "\(line)")
         // Tries after 1, 2, 4 s: each finds it held (no new line), and the next waits twice as long.
         for (step, next) in [(1.0, 2.0), (2, 4), (4, 8)] {
             clock.advance(by: step)
-            #expect(watcher.status()[0].deferred?.retrySeconds == next, "\(String(describing: watcher.status()[0].deferred))")
+            #expect(
+                watcher.status()[0].deferred?.retrySeconds == next,
+                "\(String(describing: watcher.status()[0].deferred))")
         }
         #expect(log.deferrals.count == 1 && log.evictions.isEmpty)
         // Released now, the trim comes at its next try (8 s after the last), not before.
@@ -77,12 +97,16 @@ extension EventLog {
         #expect(log.deferrals.first?.busy.holders.first?.command == "sleep")
         clock.advance(by: 110)
         #expect(log.errors.isEmpty && watcher.status()[0].deferred?.overdue == false)
-        clock.advance(by: 70)   // tries come at most a minute apart: one lands past 120 s
+        clock.advance(by: 70) // tries come at most a minute apart: one lands past 120 s
         let error = try #require(log.errors.first)
-        #expect(error.kind == "client_lock_wait" && error.dir == "c" && error.message.contains("pid \(holder.pid) (sleep)"), "\(error)")
-        #expect(watcher.status()[0].deferred?.overdue == true && (watcher.status()[0].deferred?.waitedSeconds ?? 0) >= 120)
+        #expect(
+            error.kind == "client_lock_wait" && error.dir == "c" && error.message.contains("pid \(holder.pid) (sleep)"),
+            "\(error)")
+        #expect(
+            watcher.status()[0].deferred?.overdue == true && (watcher.status()[0].deferred?.waitedSeconds ?? 0) >= 120)
         clock.advance(by: 600)
-        #expect(log.errors.count == 1 && log.evictions.isEmpty && log.deferrals.count == 1, "never broken, one line each")
+        #expect(
+            log.errors.count == 1 && log.evictions.isEmpty && log.deferrals.count == 1, "never broken, one line each")
         holder.release()
         clock.advance(by: 60)
         #expect(log.trims.first?.total ?? .max <= 25_000 && watcher.status()[0].deferred == nil)
@@ -99,7 +123,9 @@ extension EventLog {
         let (clock, log) = (ManualClock(), EventLog())
         let watcher = try Self.watcher(tree, clock, log) { dir in
             dir.shouldEvict = { _ in
-                let n = victims.withLock { $0 += 1; return $0 }
+                let n = victims.withLock {
+                    $0 += 1; return $0
+                }
                 guard n == 3 else { return true }
                 switch change {
                 case "removed": unlink(lock)
@@ -113,7 +139,8 @@ extension EventLog {
         }
         defer { watcher.stop() }
         #expect(log.evictions.map(\.file) == ["f0", "f1"], "\(change): \(log.evictions.map(\.file))")
-        #expect(victims.withLock { $0 } == 3, "\(change): the trim went on looking at candidates after it lost its lock")
+        #expect(
+            victims.withLock { $0 } == 3, "\(change): the trim went on looking at candidates after it lost its lock")
         let stop = try #require(log.deferrals.first)
         #expect(stop.busy.why == .vanished && stop.busy.lock == ".lock" && log.deferrals.count == 1, "\(stop)")
         clock.advance(by: 1)
@@ -129,8 +156,9 @@ extension EventLog {
         let (clock, log) = (ManualClock(), EventLog())
         var dir = DirectorySettings(name: "c", path: tree.path)
         dir.clientLock = ClientLocks([ClientLock(".lock")])
-        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "o", path: other.path), dir]),
-                              clock: clock, log: log)
+        let watcher = Watcher(
+            settings: WardenSettings(directories: [DirectorySettings(name: "o", path: other.path), dir]),
+            clock: clock, log: log)
         try watcher.start()
         defer { watcher.stop() }
         for _ in 0..<3 {
@@ -138,7 +166,8 @@ extension EventLog {
         }
         do { try watcher.trim("c", to: 0) } catch {
             guard case .clientLockBusy(let busy) = error else { Issue.record("\(error)"); return }
-            #expect(busy.holders.map(\.pid) == [getpid()] && error.description.contains("nothing was deleted"), "\(error)")
+            #expect(
+                busy.holders.map(\.pid) == [getpid()] && error.description.contains("nothing was deleted"), "\(error)")
         }
         #expect(log.deferrals.map(\.reason) == [.manual], "one line for a request asked again and again")
         #expect(watcher.status().first { $0.totals.dir == "c" }?.deferred?.reason == .manual)
@@ -157,7 +186,7 @@ extension EventLog {
             tree.write("\(repo)/blobs/x", size: 20_000, mtime: Self.old + Double(i))
             tree.write(".locks/\(repo)/x.lock", size: 0, mtime: Self.old + 100)
         }
-        tree.write("models--d/blobs/x", size: 1000)   // the newest
+        tree.write("models--d/blobs/x", size: 1000) // the newest
         tree.write(".locks/models--d/x.lock", size: 0)
         let holder = HeldByTest(tree.url(".locks/models--a/x.lock"), exclusive: true)
         let (clock, log) = (ManualClock(), EventLog())
@@ -173,7 +202,8 @@ extension EventLog {
         #expect(!isFlocked(tree.url(".locks/models--b/x.lock")) && !isFlocked(tree.url(".locks/models--c/x.lock")))
         // A clear deletes file by file: each file's unit's locks are taken before it goes, so models--a stays.
         let cleared = try watcher.clear(["c"])
-        #expect(cleared.removed == 1 && !tree.exists("models--d/blobs/x") && tree.exists("models--a/blobs/x"), "\(cleared)")
+        #expect(
+            cleared.removed == 1 && !tree.exists("models--d/blobs/x") && tree.exists("models--a/blobs/x"), "\(cleared)")
         #expect(!isFlocked(tree.url(".locks/models--d/x.lock")))
         holder.release()
         #expect(try watcher.clear(["c"]).removed == 1 && !tree.exists("models--a/blobs/x"))
@@ -188,32 +218,38 @@ extension EventLog {
         let (clock, log) = (ManualClock(), EventLog())
         var dir = DirectorySettings(name: "c", path: tree.path)
         dir.clientLock = ClientLocks([ClientLock(".lock")])
-        let settings = WardenSettings(directories: [dir], sizeBasis: .apparent, lowDiskFree: .percent(50),
-                                      lowDiskAction: .trim, lowDiskInterval: 600)
+        let settings = WardenSettings(
+            directories: [dir], sizeBasis: .apparent, lowDiskFree: .percent(50),
+            lowDiskAction: .trim, lowDiskInterval: 600)
         let watcher = Watcher(settings: settings, clock: clock, disk: LowDiskTests.filesystem(holding: tree), log: log)
         try watcher.start()
         defer { watcher.stop() }
-        #expect(log.lowDisks.count == 1 && log.deferrals.first?.reason == .lowDisk && log.evictions.isEmpty, "\(log.names)")
-        clock.advance(by: 3)   // tries at 1 s and 3 s, both held: the purge is still on (nothing was deleted)
+        #expect(
+            log.lowDisks.count == 1 && log.deferrals.first?.reason == .lowDisk && log.evictions.isEmpty, "\(log.names)")
+        clock.advance(by: 3) // tries at 1 s and 3 s, both held: the purge is still on (nothing was deleted)
         holder.release()
         clock.advance(by: 4)
         let free = LowDiskTests.size - diskTotals(tree.path, basis: .apparent).total
-        #expect(log.trims.first?.reason == .lowDisk && free >= LowDiskTests.size * 11 / 20, "\(log.trims), free \(free)")
+        #expect(
+            log.trims.first?.reason == .lowDisk && free >= LowDiskTests.size * 11 / 20, "\(log.trims), free \(free)")
         #expect(log.deferrals.count == 1)
     }
 
     @Test func lockFilesStayProtectedAfterAReload() throws {
         let tree = Self.tree(files: 4)
-        tree.setMtime(".lock", Self.old - 100)   // the oldest file of all
+        tree.setMtime(".lock", Self.old - 100) // the oldest file of all
         let (clock, log) = (ManualClock(), EventLog())
         var dir = DirectorySettings(name: "c", path: tree.path, quota: 1_000_000)
         dir.clientLock = ClientLocks([ClientLock(".lock")])
-        let watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: .apparent), clock: clock, log: log)
+        let watcher = Watcher(
+            settings: WardenSettings(directories: [dir], sizeBasis: .apparent), clock: clock, log: log)
         try watcher.start()
         defer { watcher.stop() }
         dir.quota = 20_000
         try watcher.reload(WardenSettings(directories: [dir], sizeBasis: .apparent))
         #expect(log.trims.first?.total ?? .max <= 10_000 && tree.exists(".lock"), "\(log.evictions.map(\.file))")
-        #expect(watcher.status()[0].protectedBytes == 0 && watcher.status()[0].clientLock == ClientLocks([ClientLock(".lock")]))
+        #expect(
+            watcher.status()[0].protectedBytes == 0
+                && watcher.status()[0].clientLock == ClientLocks([ClientLock(".lock")]))
     }
 }

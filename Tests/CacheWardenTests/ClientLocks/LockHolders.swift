@@ -53,12 +53,17 @@ final class LockHolderProcess: @unchecked Sendable {
     /// `unshare -m` (root only), in a mount namespace of its own, as a daemon under `ProtectSystem=` sees one.
     static func flock(_ path: String, shared: Bool = true, ownMounts: Bool = false) throws -> LockHolderProcess {
         let arguments = ["--no-fork", shared ? "-s" : "-x", path, "sleep", "600"]
-        let holder = LockHolderProcess(try ownMounts ? RunningCLI(unshare + ["/usr/bin/flock"] + arguments, executable: "/usr/bin/unshare")
-                                                     : RunningCLI(arguments, executable: "/usr/bin/flock"))
+        let holder = LockHolderProcess(
+            try ownMounts
+                ? RunningCLI(unshare + ["/usr/bin/flock"] + arguments, executable: "/usr/bin/unshare")
+                : RunningCLI(arguments, executable: "/usr/bin/flock"))
         // Listed once flock(1) has the lock; `sleep 600` once it has run it in its place.
         let command = "/proc/\(holder.pid)/cmdline"
-        precondition(eventually { isListed(path) && (try? String(contentsOfFile: command, encoding: .utf8)) == "sleep\u{0}600\u{0}" },
-                     "flock(1) did not take \(path): \(holder.cli.stderr)")
+        precondition(
+            eventually {
+                isListed(path) && (try? String(contentsOfFile: command, encoding: .utf8)) == "sleep\u{0}600\u{0}"
+            },
+            "flock(1) did not take \(path): \(holder.cli.stderr)")
         return holder
     }
 
@@ -66,8 +71,10 @@ final class LockHolderProcess: @unchecked Sendable {
     /// the pid of a child left holding the lock, which becomes `heir`).
     static func python(_ script: String, _ path: String, ownMounts: Bool = false) throws -> LockHolderProcess {
         let python = which("python3") ?? "/usr/bin/python3"
-        let holder = LockHolderProcess(try ownMounts ? RunningCLI(unshare + [python, "-c", script, path], executable: "/usr/bin/unshare")
-                                                     : RunningCLI(["-c", script, path], executable: python))
+        let holder = LockHolderProcess(
+            try ownMounts
+                ? RunningCLI(unshare + [python, "-c", script, path], executable: "/usr/bin/unshare")
+                : RunningCLI(["-c", script, path], executable: python))
         precondition(eventually { !holder.cli.lines.isEmpty }, "python did not lock \(path): \(holder.cli.stderr)")
         holder.heir = Int32(holder.cli.lines[0])
         return holder
@@ -85,20 +92,23 @@ final class LockHolderProcess: @unchecked Sendable {
     }
 
     /// A POSIX write lock over the whole file (`fcntl.lockf`, `F_SETLK`): what Java's `FileChannel.tryLock` takes.
-    static let posixWriteLock = "import fcntl, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(600)\n"
+    static let posixWriteLock =
+        "import fcntl, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(600)\n"
     /// An OFD write lock over the whole file: `/proc/locks` shows its pid as -1.
-    static let ofdWriteLock = "import fcntl, struct, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.fcntl(f, fcntl.F_OFD_SETLK, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 0, 0, 0))\nprint('locked', flush=True)\ntime.sleep(600)\n"
+    static let ofdWriteLock =
+        "import fcntl, struct, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.fcntl(f, fcntl.F_OFD_SETLK, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 0, 0, 0))\nprint('locked', flush=True)\ntime.sleep(600)\n"
     /// `flock(LOCK_SH)`, then a fork: the parent prints the child's pid and exits, the child keeps the lock, and
     /// `/proc/locks` goes on naming the parent.
     /// (The child lets go of the test's pipes: a process holding them keeps `Process.waitUntilExit` waiting.)
-    static let forkedFlock = "import fcntl, os, sys, time\nf = open(sys.argv[1])\nfcntl.flock(f, fcntl.LOCK_SH)\npid = os.fork()\nif pid:\n    print(pid, flush=True)\n    os._exit(0)\nnull = os.open('/dev/null', os.O_RDWR)\nfor fd in (0, 1, 2):\n    os.dup2(null, fd)\ntime.sleep(600)\n"
+    static let forkedFlock =
+        "import fcntl, os, sys, time\nf = open(sys.argv[1])\nfcntl.flock(f, fcntl.LOCK_SH)\npid = os.fork()\nif pid:\n    print(pid, flush=True)\n    os._exit(0)\nnull = os.open('/dev/null', os.O_RDWR)\nfor fd in (0, 1, 2):\n    os.dup2(null, fd)\ntime.sleep(600)\n"
 
     /// Ends the holder (and its heir): the lock is released.
     func release() {
         if let heir { kill(heir, SIGKILL) }
         if cli.process.isRunning { cli.signal(SIGKILL) }
         cli.process.waitUntilExit()
-        heir = nil   // its descriptors close as it dies (a zombie holds no lock)
+        heir = nil // its descriptors close as it dies (a zombie holds no lock)
     }
 
     deinit { release() }
@@ -106,7 +116,9 @@ final class LockHolderProcess: @unchecked Sendable {
     /// Whether `/proc/locks` lists a lock on `path`'s inode.
     static func isListed(_ path: String) -> Bool {
         var st = stat()
-        guard lstat(path, &st) == 0, let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return false }
+        guard lstat(path, &st) == 0, let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else {
+            return false
+        }
         return locks.split(separator: "\n").contains { !$0.contains("->") && $0.contains(":\(st.st_ino) ") }
     }
 }

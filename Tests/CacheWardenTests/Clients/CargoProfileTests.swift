@@ -21,7 +21,9 @@ import Testing
         try #require(first.result.status == 0 && first.right, "first build: \(first.result.output)")
         let warm = diskTotals(registry.registry).total
         let quota = warm * 5 / 4
-        let warden = try Warden(tree, """
+        let warden = try Warden(
+            tree,
+            """
             dir.cargo.path = \(registry.registry)
             dir.cargo.profile = cargo
             dir.cargo.quota = \(quota)
@@ -30,11 +32,13 @@ import Testing
         try #require(warden.waitUntilReady(), "no ready line: \(warden.cli.stderr)")
         var builds = 0, failures: [String] = []
         // Other writes (another project's downloads) push the registry over its quota after each build.
-        let under = try loopWithTrims(warden, cache: registry.registry, quota: quota, round: { round in
-            let b = try registry.buildOffline("target", expected: 4 * size)
-            builds += 1
-            if b.result.status != 0 || !b.right { failures.append("round \(round): \(b.result.output)") }
-        }, fill: { tree.write("cargo-home/registry/other-\($0)", size: Int(warm / 2)) })
+        let under = try loopWithTrims(
+            warden, cache: registry.registry, quota: quota,
+            round: { round in
+                let b = try registry.buildOffline("target", expected: 4 * size)
+                builds += 1
+                if b.result.status != 0 || !b.right { failures.append("round \(round): \(b.result.output)") }
+            }, fill: { tree.write("cargo-home/registry/other-\($0)", size: Int(warm / 2)) })
         #expect(under, "over quota a minute after the last build: \(diskTotals(registry.registry).total) > \(quota)")
         let evicted = warden.events("evict").compactMap { $0["file"] as? String }
         #expect(evicted.contains { $0.hasPrefix("src/") }, "no trim took an extracted crate: \(evicted)")
@@ -44,6 +48,8 @@ import Testing
         #expect(failures.isEmpty, "\(failures.prefix(3))")
         #expect(warden.events("error").isEmpty, "\(warden.events("error"))")
         #expect(warden.stop() == 0)
-        print("cargo loop: \(clientLoops) rounds, \(builds + 1) offline builds, \(warden.events("trim").count) trims, \(evicted.filter { $0.hasPrefix("src/") }.count) extracted crates evicted, \(failures.count) failed, quota \(quota) B, \(seconds(since: started)) s")
+        print(
+            "cargo loop: \(clientLoops) rounds, \(builds + 1) offline builds, \(warden.events("trim").count) trims, \(evicted.filter { $0.hasPrefix("src/") }.count) extracted crates evicted, \(failures.count) failed, quota \(quota) B, \(seconds(since: started)) s"
+        )
     }
 }

@@ -26,7 +26,9 @@ final class Warden {
     /// SIGINT; the exit status. Every line printed must have parsed.
     func stop() -> Int32 {
         let status = cli.interrupt()
-        let unparsed = cli.lines.filter { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) == nil }
+        let unparsed = cli.lines.filter {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) == nil
+        }
         #expect(unparsed.isEmpty, "lines that are not JSON objects: \(unparsed.prefix(3))")
         return status
     }
@@ -49,7 +51,9 @@ func largestFile(in root: String) -> Int64 {
     let walker = FileManager.default.enumerator(atPath: root)
     while let name = walker?.nextObject() as? String {
         var st = stat()
-        if lstat(root + "/" + name, &st) == 0, st.st_mode & S_IFMT == S_IFREG { largest = max(largest, Int64(st.st_size)) }
+        if lstat(root + "/" + name, &st) == 0, st.st_mode & S_IFMT == S_IFREG {
+            largest = max(largest, Int64(st.st_size))
+        }
     }
     return largest
 }
@@ -75,8 +79,10 @@ struct ClientResult {
 /// Runs a client with the test's environment minus the variables starting with `dropping`, then `setting`
 /// applied (nil removes), in `directory`. Output and errors share one pipe, so a chatty client cannot block on a
 /// second pipe nobody reads yet.
-func runClient(_ path: String, _ args: [String], dropping: [String] = [], setting: [String: String?] = [:],
-                       in directory: String? = nil) throws -> ClientResult {
+func runClient(
+    _ path: String, _ args: [String], dropping: [String] = [], setting: [String: String?] = [:],
+    in directory: String? = nil
+) throws -> ClientResult {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: path)
     p.arguments = args
@@ -92,13 +98,16 @@ func runClient(_ path: String, _ args: [String], dropping: [String] = [], settin
     try p.run()
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
-    return ClientResult(status: p.terminationStatus, output: String(decoding: data, as: UTF8.self),
-                        seconds: Date().timeIntervalSince(start))
+    return ClientResult(
+        status: p.terminationStatus, output: String(decoding: data, as: UTF8.self),
+        seconds: Date().timeIntervalSince(start))
 }
 
 /// No proxy for the local servers, whatever the machine's environment says.
-let noProxy: [String: String?] = ["http_proxy": nil, "HTTP_PROXY": nil, "https_proxy": nil, "HTTPS_PROXY": nil,
-                                  "all_proxy": nil, "ALL_PROXY": nil, "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"]
+let noProxy: [String: String?] = [
+    "http_proxy": nil, "HTTP_PROXY": nil, "https_proxy": nil, "HTTPS_PROXY": nil,
+    "all_proxy": nil, "ALL_PROXY": nil, "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1",
+]
 
 // MARK: - Loops
 
@@ -109,7 +118,9 @@ var clientLoops: Int { ProcessInfo.processInfo.environment["CACHEWARDEN_CLIENT_L
 /// the cache over its quota (`fill`) and the loop waits, with a deadline, for the trim that follows once the cache
 /// has been quiet for its `trim_after_idle`. Returns whether the cache was under `quota` on disk within a minute
 /// of the last run.
-func loopWithTrims(_ warden: Warden, cache: String, quota: Int64, round: (Int) throws -> Void, fill: (Int) -> Void) rethrows -> Bool {
+func loopWithTrims(_ warden: Warden, cache: String, quota: Int64, round: (Int) throws -> Void, fill: (Int) -> Void)
+    rethrows -> Bool
+{
     for n in 1...clientLoops {
         try round(n)
         let trims = warden.events("trim").count

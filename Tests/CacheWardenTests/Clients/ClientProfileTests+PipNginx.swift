@@ -8,12 +8,14 @@ extension ClientProfileTests {
 
     /// pip's HTTP cache watched with `profile = pip`, wheels from a local index: a wheel larger than the trim
     /// target is evicted alone (`"reason":"oversize"`) and the older, smaller entries stay, and pip uses them.
-    @Test(.enabled(if: which("python3") != nil, "needs python3 (apt-get install python3)"),
-          .enabled(if: pipExecutable() != nil, "needs pip (apt-get install python3-pip)"))
+    @Test(
+        .enabled(if: which("python3") != nil, "needs python3 (apt-get install python3)"),
+        .enabled(if: pipExecutable() != nil, "needs pip (apt-get install python3-pip)"))
     func pipOversizeWheelIsEvictedAloneAndOlderWheelsStayCached() throws {
         let started = Date()
         let tree = TemporaryTree("cw-pip")
-        let index = try PipIndex(tree, wheels: ["alpha": 1_100_000, "beta": 1_200_000, "huge": 5_000_000, "gamma": 1_300_000])
+        let index = try PipIndex(
+            tree, wheels: ["alpha": 1_100_000, "beta": 1_200_000, "huge": 5_000_000, "gamma": 1_300_000])
         defer { index.stop() }
         let cache = tree.url("pip-cache")
         tree.mkdir("pip-cache")
@@ -36,24 +38,31 @@ extension ClientProfileTests {
         let again = try index.download(["alpha", "beta", "gamma"], cache: cache, into: tree.url("dl-again"))
         #expect(again.status == 0, "\(again.output)")
         for name in ["alpha", "beta", "gamma"] {
-            #expect(again.output.split(separator: "\n").contains { $0.contains("Using cached") && $0.contains("/\(name)-1.0-py3-none-any.whl") },
-                    "\(again.output)")
+            #expect(
+                again.output.split(separator: "\n").contains {
+                    $0.contains("Using cached") && $0.contains("/\(name)-1.0-py3-none-any.whl")
+                },
+                "\(again.output)")
             #expect(index.wheelGets(name) == 1, "\(name) fetched \(index.wheelGets(name)) times")
         }
         #expect(warden.events("error").isEmpty, "\(warden.events("error"))")
         #expect(warden.stop() == 0)
-        print("pip: \(warden.events("trim").count) trims \(warden.events("trim").map { "\($0["total_before"] ?? 0) → \($0["total"] ?? 0)" }), evicted \(evictions.map { "\($0["size"] ?? 0) B \($0["reason"] ?? "")" }), \(seconds(since: started)) s")
+        print(
+            "pip: \(warden.events("trim").count) trims \(warden.events("trim").map { "\($0["total_before"] ?? 0) → \($0["total"] ?? 0)" }), evicted \(evictions.map { "\($0["size"] ?? 0) B \($0["reason"] ?? "")" }), \(seconds(since: started)) s"
+        )
     }
 
     /// The common pip case: the large wheel is itself the download that crosses the quota. pip writes it as
     /// `<entry><random>.tmp` (protected by the profile, and being written), fsyncs it and renames it when complete;
     /// the quota is crossed by the temporary file, and (on a disk where fsync takes time) the trim runs before the
     /// rename. It must wait for the entry rather than evict every older one.
-    @Test(.enabled(if: which("python3") != nil, "needs python3 (apt-get install python3)"),
-          .enabled(if: pipExecutable() != nil, "needs pip (apt-get install python3-pip)"))
+    @Test(
+        .enabled(if: which("python3") != nil, "needs python3 (apt-get install python3)"),
+        .enabled(if: pipExecutable() != nil, "needs pip (apt-get install python3-pip)"))
     func pipOversizeWheelThatItselfCrossesTheQuota() throws {
         let tree = TemporaryTree("cw-pip2")
-        let index = try PipIndex(tree, wheels: ["alpha": 1_100_000, "beta": 1_200_000, "gamma": 1_300_000, "huge": 5_000_000])
+        let index = try PipIndex(
+            tree, wheels: ["alpha": 1_100_000, "beta": 1_200_000, "gamma": 1_300_000, "huge": 5_000_000])
         defer { index.stop() }
         let cache = tree.url("pip-cache")
         tree.mkdir("pip-cache")
@@ -65,8 +74,9 @@ extension ClientProfileTests {
         }
         // The trim that ran while the large entry was still `*.tmp` waited for it (`held`); after the rename the
         // entry goes alone. Where the rename wins the race (fsync costs nothing), there is no held trim at all.
-        #expect(eventually { warden.events("evict").contains { $0["reason"] as? String == "oversize" } },
-                "no oversize eviction: \(warden.events("trim"))")
+        #expect(
+            eventually { warden.events("evict").contains { $0["reason"] as? String == "oversize" } },
+            "no oversize eviction: \(warden.events("trim"))")
         let evictions = warden.events("evict")
         #expect(evictions.contains { ($0["size"] as? Int ?? 0) >= 5_000_000 }, "\(evictions)")
         #expect(!evictions.contains { $0["reason"] as? String == "quota" }, "older entries evicted: \(evictions)")
@@ -77,18 +87,22 @@ extension ClientProfileTests {
         #expect(largestFile(in: cache) < 5_000_000, "the oversize entry is still on disk")
         #expect(warden.events("error").isEmpty, "\(warden.events("error"))")
         #expect(warden.stop() == 0)
-        print("pip, large wheel last: \(held.count) held trims, then \(evictions.map { "\($0["size"] ?? 0) B \($0["reason"] ?? "")" })")
+        print(
+            "pip, large wheel last: \(held.count) held trims, then \(evictions.map { "\($0["size"] ?? 0) B \($0["reason"] ?? "")" })"
+        )
     }
 
     /// Whether the first trim line comes before the `write` line of the large entry under its final name.
     private static func trimRanBeforeTheRename(_ warden: Warden) -> Bool {
         let lines = warden.cli.lines
         let trim = lines.firstIndex { $0.contains("\"event\":\"trim\"") } ?? lines.count
-        let renamed = lines.firstIndex { line in
-            guard line.contains("\"event\":\"write\""),
-                  let w = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return false }
-            return (w["size"] as? Int ?? 0) >= 5_000_000 && !((w["file"] as? String ?? "").hasSuffix(".tmp"))
-        } ?? lines.count
+        let renamed =
+            lines.firstIndex { line in
+                guard line.contains("\"event\":\"write\""),
+                    let w = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                else { return false }
+                return (w["size"] as? Int ?? 0) >= 5_000_000 && !((w["file"] as? String ?? "").hasSuffix(".tmp"))
+            } ?? lines.count
         return trim < renamed
     }
 
@@ -97,8 +111,9 @@ extension ClientProfileTests {
     /// nginx's `proxy_cache_path` watched with `profile = nginx`: while trims delete cache files under nginx's
     /// feet, every response is still 200 with the right bytes, an evicted URL is simply a miss again, and a URL
     /// still cached is a hit.
-    @Test(.enabled(if: nginxExecutable() != nil, "needs nginx (apt-get install nginx)"),
-          .enabled(if: which("curl") != nil, "needs curl (apt-get install curl)"))
+    @Test(
+        .enabled(if: nginxExecutable() != nil, "needs nginx (apt-get install nginx)"),
+        .enabled(if: which("curl") != nil, "needs curl (apt-get install curl)"))
     func nginxServesEveryResponseWhileItsCacheIsTrimmed() throws {
         let started = Date()
         let tree = TemporaryTree("cw-nginx")
@@ -107,7 +122,8 @@ extension ClientProfileTests {
         for (i, body) in bodies.enumerated() { try body.write(to: URL(fileURLWithPath: tree.url("www/f\(i).bin"))) }
         let nginx = try NginxProxy(tree)
         defer { nginx.stop() }
-        let warden = try Warden(tree, "dir.nginx.path = \(nginx.cache)\ndir.nginx.profile = nginx\ndir.nginx.quota = 2MB\n")
+        let warden = try Warden(
+            tree, "dir.nginx.path = \(nginx.cache)\ndir.nginx.profile = nginx\ndir.nginx.quota = 2MB\n")
         try #require(warden.waitUntilReady(), "no ready line: \(warden.cli.stderr)")
 
         // 80 distinct URLs of 60–68 kB: about 5.4 MB through a 2 MB quota.
@@ -119,7 +135,9 @@ extension ClientProfileTests {
         #expect(eventually { warden.events("trim").count >= 2 }, "trims: \(warden.events("trim").count)")
         // The newest entry is still cached: a hit.
         let hit = try nginx.fetch("/f79.bin", tree)
-        #expect(hit.code == 200 && hit.cacheStatus == "HIT" && hit.body == bodies[79], "f79: \(hit.code) \(hit.cacheStatus)")
+        #expect(
+            hit.code == 200 && hit.cacheStatus == "HIT" && hit.body == bodies[79], "f79: \(hit.code) \(hit.cacheStatus)"
+        )
         // The oldest were evicted while nginx's index still listed them: served again, from the upstream.
         for i in 0..<10 {
             let r = try nginx.fetch("/f\(i).bin", tree)
@@ -127,10 +145,14 @@ extension ClientProfileTests {
             #expect(r.cacheStatus == "MISS", "f\(i) again: \(r.cacheStatus)")
         }
         let evicted = warden.events("evict").compactMap { $0["file"] as? String }
-        #expect(!evicted.contains { lastComponent($0).contains(".") }, "a temporary file was evicted: \(evicted.filter { lastComponent($0).contains(".") })")
+        #expect(
+            !evicted.contains { lastComponent($0).contains(".") },
+            "a temporary file was evicted: \(evicted.filter { lastComponent($0).contains(".") })")
         #expect(nginx.seriousLogLines().isEmpty, "\(nginx.seriousLogLines())")
         #expect(warden.events("error").isEmpty, "\(warden.events("error"))")
         #expect(warden.stop() == 0)
-        print("nginx: \(warden.events("trim").count) trims, \(evicted.count) evictions, trim durations \(warden.events("trim").compactMap { $0["duration_ms"] as? Double }) ms, \(seconds(since: started)) s")
+        print(
+            "nginx: \(warden.events("trim").count) trims, \(evicted.count) evictions, trim durations \(warden.events("trim").compactMap { $0["duration_ms"] as? Double }) ms, \(seconds(since: started)) s"
+        )
     }
 }

@@ -63,7 +63,8 @@ struct CCache {
                 return String(state >> 34)
             }
             let path = tree.url("src/f\(i).c")
-            let text = "const int table\(i)[] = {\(values.joined(separator: ","))};\nint f\(i)(int x) { return table\(i)[x % 5000] * \(i); }\n"
+            let text =
+                "const int table\(i)[] = {\(values.joined(separator: ","))};\nint f\(i)(int x) { return table\(i)[x % 5000] * \(i); }\n"
             try? text.write(toFile: path, atomically: true, encoding: .utf8)
             return path
         }
@@ -85,13 +86,17 @@ struct GoModule {
         let args = String(repeating: ", 1", count: n)
         var table = "package table\n\nimport \"example.com/warden/geom\"\n\n"
         for i in 0..<1500 {
-            table += "// F\(i) is generated.\nfunc F\(i)(x float64) float64 { if x > \(i) { return geom.Scale(x+\(i)\(args)) * \(i).5 }; s := 0.0; for j := 0; j < \(i % 7 + 2); j++ { s += geom.Scale(float64(j)\(args)) }; return s }\n"
+            table +=
+                "// F\(i) is generated.\nfunc F\(i)(x float64) float64 { if x > \(i) { return geom.Scale(x+\(i)\(args)) * \(i).5 }; s := 0.0; for j := 0; j < \(i % 7 + 2); j++ { s += geom.Scale(float64(j)\(args)) }; return s }\n"
         }
         let files = [
             "go.mod": "module example.com/warden\n\ngo 1.19\n",
-            "geom/geom.go": "package geom\n\nimport \"math\"\n\n// Scale scales a length.\nfunc Scale(x float64\(params)) float64 { return math.Sqrt(x * x) }\n",
-            "shapes/shapes.go": "package shapes\n\nimport (\n\t\"strconv\"\n\n\t\"example.com/warden/geom\"\n)\n\ntype Square struct{ Side float64 }\n\nfunc (s Square) String() string { return \"square \" + strconv.FormatFloat(geom.Scale(s.Side\(args)), 'f', 2, 64) }\n",
-            "report/report.go": "package report\n\nimport (\n\t\"sort\"\n\t\"strings\"\n\n\t\"example.com/warden/shapes\"\n)\n\nfunc Render(s []shapes.Square) string {\n\tnames := make([]string, 0, len(s))\n\tfor _, q := range s {\n\t\tnames = append(names, q.String())\n\t}\n\tsort.Strings(names)\n\treturn strings.ToUpper(strings.Join(names, \",\"))\n}\n",
+            "geom/geom.go":
+                "package geom\n\nimport \"math\"\n\n// Scale scales a length.\nfunc Scale(x float64\(params)) float64 { return math.Sqrt(x * x) }\n",
+            "shapes/shapes.go":
+                "package shapes\n\nimport (\n\t\"strconv\"\n\n\t\"example.com/warden/geom\"\n)\n\ntype Square struct{ Side float64 }\n\nfunc (s Square) String() string { return \"square \" + strconv.FormatFloat(geom.Scale(s.Side\(args)), 'f', 2, 64) }\n",
+            "report/report.go":
+                "package report\n\nimport (\n\t\"sort\"\n\t\"strings\"\n\n\t\"example.com/warden/shapes\"\n)\n\nfunc Render(s []shapes.Square) string {\n\tnames := make([]string, 0, len(s))\n\tfor _, q := range s {\n\t\tnames = append(names, q.String())\n\t}\n\tsort.Strings(names)\n\treturn strings.ToUpper(strings.Join(names, \",\"))\n}\n",
             "table/table.go": table,
         ]
         for (name, text) in files {
@@ -110,4 +115,3 @@ struct GoModule {
         return try runClient(which("go")!, ["build", "./..."], dropping: ["GO", "CGO_"], setting: env, in: root)
     }
 }
-

@@ -14,7 +14,12 @@ struct UVClient {
     let names: [String]
 
     enum Way: String, CaseIterable {
-        case index, findLinks = "find-links", pathWheel = "path-wheel", pathSource = "path-source", uvRun = "uv-run", uvx
+        case index
+        case findLinks = "find-links"
+        case pathWheel = "path-wheel"
+        case pathSource = "path-source"
+        case uvRun = "uv-run"
+        case uvx
     }
 
     /// uv as `pip install uv` installs it, if it is there.
@@ -28,13 +33,19 @@ struct UVClient {
         index = try PipIndex(work, wheelList: names.map { ($0, size) })
         try Self.writeSourceTree(work.url("src/localpkg"))
         work.mkdir("wheels")
-        try FileManager.default.copyItem(atPath: work.url("index/packages/w1-1.0-py3-none-any.whl"), toPath: work.url("wheels/w1-1.0-py3-none-any.whl"))
+        try FileManager.default.copyItem(
+            atPath: work.url("index/packages/w1-1.0-py3-none-any.whl"),
+            toPath: work.url("wheels/w1-1.0-py3-none-any.whl"))
     }
 
     func run(_ args: [String]) throws -> ClientResult {
-        try runClient(exe, args, dropping: ["UV_", "XDG_"], setting: ["UV_CACHE_DIR": cache, "UV_NO_CONFIG": "1",
-                                                                       "UV_PYTHON_DOWNLOADS": "never"].merging(noProxy) { a, _ in a },
-                      in: work.path)
+        try runClient(
+            exe, args, dropping: ["UV_", "XDG_"],
+            setting: [
+                "UV_CACHE_DIR": cache, "UV_NO_CONFIG": "1",
+                "UV_PYTHON_DOWNLOADS": "never",
+            ].merging(noProxy) { a, _ in a },
+            in: work.path)
     }
 
     /// Installs by `way` into venv `venv` (made afresh; `uv run` and `uvx` use uv's cached environments), and
@@ -44,7 +55,11 @@ struct UVClient {
         let check = ["python", "-c", Self.recordCheck]
         switch way {
         case .uvRun:
-            return judged(try run(["run", "-q", "--no-project", "--python", python] + local + ["--with", names[1]] + check + [names[1]]))
+            return judged(
+                try run(
+                    ["run", "-q", "--no-project", "--python", python] + local + ["--with", names[1]] + check + [
+                        names[1]
+                    ]))
         case .uvx:
             let r = try run(["tool", "run", "-q", "--python", python, "--from", work.url("src/localpkg"), "localpkg"])
             return (r, r.status == 0 && !r.output.contains("localpkg ok") ? ["localpkg's output: \(r.output)"] : [])
@@ -54,12 +69,13 @@ struct UVClient {
         let made = try run(["venv", "-q", "--python", python, work.url(venv)])
         guard made.status == 0 else { return (made, []) }
         let target = ["pip", "install", "-q", "--python", work.url(venv + "/bin/python")]
-        let (args, checked): ([String], [String]) = switch way {
-        case .index: (["--index-url", "http://127.0.0.1:\(index.port)/simple/"] + names, names)
-        case .findLinks: (local + names, names)
-        case .pathWheel: ([work.url("wheels/w1-1.0-py3-none-any.whl")], ["w1"])
-        default: ([work.url("src/localpkg")], ["localpkg"])
-        }
+        let (args, checked): ([String], [String]) =
+            switch way {
+            case .index: (["--index-url", "http://127.0.0.1:\(index.port)/simple/"] + names, names)
+            case .findLinks: (local + names, names)
+            case .pathWheel: ([work.url("wheels/w1-1.0-py3-none-any.whl")], ["w1"])
+            default: ([work.url("src/localpkg")], ["localpkg"])
+            }
         let r = try run(target + args)
         guard r.status == 0 else { return (r, []) }
         let checkRun = try runClient(work.url(venv + "/bin/python"), ["-c", Self.recordCheck] + checked)
@@ -71,7 +87,9 @@ struct UVClient {
     }
 
     private static func missing(in r: ClientResult) -> [String] {
-        guard let line = r.output.split(separator: "\n").last(where: { $0.hasPrefix("MISSING ") }) else { return ["no RECORD check: \(r.output)"] }
+        guard let line = r.output.split(separator: "\n").last(where: { $0.hasPrefix("MISSING ") }) else {
+            return ["no RECORD check: \(r.output)"]
+        }
         return line.split(separator: " ").dropFirst(2).map(String.init)
     }
 
@@ -88,37 +106,37 @@ struct UVClient {
     static func writeSourceTree(_ dir: String) throws {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try """
-            [build-system]
-            requires = []
-            build-backend = "backend"
-            backend-path = ["."]
+        [build-system]
+        requires = []
+        build-backend = "backend"
+        backend-path = ["."]
 
-            [project]
-            name = "localpkg"
-            version = "1.0"
-            """.write(toFile: dir + "/pyproject.toml", atomically: true, encoding: .utf8)
+        [project]
+        name = "localpkg"
+        version = "1.0"
+        """.write(toFile: dir + "/pyproject.toml", atomically: true, encoding: .utf8)
         try backend.write(toFile: dir + "/backend.py", atomically: true, encoding: .utf8)
     }
 
     static let backend = #"""
-    import base64, hashlib, os, zipfile
-    NAME, VER = "localpkg", "1.0"
-    INFO = f"{NAME}-{VER}.dist-info"
-    def _digest(b): return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
-    def get_requires_for_build_wheel(config_settings=None): return []
-    def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-        files = {
-            f"{NAME}/__init__.py": b"VALUE = 42\n#" + b"x" * 40000 + b"\n",
-            f"{NAME}/cli.py": b"def main():\n    print('localpkg ok')\n",
-            f"{INFO}/METADATA": f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {VER}\n".encode(),
-            f"{INFO}/WHEEL": b"Wheel-Version: 1.0\nGenerator: cachewarden-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-            f"{INFO}/entry_points.txt": f"[console_scripts]\nlocalpkg = {NAME}.cli:main\n".encode(),
-        }
-        files[f"{INFO}/RECORD"] = ("".join(f"{p},{_digest(b)},{len(b)}\n" for p, b in files.items()) + f"{INFO}/RECORD,,\n").encode()
-        name = f"{NAME}-{VER}-py3-none-any.whl"
-        with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as z:
-            for p, b in files.items():
-                z.writestr(p, b)
-        return name
-    """#
+        import base64, hashlib, os, zipfile
+        NAME, VER = "localpkg", "1.0"
+        INFO = f"{NAME}-{VER}.dist-info"
+        def _digest(b): return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
+        def get_requires_for_build_wheel(config_settings=None): return []
+        def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+            files = {
+                f"{NAME}/__init__.py": b"VALUE = 42\n#" + b"x" * 40000 + b"\n",
+                f"{NAME}/cli.py": b"def main():\n    print('localpkg ok')\n",
+                f"{INFO}/METADATA": f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {VER}\n".encode(),
+                f"{INFO}/WHEEL": b"Wheel-Version: 1.0\nGenerator: cachewarden-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+                f"{INFO}/entry_points.txt": f"[console_scripts]\nlocalpkg = {NAME}.cli:main\n".encode(),
+            }
+            files[f"{INFO}/RECORD"] = ("".join(f"{p},{_digest(b)},{len(b)}\n" for p, b in files.items()) + f"{INFO}/RECORD,,\n").encode()
+            name = f"{NAME}-{VER}-py3-none-any.whl"
+            with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as z:
+                for p, b in files.items():
+                    z.writestr(p, b)
+            return name
+        """#
 }

@@ -18,24 +18,32 @@ import Testing
             let r = try uv.install(way, venv: "warm-\(way.rawValue)")
             try #require(r.result.status == 0 && r.missing.isEmpty, "\(way.rawValue): \(r.result.output) \(r.missing)")
         }
-        for way in UVClient.Way.allCases { try? FileManager.default.removeItem(atPath: work.url("warm-\(way.rawValue)")) }
+        for way in UVClient.Way.allCases {
+            try? FileManager.default.removeItem(atPath: work.url("warm-\(way.rawValue)"))
+        }
         let total = diskTotals(cache.path, basis: .apparent).total
         let h = try WatcherHarness(cache, quota: total / 2, basis: .apparent) {
             $0.profile = .uv
-            $0.trimAfterIdle = nil   // the profile waits a quiet minute; nothing runs meanwhile here
+            $0.trimAfterIdle = nil // the profile waits a quiet minute; nothing runs meanwhile here
         }
         #expect(eventually { !h.log.trims.isEmpty && h.totalsMatchDisk(basis: .apparent, timeout: 1) })
-        let evicted = h.log.evictions.filter { $0.files != nil }.map(\.file)   // units (their pointers have lines too)
+        let evicted = h.log.evictions.filter { $0.files != nil }.map(\.file) // units (their pointers have lines too)
         h.watcher.stop()
         #expect(evicted.filter { $0.hasPrefix("archive-v0/") }.count >= 4, "\(evicted)")
-        #expect(Self.danglingPointers(cache.path).isEmpty, "pointers left to deleted archives: \(Self.danglingPointers(cache.path))")
+        #expect(
+            Self.danglingPointers(cache.path).isEmpty,
+            "pointers left to deleted archives: \(Self.danglingPointers(cache.path))")
         var failed: [String] = []
         for way in UVClient.Way.allCases {
             let r = try uv.install(way, venv: "after-\(way.rawValue)")
-            if r.result.status != 0 || !r.missing.isEmpty { failed.append("\(way.rawValue): \(r.result.output) \(r.missing)") }
+            if r.result.status != 0 || !r.missing.isEmpty {
+                failed.append("\(way.rawValue): \(r.result.output) \(r.missing)")
+            }
         }
         #expect(failed.isEmpty, "\(failed)")
-        print("uv pointers: \(total) B cache, quota \(total / 2) B, \(evicted.count) units evicted (\(evicted.filter { $0.hasPrefix("archive-v0/") }.count) archives with their pointers), \(UVClient.Way.allCases.count) ways installed again, \(failed.count) failed")
+        print(
+            "uv pointers: \(total) B cache, quota \(total / 2) B, \(evicted.count) units evicted (\(evicted.filter { $0.hasPrefix("archive-v0/") }.count) archives with their pointers), \(UVClient.Way.allCases.count) ways installed again, \(failed.count) failed"
+        )
     }
 
     /// The loop of the issue: every way installs again and again from a warm cache into fresh venvs, other writes
@@ -51,19 +59,23 @@ import Testing
         for way in UVClient.Way.allCases { _ = try uv.install(way, venv: "warm") }
         let warm = diskTotals(cache.path).total
         let quota = warm * 5 / 4
-        let warden = try Warden(work, "dir.uv.path = \(cache.path)\ndir.uv.profile = uv\ndir.uv.quota = \(quota)\ndir.uv.trim_after_idle = 1s\n")
+        let warden = try Warden(
+            work,
+            "dir.uv.path = \(cache.path)\ndir.uv.profile = uv\ndir.uv.quota = \(quota)\ndir.uv.trim_after_idle = 1s\n")
         try #require(warden.waitUntilReady(), "no ready line: \(warden.cli.stderr)")
         var runs = 0, failures: [String] = [], incomplete: [String] = []
         // Other writes push the cache over its quota after each round; the trim waits for a quiet second, then
         // takes the oldest units — the archives this round used among them.
-        let under = try loopWithTrims(warden, cache: cache.path, quota: quota, round: { round in
-            for way in UVClient.Way.allCases {
-                let r = try uv.install(way, venv: "venv")
-                runs += 1
-                if r.result.status != 0 { failures.append("round \(round) \(way.rawValue): \(r.result.output)") }
-                if !r.missing.isEmpty { incomplete.append("round \(round) \(way.rawValue): \(r.missing)") }
-            }
-        }, fill: { cache.write("filler-v0/\($0)", size: Int(warm / 2)) })
+        let under = try loopWithTrims(
+            warden, cache: cache.path, quota: quota,
+            round: { round in
+                for way in UVClient.Way.allCases {
+                    let r = try uv.install(way, venv: "venv")
+                    runs += 1
+                    if r.result.status != 0 { failures.append("round \(round) \(way.rawValue): \(r.result.output)") }
+                    if !r.missing.isEmpty { incomplete.append("round \(round) \(way.rawValue): \(r.missing)") }
+                }
+            }, fill: { cache.write("filler-v0/\($0)", size: Int(warm / 2)) })
         #expect(under, "over quota a minute after the last run: \(diskTotals(cache.path).total) > \(quota)")
         let archives = warden.events("evict").filter { ($0["file"] as? String)?.hasPrefix("archive-v0/") == true }.count
         #expect(archives > 0, "no trim took an archive: the loop did not test what it is for")
@@ -72,7 +84,9 @@ import Testing
         #expect(incomplete.isEmpty, "\(incomplete.prefix(3))")
         #expect(warden.events("error").isEmpty, "\(warden.events("error"))")
         #expect(warden.stop() == 0)
-        print("uv loop: \(clientLoops) rounds, \(runs) runs, \(warden.events("trim").count) trims, \(archives) archives evicted, \(failures.count) failed runs, \(incomplete.count) incomplete venvs, quota \(quota) B, \(seconds(since: started)) s")
+        print(
+            "uv loop: \(clientLoops) rounds, \(runs) runs, \(warden.events("trim").count) trims, \(archives) archives evicted, \(failures.count) failed runs, \(incomplete.count) incomplete venvs, quota \(quota) B, \(seconds(since: started)) s"
+        )
     }
 
     /// The symlinks outside `archive-v0/` that lead nowhere (uv's pointers to deleted archives).

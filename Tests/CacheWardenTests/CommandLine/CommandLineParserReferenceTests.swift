@@ -31,7 +31,8 @@ import Testing
             switch self {
             case .error: "error"
             case .help: "help"
-            case .parsed(let f, let v, let p): "flags \(f.sorted()) values \(v.sorted { $0.key < $1.key }) positionals \(p)"
+            case .parsed(let f, let v, let p):
+                "flags \(f.sorted()) values \(v.sorted { $0.key < $1.key }) positionals \(p)"
             }
         }
     }
@@ -42,7 +43,11 @@ import Testing
         var values: [String: [String]] = [:]
         var flags = Set<String>()
         for o in spec.options {
-            if o.kind == .flag { if parsed.flag(o.long) { flags.insert(o.long) } } else if !parsed.values(o.long).isEmpty { values[o.long] = parsed.values(o.long) }
+            if o.kind == .flag {
+                if parsed.flag(o.long) { flags.insert(o.long) }
+            } else if !parsed.values(o.long).isEmpty {
+                values[o.long] = parsed.values(o.long)
+            }
         }
         return .parsed(flags: flags, values: values, positionals: parsed.arguments("rest"))
     }
@@ -53,13 +58,16 @@ import Testing
         let options = spec.options + [OptionSpec.flag("help", short: "h", help: "")]
         let shorts = options.compactMap { o in o.short.map { "\($0)" + (o.kind == .flag ? "" : ":") } }.joined()
         let longs = options.map { $0.long + ($0.kind == .flag ? "" : ":") }.joined(separator: ",")
-        let r = try runProcess(try #require(which("getopt")), ["-q", "-o", shorts, "-l", longs, "--"] + args,
-                               environment: ["POSIXLY_CORRECT": nil, "GETOPT_COMPATIBLE": nil])
+        let r = try runProcess(
+            try #require(which("getopt")), ["-q", "-o", shorts, "-l", longs, "--"] + args,
+            environment: ["POSIXLY_CORRECT": nil, "GETOPT_COMPATIBLE": nil])
         var words = shellWords(r.out)[...]
         var flags = Set<String>()
         var values: [String: [String]] = [:]
         while let word = words.popFirst(), word != "--" {
-            let name = word.hasPrefix("--") ? String(word.dropFirst(2)) : options.first { "-\($0.short.map(String.init) ?? "")" == word }!.long
+            let name =
+                word.hasPrefix("--")
+                ? String(word.dropFirst(2)) : options.first { "-\($0.short.map(String.init) ?? "")" == word }!.long
             let o = options.first { $0.long == name }!
             if o.kind == .flag { flags.insert(name) } else { values[name, default: []].append(words.popFirst()!) }
         }
@@ -109,11 +117,18 @@ import Testing
         var differences: [String] = []
         var counts: [String: Int] = [:]
         for _ in 0..<1500 {
-            let line = (0..<Int.random(in: 0...6, using: &generator)).flatMap { _ in Self.tokens.randomElement(using: &generator)! }
-            if Self.givesADashValueSeparately(line) { continue }   // the second chosen difference, pinned below
+            let line = (0..<Int.random(in: 0...6, using: &generator)).flatMap { _ in
+                Self.tokens.randomElement(using: &generator)!
+            }
+            if Self.givesADashValueSeparately(line) { continue } // the second chosen difference, pinned below
             let (a, b) = (Self.ours(line), try Self.reference(line))
-            if Self.givesAValueTwice(b) { continue }   // the third, pinned below
-            let kind = switch b { case .error: "error"; case .help: "help"; case .parsed: "parsed" }
+            if Self.givesAValueTwice(b) { continue } // the third, pinned below
+            let kind =
+                switch b {
+                case .error: "error";
+                case .help: "help";
+                case .parsed: "parsed"
+                }
             counts[kind, default: 0] += 1
             if a != b, differences.count < 10 { differences.append("\(line): ours \(a), getopt_long \(b)") }
         }
@@ -125,7 +140,9 @@ import Testing
     /// Whether getopt_long read an option that takes one value twice: refused here.
     static func givesAValueTwice(_ reading: Reading) -> Bool {
         guard case .parsed(_, let values, _) = reading else { return false }
-        return values.contains { name, given in given.count > 1 && spec.options.contains { $0.long == name && $0.kind == .value } }
+        return values.contains { name, given in
+            given.count > 1 && spec.options.contains { $0.long == name && $0.kind == .value }
+        }
     }
 
     /// Whether getopt_long would take a word starting with `-` as the separate value of an option: refused here.
@@ -139,7 +156,9 @@ import Testing
                 separate = spec.options.contains { $0.long == name && $0.kind != .flag }
             } else {
                 let letters = Array(word.dropFirst())
-                let c = letters.firstIndex(of: "c").map { i in letters[..<i].allSatisfy { $0 == "j" || $0 == "h" } ? i : -1 } ?? -1
+                let c =
+                    letters.firstIndex(of: "c").map { i in letters[..<i].allSatisfy { $0 == "j" || $0 == "h" } ? i : -1
+                    } ?? -1
                 separate = c == letters.count - 1
             }
             guard separate, let value = words.first else { continue }
@@ -156,24 +175,32 @@ import Testing
             #expect(throws: UsageError.self, "\(line)") { try CommandLineParser(root: Self.spec).parse(line) }
         }
         #expect(Self.ours(["--config=--json"]) == .parsed(flags: [], values: ["config": ["--json"]], positionals: []))
-        #expect(Self.ours(["-c-x", "--dir", "-"]) == .parsed(flags: [], values: ["config": ["-x"], "dir": ["-"]], positionals: []))
+        #expect(
+            Self.ours(["-c-x", "--dir", "-"])
+                == .parsed(flags: [], values: ["config": ["-x"], "dir": ["-"]], positionals: []))
         #expect(Self.ours(["--config", "--help"]) == .help)
     }
 
     @Test(.enabled(if: which("getopt") != nil, "needs util-linux's getopt"))
     func anOptionThatTakesOneValueMayNotBeGivenTwice() throws {
         // getopt_long hands both values over, and the last usually wins: `--quota 1MB --quota 2MB` is a slip.
-        #expect(try Self.reference(["--config", "a", "-cb"]) == .parsed(flags: [], values: ["config": ["a", "b"]], positionals: []))
+        #expect(
+            try Self.reference(["--config", "a", "-cb"])
+                == .parsed(flags: [], values: ["config": ["a", "b"]], positionals: []))
         let twice: [([String], String)] = [
             (["--config", "a", "-cb"], "--config is given twice (`a`, then `b`); give it once"),
             (["--dir=/x", "--dir", "/x"], "--dir is given twice (`/x`, then `/x`); give it once"),
             (["-c", "a", "--json", "--config="], "--config is given twice (`a`, then ``); give it once"),
         ]
         for (line, message) in twice {
-            #expect(throws: UsageError(message, command: "tool"), "\(line)") { try CommandLineParser(root: Self.spec).parse(line) }
+            #expect(throws: UsageError(message, command: "tool"), "\(line)") {
+                try CommandLineParser(root: Self.spec).parse(line)
+            }
         }
         // A repeated option keeps every value; a flag given twice is still the flag; help wins over the mistake.
-        #expect(Self.ours(["--include", "a", "--include=b"]) == .parsed(flags: [], values: ["include": ["a", "b"]], positionals: []))
+        #expect(
+            Self.ours(["--include", "a", "--include=b"])
+                == .parsed(flags: [], values: ["include": ["a", "b"]], positionals: []))
         #expect(Self.ours(["--json", "-j"]) == .parsed(flags: ["json"], values: [:], positionals: []))
         #expect(Self.ours(["-c", "a", "-c", "b", "--help"]) == .help)
     }

@@ -16,7 +16,12 @@ import Testing
         let tree = TemporaryTree("cw-bash")
         try script.write(toFile: tree.url("c.bash"), atomically: true, encoding: .utf8)
         let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let r = try runProcess("/bin/bash", ["-c", "cd \(tree.path) && source c.bash && COMP_WORDS=(\(quoted)) && COMP_CWORD=\(words.count - 1) && _cachewarden && printf '%s\\n' \"${COMPREPLY[@]}\""])
+        let r = try runProcess(
+            "/bin/bash",
+            [
+                "-c",
+                "cd \(tree.path) && source c.bash && COMP_WORDS=(\(quoted)) && COMP_CWORD=\(words.count - 1) && _cachewarden && printf '%s\\n' \"${COMPREPLY[@]}\"",
+            ])
         try #require(r.status == 0, "\(r.err)")
         return r.out.split(separator: "\n").map(String.init)
     }
@@ -24,9 +29,15 @@ import Testing
     @Test func bashCompletesCommandsOptionsAndValues() throws {
         let script = try Self.script("bash")
         #expect(try Self.bash(["cachewarden", "st"], script: script) == ["status"])
-        #expect(try Self.bash(["cachewarden", "run", "--size-basis", ""], script: script).sorted() == ["allocated", "apparent"])
+        #expect(
+            try Self.bash(["cachewarden", "run", "--size-basis", ""], script: script).sorted() == [
+                "allocated", "apparent",
+            ])
         #expect(try Self.bash(["cachewarden", "discover", "--f"], script: script) == ["--force"])
-        #expect(try Self.bash(["cachewarden", "status", "--s"], script: script).sorted() == ["--scan", "--si", "--size-basis"])
+        #expect(
+            try Self.bash(["cachewarden", "status", "--s"], script: script).sorted() == [
+                "--scan", "--si", "--size-basis",
+            ])
         // A hidden command is not offered, and a value with no completion offers nothing.
         #expect(try !Self.bash(["cachewarden", ""], script: script).contains("keys"))
         #expect(try Self.bash(["cachewarden", "run", "--quota", ""], script: script) == [])
@@ -37,7 +48,9 @@ import Testing
         let tree = TemporaryTree("cw-fish")
         try Self.script("fish").write(toFile: tree.url("c.fish"), atomically: true, encoding: .utf8)
         func complete(_ line: String) throws -> [String] {
-            let r = try runProcess(try #require(which("fish")), ["--no-config", "-c", "source \(tree.url("c.fish")); complete -C '\(line)'"])
+            let r = try runProcess(
+                try #require(which("fish")),
+                ["--no-config", "-c", "source \(tree.url("c.fish")); complete -C '\(line)'"])
             try #require(r.status == 0, "\(r.err)")
             return r.out.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }
         }
@@ -56,7 +69,12 @@ import Testing
         let zsh = try #require(which("zsh"))
         let syntax = try runProcess(zsh, ["-n", tree.url("functions/_cachewarden")])
         #expect(syntax.status == 0, "\(syntax.err)")
-        let registered = try runProcess(zsh, ["-f", "-c", "fpath=(\(tree.url("functions")) $fpath); autoload -U compinit; compinit -u -d \(tree.url("zcompdump")); print -r -- $_comps[cachewarden]"])
+        let registered = try runProcess(
+            zsh,
+            [
+                "-f", "-c",
+                "fpath=(\(tree.url("functions")) $fpath); autoload -U compinit; compinit -u -d \(tree.url("zcompdump")); print -r -- $_comps[cachewarden]",
+            ])
         #expect(registered.out == "_cachewarden\n", "\(registered.out)\(registered.err)")
     }
 }

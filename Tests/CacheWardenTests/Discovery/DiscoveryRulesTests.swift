@@ -9,10 +9,10 @@ import Testing
 
     @Test func aQuotaIsOneAndAHalfTimesTheSizeBetweenTheFloorAndATenthOfTheFilesystem() {
         let rule = QuotaRule(), disk = 250 * Self.gib
-        #expect(rule.quota(size: 0, filesystem: disk) == Self.gib)                         // the floor
-        #expect(rule.quota(size: 700 * Self.mib, filesystem: disk) == 1088 * Self.mib)     // 1050 MiB up to a 64 MiB step
+        #expect(rule.quota(size: 0, filesystem: disk) == Self.gib) // the floor
+        #expect(rule.quota(size: 700 * Self.mib, filesystem: disk) == 1088 * Self.mib) // 1050 MiB up to a 64 MiB step
         #expect(rule.quota(size: 4 * Self.gib, filesystem: disk) == 6 * Self.gib)
-        #expect(rule.quota(size: 40 * Self.gib, filesystem: disk) == 25 * Self.gib)        // the cap: a tenth of the disk
+        #expect(rule.quota(size: 40 * Self.gib, filesystem: disk) == 25 * Self.gib) // the cap: a tenth of the disk
         // On a small disk the cap wins over the floor, and it is a whole step, at least one.
         #expect(rule.quota(size: 0, filesystem: 4 * Self.gib) == 384 * Self.mib)
         #expect(rule.quota(size: 10 * Self.gib, filesystem: 100 * Self.mib) == 64 * Self.mib)
@@ -26,7 +26,9 @@ import Testing
     @Test func theGroupBudgetIsTheSumOfQuotasAtMostAQuarterOfTheFilesystem() {
         let rule = QuotaRule()
         #expect(rule.groupBudget(quotas: [Self.gib, 2 * Self.gib], filesystem: 250 * Self.gib) == 3 * Self.gib)
-        #expect(rule.groupBudget(quotas: [25 * Self.gib, 25 * Self.gib, 25 * Self.gib], filesystem: 100 * Self.gib) == 25 * Self.gib)
+        #expect(
+            rule.groupBudget(quotas: [25 * Self.gib, 25 * Self.gib, 25 * Self.gib], filesystem: 100 * Self.gib) == 25
+                * Self.gib)
     }
 
     @Test func namesBecomeConfigNamesAndRepeatsGetANumber() throws {
@@ -46,7 +48,8 @@ import Testing
         let caches = ["/h/.cache/uv", "/h/.cache", "/h/.cache/uv/sub", "/h/.cache/uvx", "/h/proj/target"].map {
             DiscoveredCache(name: "n", client: "c", path: $0, profile: .generic, protect: [], source: .tagged)
         }
-        #expect(CacheDiscovery.withoutNesting(caches).map(\.path) == ["/h/.cache/uv", "/h/.cache/uvx", "/h/proj/target"])
+        #expect(
+            CacheDiscovery.withoutNesting(caches).map(\.path) == ["/h/.cache/uv", "/h/.cache/uvx", "/h/proj/target"])
     }
 
     @Test func bazelrcDiskCacheInBothFormsWithTildeAndWithoutWorkspacePaths() {
@@ -57,12 +60,17 @@ import Testing
             build --disk_cache=%workspace%/cache
             build --remote_cache=grpc://x --disk_cache="/quoted/path"
             """
-        #expect(BazelRC.diskCaches(in: text, home: "/home/u") == ["/home/u/.cache/bazel-disk", "/srv/bazel", "/quoted/path"])
+        #expect(
+            BazelRC.diskCaches(in: text, home: "/home/u") == [
+                "/home/u/.cache/bazel-disk", "/srv/bazel", "/quoted/path",
+            ])
     }
 
     @Test func nginxCachePathsFollowIncludesRelativeToTheMainFile() throws {
         let tree = TemporaryTree("cw-nginx")
-        tree.writeText("nginx.conf", """
+        tree.writeText(
+            "nginx.conf",
+            """
             user www-data;
             http {
                 include conf.d/*.conf;   # relative to the main file's folder
@@ -72,7 +80,9 @@ import Testing
             }
             """)
         tree.writeText("conf.d/a.conf", "fastcgi_cache_path \"/srv/fcgi cache\" keys_zone=f:1m; include ../nginx.conf;")
-        tree.writeText("conf.d/b.conf", "server { location / { proxy_cache main; } }\nuwsgi_cache_path relative/uw keys_zone=u:1m;")
+        tree.writeText(
+            "conf.d/b.conf", "server { location / { proxy_cache main; } }\nuwsgi_cache_path relative/uw keys_zone=u:1m;"
+        )
         let found = NginxConfig.cachePaths(mainFile: tree.url("nginx.conf"))
         #expect(found == ["/srv/fcgi cache", tree.url("relative/uw"), "/var/cache/nginx/main"])
     }

@@ -13,9 +13,11 @@ struct DiskSnapshot: Equatable, CustomStringConvertible {
                 let path = dir + "/" + name
                 var st = stat()
                 guard lstat(path, &st) == 0 else { continue }
-                entries[path] = [Int64(st.st_mode), Int64(st.st_size), Int64(st.st_ino),
-                                 Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
-                                 Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)]
+                entries[path] = [
+                    Int64(st.st_mode), Int64(st.st_size), Int64(st.st_ino),
+                    Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
+                    Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec),
+                ]
                 if st.st_mode & S_IFMT == S_IFDIR { stack.append(path) }
             }
         }

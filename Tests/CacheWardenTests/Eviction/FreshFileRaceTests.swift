@@ -16,9 +16,11 @@ import Testing
         for i in 0..<200 { tree.write("old\(i)", size: 1_000, mtime: 1_000_000_000 + Double(i)) }
         let h = try WatcherHarness(tree, quota: 150_000, basis: .apparent) { $0.minAge = 3600 }
         var nextOld = 200, oldest = 0
-        var placed: [String: String] = [:]   // name → the fresh content renamed over it
+        var placed: [String: String] = [:] // name → the fresh content renamed over it
         for k in 0..<renames {
-            for _ in 0..<3 { tree.write("old\(nextOld)", size: 1_000, mtime: 1_000_000_000 + Double(nextOld)); nextOld += 1 }
+            for _ in 0..<3 {
+                tree.write("old\(nextOld)", size: 1_000, mtime: 1_000_000_000 + Double(nextOld)); nextOld += 1
+            }
             while oldest < nextOld && (placed["old\(oldest)"] != nil || !tree.exists("old\(oldest)")) { oldest += 1 }
             guard oldest < nextOld else { continue }
             let name = "old\(oldest)", content = "fresh-\(k)"

@@ -10,7 +10,8 @@ import Testing
     /// A daemon on `tree/cache` (units: entries) with a quota of `quota` bytes.
     static func daemon(_ tree: TemporaryTree, quota: Int) throws -> RunningCLI {
         let config = tree.url("c.conf")
-        try "size_basis = apparent\ndir.c.path = \(tree.url("cache"))\ndir.c.quota = \(quota)\ndir.c.evict_unit = entry\n"
+        try
+            "size_basis = apparent\ndir.c.path = \(tree.url("cache"))\ndir.c.quota = \(quota)\ndir.c.evict_unit = entry\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
         return try RunningCLI(["run", "-c", config])
     }
@@ -31,7 +32,10 @@ import Testing
         let young = DiskSnapshot(tree.url("cache/young")), outside = DiskSnapshot(tree.url("outside"))
         // The big unit is over the quota at the start: it leaves in one rename, then is deleted in the trash.
         let first = try Self.daemon(tree, quota: 10_000)
-        #expect(eventually { !tree.exists("cache/\(TrashFolder.name)/u-999-1") && !tree.exists("cache/\(TrashFolder.name)/f-999-2") })
+        #expect(
+            eventually {
+                !tree.exists("cache/\(TrashFolder.name)/u-999-1") && !tree.exists("cache/\(TrashFolder.name)/f-999-2")
+            })
         #expect(eventually(timeout: 60) { !Self.trashEntries(tree).isEmpty || !tree.exists("cache/big") })
         first.signal(SIGKILL)
         first.process.waitUntilExit()
@@ -43,7 +47,9 @@ import Testing
         #expect(second.interrupt() == 0)
         let ready = try #require(second.lines.first { $0.contains("\"event\":\"ready\"") })
         let disk = diskTotals(tree.url("cache"), basis: .apparent)
-        #expect(ready.contains("\"total\":\(disk.total),") && ready.contains("\"files\":\(disk.files),"), "\(ready) vs \(disk)")
+        #expect(
+            ready.contains("\"total\":\(disk.total),") && ready.contains("\"files\":\(disk.files),"),
+            "\(ready) vs \(disk)")
         #expect(DiskSnapshot(tree.url("cache/young")).changes(since: young).isEmpty)
         #expect(DiskSnapshot(tree.url("outside")).changes(since: outside).isEmpty)
         print("TrashTests: the kill left \(left.count) entries in the trash (\(left.prefix(2)))")
@@ -55,10 +61,13 @@ import Testing
         tree.write("cache/old/f", size: 50_000, mtime: 1_000)
         let before = DiskSnapshot(tree.url("cache"))
         let config = tree.url("c.conf")
-        try "dir.c.path = \(tree.url("cache"))\ndir.c.quota = 1KB\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "dir.c.path = \(tree.url("cache"))\ndir.c.quota = 1KB\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
         for command in ["check", "run"] {
             let r = try runProcess("/usr/bin/timeout", ["20", cachewardenBinary(), command, "-c", config])
-            #expect(r.status == 2 && r.err.contains("c.conf:1: dir.c.path: ") && r.err.contains("is not CacheWarden's trash folder"), "\(command): \(r)")
+            #expect(
+                r.status == 2 && r.err.contains("c.conf:1: dir.c.path: ")
+                    && r.err.contains("is not CacheWarden's trash folder"), "\(command): \(r)")
         }
         #expect(DiskSnapshot(tree.url("cache")).changes(since: before).isEmpty)
         // A file of that name is no trash either.
@@ -80,7 +89,8 @@ import Testing
         h.tree.write("b", size: 50)
         #expect(eventually { h.total == 150 && h.files == 2 }, "total \(h.total), \(h.files) files")
         #expect(!h.log.writes.contains { $0.file.contains(TrashFolder.name) })
-        let report = try Watcher.report(WardenSettings(directories: [DirectorySettings(name: "c", path: tree.url("cache"))], sizeBasis: .apparent))
+        let report = try Watcher.report(
+            WardenSettings(directories: [DirectorySettings(name: "c", path: tree.url("cache"))], sizeBasis: .apparent))
         #expect(report.first?.totals.total == 100 && report.first?.totals.files == 1)
     }
 }

@@ -26,7 +26,9 @@ import Testing
                 for probe in 0..<50 {
                     let k = keys[(probe * 61 + step) % keys.count]
                     let found = table.find(hash: hash(k)) { keys[Int($0)] == k }
-                    #expect(found.map { keys[Int($0)] } == (reference.contains(UInt32((probe * 61 + step) % keys.count)) ? k : nil))
+                    #expect(
+                        found.map { keys[Int($0)] }
+                            == (reference.contains(UInt32((probe * 61 + step) % keys.count)) ? k : nil))
                 }
             }
         }
@@ -36,7 +38,7 @@ import Testing
         var table = EntryTable()
         for e in UInt32(0)..<500 {
             if table.needsGrowth { table.grow { _ in 42 } }
-            table.insert(e, hash: 42)   // every entry on one probe chain
+            table.insert(e, hash: 42) // every entry on one probe chain
         }
         for e in UInt32(0)..<500 where e % 3 == 0 {
             let removed = table.remove(e, hash: 42)

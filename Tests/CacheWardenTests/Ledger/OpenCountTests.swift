@@ -41,7 +41,7 @@ import Testing
         f.open("x.tmp")
         f.rename(r, to: "x")
         #expect(f.ledger.isOpen(r))
-        f.close("x")   // the kernel names the entry as it is at close time
+        f.close("x") // the kernel names the entry as it is at close time
         #expect(!f.ledger.isOpen(r))
         #expect(f.ledger.openedAs.isEmpty)
     }
@@ -75,8 +75,8 @@ import Testing
         let first = f.create("t", ino: 2)
         f.open("t")
         f.rename(first, to: "kept")
-        let second = f.create("t", ino: 3)   // a new file under the old name, never opened
-        f.close("t")                          // the first file's close, read late
+        let second = f.create("t", ino: 3) // a new file under the old name, never opened
+        f.close("t") // the first file's close, read late
         #expect(!f.ledger.isOpen(first))
         #expect(!f.ledger.isOpen(second))
     }
@@ -88,9 +88,9 @@ import Testing
         f.rename(first, to: "y")
         let second = f.create("x", ino: 3)
         f.open("x")
-        f.close("x")   // the second file's close
+        f.close("x") // the second file's close
         #expect(f.ledger.isOpen(first) && !f.ledger.isOpen(second))
-        f.close("y")   // the first file's close, under its new name
+        f.close("y") // the first file's close, under its new name
         #expect(!f.ledger.isOpen(first))
         #expect(f.ledger.openedAs.isEmpty)
     }
@@ -103,7 +103,7 @@ import Testing
         f.ledger.removeRecord(r)
         #expect(f.ledger.openCounts.isEmpty && f.ledger.openedAs.isEmpty)
         let again = f.create("x", ino: 3)
-        f.close("x")   // a close of the removed file's descriptor credits nothing to the new one
+        f.close("x") // a close of the removed file's descriptor credits nothing to the new one
         #expect(!f.ledger.isOpen(again))
     }
 

@@ -18,7 +18,9 @@ import Testing
         /// Opens not closed yet, by name (an open counts for the file through any of its names).
         var opens: [String: Int] = [:]
 
-        func links(_ inode: Int) -> Int { files.values.filter { $0.inode == inode }.count + (inodes[inode]?.outside ?? 0) }
+        func links(_ inode: Int) -> Int {
+            files.values.filter { $0.inode == inode }.count + (inodes[inode]?.outside ?? 0)
+        }
         var counted: Set<Int> { Set(files.values.map(\.inode)) }
         var total: Int64 { counted.reduce(0) { $0 + (inodes[$1]?.bytes ?? 0) } }
         /// Every name, oldest first, ties by path: the order trims take victims in.
@@ -72,7 +74,9 @@ import Testing
             let inode = disk.nextInode
             disk.nextInode += 1
             disk.inodes[inode] = .init(bytes: Int64(g.below(100_000)), age: Int64(g.below(50)), outside: 0)
-            let r = Array(SizeLedgerModelTests.leaf(path).utf8).withUnsafeBytes { ledger.record(in: disk.dirs[dir]!, named: $0).record }
+            let r = Array(SizeLedgerModelTests.leaf(path).utf8).withUnsafeBytes {
+                ledger.record(in: disk.dirs[dir]!, named: $0).record
+            }
             disk.files[path] = (r, inode)
             stat(path)
         }
@@ -87,7 +91,9 @@ import Testing
         }
 
         mutating func removeDirectory(_ dir: String) {
-            for path in disk.files.keys where path.hasPrefix(dir + "/") { disk.files[path] = nil; disk.opens[path] = nil }
+            for path in disk.files.keys where path.hasPrefix(dir + "/") {
+                disk.files[path] = nil; disk.opens[path] = nil
+            }
             ledger.removeSubtree(disk.dirs[dir]!)
             for d in disk.dirs.keys where d == dir || d.hasPrefix(dir + "/") { disk.dirs[d] = nil }
             statWhatTheLedgerAsks()
@@ -97,7 +103,7 @@ import Testing
             let to = Self.joinPath(dir, name)
             guard from != to, disk.dirs[to] == nil else { return }
             let entry = disk.files.removeValue(forKey: from)!
-            if let replaced = disk.files.removeValue(forKey: to) { _ = replaced }   // the ledger drops it in attach
+            if let replaced = disk.files.removeValue(forKey: to) { _ = replaced } // the ledger drops it in attach
             disk.opens[to] = disk.opens.removeValue(forKey: from)
             ledger.detachRecord(entry.record)
             Array(name.utf8).withUnsafeBytes { ledger.attachRecord(entry.record, dir: disk.dirs[dir]!, name: $0) }
@@ -109,7 +115,8 @@ import Testing
         mutating func moveDirectory(_ dir: String, to parent: String, name: String) {
             let to = Self.joinPath(parent, name)
             guard !dir.isEmpty, to != dir, !(parent + "/").hasPrefix(dir + "/"), parent != dir,
-                  disk.files[to] == nil, disk.dirs[to] == nil else { return }
+                disk.files[to] == nil, disk.dirs[to] == nil
+            else { return }
             let node = disk.dirs[dir]!
             ledger.detachDirectory(node)
             Array(name.utf8).withUnsafeBytes { ledger.attachDirectory(node, parent: disk.dirs[parent]!, name: $0) }
@@ -130,7 +137,9 @@ import Testing
             let expected = disk.victimOrder
             guard let first = group.first else { #expect(expected.isEmpty); return }
             let path = String(decoding: ledger.relativePath(ofRecord: first.record), as: UTF8.self)
-            #expect(path == expected.first, "seed step \(counter): evicted \(path), model's oldest \(expected.first ?? "none")")
+            #expect(
+                path == expected.first,
+                "seed step \(counter): evicted \(path), model's oldest \(expected.first ?? "none")")
             for rest in group.dropFirst() { ledger.syncVictim(rest.record) }
             removeName(path)
         }
@@ -138,7 +147,8 @@ import Testing
         var lastOp = 0
 
         func openName(_ path: String) -> OpenName {
-            OpenName(dir: disk.dirs[SizeLedgerModelTests.parent(path)]!, name: Array(SizeLedgerModelTests.leaf(path).utf8))
+            OpenName(
+                dir: disk.dirs[SizeLedgerModelTests.parent(path)]!, name: Array(SizeLedgerModelTests.leaf(path).utf8))
         }
 
         /// An open of `path`, or a close reported under it (kernel semantics: the name at close time).
@@ -174,7 +184,8 @@ import Testing
                 if let f = g.pick(files) {
                     let inode = disk.files[f]!.inode
                     // Now and then a file of 4 GiB or more (its size lives outside the 32-byte record).
-                    disk.inodes[inode]!.bytes = g.below(20) == 0 ? Int64(5) << 30 + Int64(g.below(1000)) : Int64(g.below(100_000))
+                    disk.inodes[inode]!.bytes =
+                        g.below(20) == 0 ? Int64(5) << 30 + Int64(g.below(1000)) : Int64(g.below(100_000))
                     disk.inodes[inode]!.age = Int64(g.below(50))
                     stat(f)
                 }
@@ -186,7 +197,7 @@ import Testing
                         ledger.record(in: disk.dirs[SizeLedgerModelTests.parent(to)]!, named: $0).record
                     }
                     disk.files[to] = (r, inode)
-                    stat(to)   // only the new name is statted: the old one learns of it through the ledger
+                    stat(to) // only the new name is statted: the old one learns of it through the ledger
                 }
             case 5: if let f = g.pick(files) { disk.inodes[disk.files[f]!.inode]!.outside += 1 }
             case 6:
@@ -197,16 +208,20 @@ import Testing
             case 7: if let f = g.pick(files) { removeName(f) }
             case 8:
                 if let f = g.pick(files) {
-                    let name = g.below(4) == 0 ? (g.pick(files).map(SizeLedgerModelTests.leaf) ?? fresh("r")) : fresh("r")
+                    let name =
+                        g.below(4) == 0 ? (g.pick(files).map(SizeLedgerModelTests.leaf) ?? fresh("r")) : fresh("r")
                     renameFile(f, to: g.pick(dirs)!, name: name)
                 }
             case 9:
                 let parent = g.pick(dirs)!
                 let name = fresh("d")
-                let (node, _) = Array(name.utf8).withUnsafeBytes { ledger.addDirectory(parent: disk.dirs[parent]!, name: $0, ino: UInt64(1_000_000 + counter)) }
+                let (node, _) = Array(name.utf8).withUnsafeBytes {
+                    ledger.addDirectory(parent: disk.dirs[parent]!, name: $0, ino: UInt64(1_000_000 + counter))
+                }
                 disk.dirs[Self.joinPath(parent, name)] = node
             case 10: if let d = g.pick(dirs.filter { !$0.isEmpty }) { removeDirectory(d) }
-            case 11: if let d = g.pick(dirs.filter { !$0.isEmpty }) { moveDirectory(d, to: g.pick(dirs)!, name: fresh("m")) }
+            case 11:
+                if let d = g.pick(dirs.filter { !$0.isEmpty }) { moveDirectory(d, to: g.pick(dirs)!, name: fresh("m")) }
             case 12: evictOldest()
             default: _ = ledger.settle()
             }
@@ -217,14 +232,21 @@ import Testing
             let heap = ledger.victims(root)
             for (k, r) in heap.enumerated() {
                 #expect(ledger.heapPositions[r.index] == UInt32(k), "seed \(seed) step \(step): position of \(r)")
-                if k > 0 { #expect(ledger.victimAge(heap[(k - 1) / 2]) <= ledger.victimAge(r), "seed \(seed) step \(step) op \(lastOp): heap order at \(k)") }
+                if k > 0 {
+                    #expect(
+                        ledger.victimAge(heap[(k - 1) / 2]) <= ledger.victimAge(r),
+                        "seed \(seed) step \(step) op \(lastOp): heap order at \(k)")
+                }
             }
-            #expect(Set(heap) == Set(disk.files.values.map(\.record)), "seed \(seed) step \(step) op \(lastOp): heap members \(heap.count) vs \(disk.files.count)")
+            #expect(
+                Set(heap) == Set(disk.files.values.map(\.record)),
+                "seed \(seed) step \(step) op \(lastOp): heap members \(heap.count) vs \(disk.files.count)")
         }
 
         func checkTotals(_ step: Int, seed: UInt64) {
             let account = ledger.account(root)!
-            #expect(account.total == disk.total, "seed \(seed) step \(step): total \(account.total) ≠ model \(disk.total)")
+            #expect(
+                account.total == disk.total, "seed \(seed) step \(step): total \(account.total) ≠ model \(disk.total)")
             #expect(account.files == disk.counted.count, "seed \(seed) step \(step): files")
             #expect(account.names == disk.files.count, "seed \(seed) step \(step): names")
             let oldest = disk.files.values.map { disk.inodes[$0.inode]!.age }.min()
@@ -236,7 +258,9 @@ import Testing
             for (path, entry) in disk.files {
                 let open = disk.files.contains { $0.value.inode == entry.inode && disk.opens[$0.key] != nil }
                 #expect(ledger.isOpen(entry.record) == open, "seed \(seed) step \(step): \(path) open")
-                #expect(ledger.inode(ofRecord: entry.record)?.bytes == disk.inodes[entry.inode]!.bytes, "seed \(seed) step \(step): \(path)")
+                #expect(
+                    ledger.inode(ofRecord: entry.record)?.bytes == disk.inodes[entry.inode]!.bytes,
+                    "seed \(seed) step \(step): \(path)")
                 #expect(String(decoding: ledger.relativePath(ofRecord: entry.record), as: UTF8.self) == path)
             }
             var order: [String] = []

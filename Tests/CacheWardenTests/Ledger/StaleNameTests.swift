@@ -16,11 +16,11 @@ import Testing
         let old = file("a", ino: 7)
         let other = file("b", ino: 8)
         _ = ledger.takeNeedsStat()
-        let moved = file("c", ino: 7)   // `a` moved to `c`, seen from `c`'s side first
+        let moved = file("c", ino: 7) // `a` moved to `c`, seen from `c`'s side first
         #expect(ledger.account(RootID(0))?.total == 300, "counted twice until the stale name is dealt with")
         ledger.restatOtherName(of: moved)
         #expect(ledger.takeNeedsStat() == [old])
-        ledger.restatOtherName(of: other)   // an inode with one name: nothing to do
+        ledger.restatOtherName(of: other) // an inode with one name: nothing to do
         #expect(ledger.takeNeedsStat().isEmpty)
     }
 }

@@ -11,14 +11,18 @@ import Testing
         var l = SizeLedger()
         let root = RootID(0)
         let top = l.addRoot(root, path: Array("/c".utf8), ino: 1, dev: 1, ordered: true)
-        let dirs = (0..<9).map { d in Array("d\(d)".utf8).withUnsafeBytes { l.addDirectory(parent: top, name: $0, ino: UInt64(100 + d)).node } }
+        let dirs = (0..<9).map { d in
+            Array("d\(d)".utf8).withUnsafeBytes { l.addDirectory(parent: top, name: $0, ino: UInt64(100 + d)).node }
+        }
         var ino: UInt64 = 1000
         for k in 0..<files {
             let dir = dirs[rng.below(dirs.count)]
             let r = Array("f\(k)".utf8).withUnsafeBytes { l.record(in: dir, named: $0).record }
             let linked = k % 7 == 6
             if !linked { ino += 1 }
-            l.apply(FileStatus(ino: ino, bytes: 4096, age: Int64(rng.below(40)), links: linked ? 2 : 1), to: r, keepOpenedAge: false)
+            l.apply(
+                FileStatus(ino: ino, bytes: 4096, age: Int64(rng.below(40)), links: linked ? 2 : 1), to: r,
+                keepOpenedAge: false)
         }
         return (l, root)
     }

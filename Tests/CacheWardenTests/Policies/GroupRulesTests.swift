@@ -39,35 +39,45 @@ import Testing
 
     @Test func aGroupTakesWholeUnitsFromAUnitMemberAndFilesFromAFileMemberInFairShareTurns() throws {
         let units = TemporaryTree(), files = TemporaryTree()
-        for k in 0..<10 { for part in ["a", "b"] { units.write("pkg\(k)/\(part)", size: 10_000, mtime: 1_000_000 + Double(k * 10)) } }
+        for k in 0..<10 {
+            for part in ["a", "b"] { units.write("pkg\(k)/\(part)", size: 10_000, mtime: 1_000_000 + Double(k * 10)) }
+        }
         for i in 0..<20 { files.write("f\(i)", size: 10_000, mtime: 1_000_500 + Double(i)) }
         var u = DirectorySettings(name: "u", path: units.path)
         u.evictUnit = .entry
         let clock = ManualClock(), log = EventLog()
-        let watcher = try Self.group([u, DirectorySettings(name: "f", path: files.path)], quota: 400_000, clock: clock, log: log)
+        let watcher = try Self.group(
+            [u, DirectorySettings(name: "f", path: files.path)], quota: 400_000, clock: clock, log: log)
         defer { watcher.stop() }
         // 410 kB > 400 kB: down to 200 kB, shares 200 kB each. f is furthest above its share, then the tie goes to
         // u (first), which gives a 20 kB unit: f then gives two files to catch up, and so on.
         Self.moveIn("crossing", size: 10_000, mtime: 2_000_000, to: files, log)
         #expect(eventually { log.trims.count == 2 })
         let turns = log.evictions.map(\.dir)
-        #expect(turns == ["f"] + Array(repeating: ["u", "f", "f"], count: 5).joined(), "\(log.evictions.map { "\($0.dir)/\($0.file)" })")
+        #expect(
+            turns == ["f"] + Array(repeating: ["u", "f", "f"], count: 5).joined(),
+            "\(log.evictions.map { "\($0.dir)/\($0.file)" })")
         let unitEvictions = log.evictions.filter { $0.dir == "u" }
-        #expect(unitEvictions.map(\.file) == (0..<5).map { "pkg\($0)" } && unitEvictions.allSatisfy { $0.files == 2 && $0.size == 20_000 })
+        #expect(
+            unitEvictions.map(\.file) == (0..<5).map { "pkg\($0)" }
+                && unitEvictions.allSatisfy { $0.files == 2 && $0.size == 20_000 })
         #expect(log.evictions.filter { $0.dir == "f" }.allSatisfy { $0.files == nil && $0.size == 10_000 })
         for k in 0..<10 { #expect(units.exists("pkg\(k)/a") == units.exists("pkg\(k)/b"), "pkg\(k) half deleted") }
-        #expect(diskTotals(units.path, basis: .apparent).total == 100_000 && diskTotals(files.path, basis: .apparent).total == 100_000)
+        #expect(
+            diskTotals(units.path, basis: .apparent).total == 100_000
+                && diskTotals(files.path, basis: .apparent).total == 100_000)
         #expect(log.trims.allSatisfy { $0.group == "g" && $0.skipped == nil })
     }
 
     @Test func aMemberWaitingForIdleGivesNothingWhileActiveAndTheOthersGiveMore() throws {
         let go = TemporaryTree(), pip = TemporaryTree()
-        for i in 0..<15 { go.write("old\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) }   // the oldest files
+        for i in 0..<15 { go.write("old\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) } // the oldest files
         for i in 0..<6 { pip.write("p\(i)", size: 10_000, mtime: 1_500_000 + Double(i)) }
         var busy = DirectorySettings(name: "go", path: go.path, quota: 10_000_000)
         busy.trimAfterIdle = 60
         let clock = ManualClock(), log = EventLog()
-        let watcher = try Self.group([busy, DirectorySettings(name: "pip", path: pip.path)], quota: 220_000, clock: clock, log: log)
+        let watcher = try Self.group(
+            [busy, DirectorySettings(name: "pip", path: pip.path)], quota: 220_000, clock: clock, log: log)
         defer { watcher.stop() }
         // 230 kB > 220 kB while go is being written: go, furthest above its share, waits; pip gives all it has.
         Self.moveIn("build1", size: 20_000, to: go, log)
@@ -75,7 +85,9 @@ import Testing
         #expect(log.evictions.allSatisfy { $0.dir == "pip" } && log.evictions.count == 6)
         var lines = try Self.lines(log)
         let waiting = try #require(lines["go"]), gave = try #require(lines["pip"])
-        #expect(waiting["skipped"] as? String == "trim_after_idle" && waiting["freed"] as? Int == 0 && waiting["removed"] as? Int == 0)
+        #expect(
+            waiting["skipped"] as? String == "trim_after_idle" && waiting["freed"] as? Int == 0
+                && waiting["removed"] as? Int == 0)
         #expect(waiting["short_by"] == nil, "a wait is no shortfall: \(waiting)")
         #expect(gave["freed"] as? Int == 60_000 && gave["removed"] as? Int == 6 && gave["skipped"] == nil)
         #expect(gave["target"] as? Int == 110_000, "pip went below its fair share")
@@ -106,12 +118,13 @@ import Testing
         var busy = DirectorySettings(name: "go", path: go.path, quota: 10_000_000)
         busy.trimAfterIdle = 600
         let clock = ManualClock(), log = EventLog()
-        let watcher = try Self.group([busy, DirectorySettings(name: "pip", path: pip.path)], quota: 100_000, clock: clock, log: log)
+        let watcher = try Self.group(
+            [busy, DirectorySettings(name: "pip", path: pip.path)], quota: 100_000, clock: clock, log: log)
         defer { watcher.stop() }
-        Self.moveIn("a", size: 20_000, to: go, log)   // 115 kB: over the quota, under the cap: go waits
+        Self.moveIn("a", size: 20_000, to: go, log) // 115 kB: over the quota, under the cap: go waits
         #expect(eventually { log.trims.count == 2 })
         #expect(log.trims.first { $0.dir == "go" }?.skipped == .trimAfterIdle && log.evictions.map(\.file) == ["p0"])
-        Self.moveIn("b", size: 100_000, to: go, log)   // 210 kB > 200 % of 100 kB: no waiting, with the clock still
+        Self.moveIn("b", size: 100_000, to: go, log) // 210 kB > 200 % of 100 kB: no waiting, with the clock still
         #expect(eventually { log.trims.count == 3 })
         let trim = try #require(log.trims.last)
         #expect(trim.dir == "go" && trim.skipped == nil && trim.total <= 50_000, "\(trim)")
@@ -120,7 +133,7 @@ import Testing
 
     @Test func eachMemberThatGaveNothingSaysWhyOnItsLine() throws {
         let young = TemporaryTree(), kept = TemporaryTree(), giver = TemporaryTree(), empty = TemporaryTree()
-        for i in 0..<4 { young.write("y\(i)", size: 10_000) }   // now: younger than min_age
+        for i in 0..<4 { young.write("y\(i)", size: 10_000) } // now: younger than min_age
         for i in 0..<4 { kept.write("k\(i).lock", size: 10_000, mtime: 1_000_000 + Double(i)) }
         for i in 0..<4 { giver.write("g\(i)", size: 10_000, mtime: 1_500_000 + Double(i)) }
         var y = DirectorySettings(name: "young", path: young.path)
@@ -128,8 +141,12 @@ import Testing
         var k = DirectorySettings(name: "kept", path: kept.path)
         k.protect = ["*.lock"]
         let clock = ManualClock(), log = EventLog()
-        let watcher = try Self.group([y, k, DirectorySettings(name: "giver", path: giver.path), DirectorySettings(name: "empty", path: empty.path)],
-                                     quota: 120_000, clock: clock, log: log)
+        let watcher = try Self.group(
+            [
+                y, k, DirectorySettings(name: "giver", path: giver.path),
+                DirectorySettings(name: "empty", path: empty.path),
+            ],
+            quota: 120_000, clock: clock, log: log)
         defer { watcher.stop() }
         // 130 kB > 120 kB: down to 60 kB, shares of 30 kB. giver is furthest over first; then young and kept (ties,
         // in order) have nothing they may give, giver gives everything, and empty is asked last.
@@ -138,12 +155,17 @@ import Testing
         let lines = try Self.lines(log)
         #expect(lines["empty"]?["skipped"] as? String == "nothing_left" && lines["empty"]?["spared"] == nil)
         let y0 = try #require(lines["young"]), k0 = try #require(lines["kept"]), g0 = try #require(lines["giver"])
-        #expect(y0["skipped"] as? String == "min_age" && (y0["spared"] as? [String: Any])?["young"] as? Int == 4, "\(y0)")
-        #expect(k0["skipped"] as? String == "spared" && (k0["spared"] as? [String: Any])?["protected"] as? Int == 4, "\(k0)")
+        #expect(
+            y0["skipped"] as? String == "min_age" && (y0["spared"] as? [String: Any])?["young"] as? Int == 4, "\(y0)")
+        #expect(
+            k0["skipped"] as? String == "spared" && (k0["spared"] as? [String: Any])?["protected"] as? Int == 4, "\(k0)"
+        )
         #expect(y0["freed"] as? Int == 0 && k0["freed"] as? Int == 0 && y0["removed"] as? Int == 0)
         #expect(g0["freed"] as? Int == 50_000 && g0["removed"] as? Int == 5 && g0["skipped"] == nil, "\(g0)")
         #expect(log.evictions.allSatisfy { $0.dir == "giver" })
-        #expect(WardenEvent(.trim(try #require(log.trims.first { $0.dir == "kept" }))).jsonLine().contains("\"skipped\":\"spared\""))
+        #expect(
+            WardenEvent(.trim(try #require(log.trims.first { $0.dir == "kept" }))).jsonLine().contains(
+                "\"skipped\":\"spared\""))
     }
 
     /// A directory `a` for the sparing tests: its oldest file (`open-old`, `open` bytes, to be held open), a
@@ -155,7 +177,7 @@ import Testing
         a.write("keep.lock", size: each, mtime: 900_001)
         a.write("CACHEDIR.TAG", size: each, mtime: 900_002)
         a.write("a1", size: each, mtime: 1_000_000)
-        a.write("young", size: each)   // now: younger than min_age
+        a.write("young", size: each) // now: younger than min_age
         var dir = DirectorySettings(name: "a", path: a.path)
         dir.protect = ["*.lock"]
         dir.minAge = 3600
@@ -175,7 +197,7 @@ import Testing
         let (a, sa) = Self.spareable(open: 40_000, each: 1_000), b = TemporaryTree()
         for i in 0..<7 { b.write("b\(i)", size: 10_000, mtime: 1_100_000 + Double(i)) }
         var sb = DirectorySettings(name: "b", path: b.path)
-        sb.weight = 4   // shares of 120 kB: a 24 kB, b 96 kB
+        sb.weight = 4 // shares of 120 kB: a 24 kB, b 96 kB
         let clock = ManualClock(), log = EventLog()
         let watcher = try Self.group([sa, sb], quota: 120_000, clock: clock, log: log)
         defer { watcher.stop() }
@@ -187,8 +209,12 @@ import Testing
         Self.moveIn("crossing", size: 10_000, mtime: 1_200_000, to: b, log)
         #expect(eventually { log.trims.count == 2 })
         let evicted = log.evictions.map { "\($0.dir)/\($0.file)" }
-        #expect(evicted.first == "a/a1" && !evicted.contains("a/open-old") && !evicted.contains("a/keep.lock") && !evicted.contains("a/young"), "\(evicted)")
-        #expect(a.exists("open-old") && a.exists("keep.lock") && a.exists("CACHEDIR.TAG") && a.exists("young") && !a.exists("a1"))
+        #expect(
+            evicted.first == "a/a1" && !evicted.contains("a/open-old") && !evicted.contains("a/keep.lock")
+                && !evicted.contains("a/young"), "\(evicted)")
+        #expect(
+            a.exists("open-old") && a.exists("keep.lock") && a.exists("CACHEDIR.TAG") && a.exists("young")
+                && !a.exists("a1"))
         #expect(evicted.filter { $0.hasPrefix("b/") }.count == 7, "\(evicted)")
         let sum = diskTotals(a.path, basis: .apparent).total + diskTotals(b.path, basis: .apparent).total
         #expect(sum <= 60_000, "\(sum)")

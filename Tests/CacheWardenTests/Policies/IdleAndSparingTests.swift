@@ -24,9 +24,9 @@ import Testing
             #expect(h.log.trims.isEmpty, "a trim came while the writer was still writing (file \(i))")
         }
         let crossed = try #require(crossedAt)
-        clock.advance(by: 0.8)   // idle for 0.9 s
+        clock.advance(by: 0.8) // idle for 0.9 s
         #expect(h.log.trims.isEmpty, "the trim came less than the idle time after the last write")
-        clock.advance(by: 0.2)   // idle for 1.1 s: the wake-up at 1 s has run
+        clock.advance(by: 0.2) // idle for 1.1 s: the wake-up at 1 s has run
         let trim = try #require(h.log.trims.first)
         // It waited from the crossing until a second after the last write.
         let waited = 2.9 + 1 - Double(crossed) / 10
@@ -40,16 +40,16 @@ import Testing
         let tree = TemporaryTree()
         let clock = ManualClock()
         let h = try WatcherHarness(tree, quota: 100_000, basis: .apparent, clock: clock) {
-            $0.trimAfterIdle = 600   // ten minutes
+            $0.trimAfterIdle = 600 // ten minutes
             $0.hardQuota = .percent(150)
         }
-        for i in 0..<12 { tree.write("a\(i)", size: 10_000) }   // 120 kB: over the quota, under the hard quota
+        for i in 0..<12 { tree.write("a\(i)", size: 10_000) } // 120 kB: over the quota, under the hard quota
         tree.write("marker", size: 1)
         #expect(eventually { h.log.writes.contains { $0.file == "marker" } })
-        clock.advance(by: 599)   // idle for a second less than the wait
+        clock.advance(by: 599) // idle for a second less than the wait
         #expect(h.log.trims.isEmpty)
-        for i in 0..<4 { tree.write("b\(i)", size: 10_000) }    // 160 kB: over 150 %
-        #expect(eventually { !h.log.trims.isEmpty })   // with the clock standing still: at once
+        for i in 0..<4 { tree.write("b\(i)", size: 10_000) } // 160 kB: over 150 %
+        #expect(eventually { !h.log.trims.isEmpty }) // with the clock standing still: at once
         let trim = try #require(h.log.trims.first)
         #expect(trim.deferredSeconds == 599, "it waited only until the hard quota was crossed: \(trim)")
         // 12 × 10 kB + 1 B + 3 × 10 kB is already past 150 kB: the trim may run before b3 is written, and b3 then
@@ -63,7 +63,7 @@ import Testing
         let old = Date().timeIntervalSince1970 - 10 * 86_400
         tree.write("open-oldest", size: 10_000, mtime: old)
         for i in 0..<4 { tree.write("closed\(i)", size: 10_000, mtime: old + 1 + Double(i)) }
-        tree.write("young", size: 10_000)   // now: younger than min_age
+        tree.write("young", size: 10_000) // now: younger than min_age
         let h = try WatcherHarness(tree, quota: 70_000, basis: .apparent) { $0.minAge = 3600 }
         let reader = open(tree.url("open-oldest"), O_RDONLY)
         defer { close(reader) }
@@ -91,7 +91,7 @@ import Testing
         for i in 0..<10 { tree.write("sub/f\(i)", size: 10_000, mtime: 2_000_000 + Double(i)) }
         for dir in ["", "sub/"] {
             try tag.write(toFile: tree.url(dir + "CACHEDIR.TAG"), atomically: false, encoding: .utf8)
-            tree.setMtime(dir + "CACHEDIR.TAG", 1_000_000)   // the oldest files of the tree
+            tree.setMtime(dir + "CACHEDIR.TAG", 1_000_000) // the oldest files of the tree
         }
         let h = try WatcherHarness(tree, quota: 60_000, basis: .apparent)
         #expect(eventually { !h.log.trims.isEmpty })
@@ -109,7 +109,7 @@ import Testing
         let h = try WatcherHarness(tree, quota: 80_000, basis: .apparent)
         // Written in place, as a client that does not write-then-rename: while it is being written and crosses
         // the quota, nothing older is deleted (that could not reach the target); once closed, it goes alone.
-        tree.write("huge-entry", size: 55_000)   // 85 kB > 80 kB: target 40 kB; the rest is 30 kB
+        tree.write("huge-entry", size: 55_000) // 85 kB > 80 kB: target 40 kB; the rest is 30 kB
         #expect(eventually { h.log.evictions.contains { $0.file == "huge-entry" } })
         let eviction = try #require(h.log.evictions.first)
         #expect(eviction.file == "huge-entry")

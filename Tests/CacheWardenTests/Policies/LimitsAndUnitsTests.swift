@@ -11,11 +11,11 @@ import Testing
             $0.trimAt = .percent(90)
             $0.trimTo = .bytes(30_000)
         }
-        for i in 0..<9 { tree.write("f\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) }   // 90 kB: at, not above
-        tree.write("marker", size: 0, mtime: 1_500_000)   // empty: the total stays at 90 kB
+        for i in 0..<9 { tree.write("f\(i)", size: 10_000, mtime: 1_000_000 + Double(i)) } // 90 kB: at, not above
+        tree.write("marker", size: 0, mtime: 1_500_000) // empty: the total stays at 90 kB
         #expect(eventually { h.log.writes.contains { $0.file == "marker" } })
         #expect(h.log.trims.isEmpty)
-        tree.write("g", size: 1_000)   // 91 kB > 90 % of 100 kB: trim to 30 kB
+        tree.write("g", size: 1_000) // 91 kB > 90 % of 100 kB: trim to 30 kB
         #expect(eventually { !h.log.trims.isEmpty })
         let trim = try #require(h.log.trims.first)
         #expect(trim.target == 30_000)
@@ -28,7 +28,7 @@ import Testing
         let h = try WatcherHarness(tree, basis: .apparent) { $0.maxFiles = 10 }
         for i in 0..<10 { tree.write("f\(i)", size: 100, mtime: 1_000_000 + Double(i)) }
         tree.write("marker", size: 0)
-        #expect(eventually { !h.log.trims.isEmpty })   // 11 files > 10: down to 5
+        #expect(eventually { !h.log.trims.isEmpty }) // 11 files > 10: down to 5
         let trim = try #require(h.log.trims.first)
         #expect(trim.reason == .maxFiles)
         #expect(trim.targetFiles == 5)
@@ -65,7 +65,8 @@ import Testing
         let h = try WatcherHarness(tree, quota: 60_000, basis: .apparent) { $0.countDirectories = true }
         func du() throws -> Int64 {
             // CacheWarden's trash, kept at the top once it has trimmed, is none of the cache's (never counted).
-            let r = try runProcess(which("du")!, ["-s", "-B1", "--apparent-size", "--exclude=\(TrashFolder.name)", tree.path])
+            let r = try runProcess(
+                which("du")!, ["-s", "-B1", "--apparent-size", "--exclude=\(TrashFolder.name)", tree.path])
             return Int64(r.out.split(separator: "\t").first ?? "") ?? -1
         }
         #expect(eventually { h.log.evictions.count > 32 }, "\(h.log.evictions.count) evictions")
@@ -85,7 +86,7 @@ import Testing
             $0.evictUnit = .entry
             $0.protect = ["*.lock"]
         }
-        tree.write("v5/part0", size: 50_000)   // 161 kB > 150 kB: trim to 75 kB
+        tree.write("v5/part0", size: 50_000) // 161 kB > 150 kB: trim to 75 kB
         #expect(eventually { !h.log.trims.isEmpty })
         let units = h.log.evictions.map(\.file)
         #expect(units.prefix(2) == ["v1", "v2"], "\(units)")
@@ -99,9 +100,13 @@ import Testing
 
     @Test func depthUnitsTakeTheFoldersAtThatDepth() throws {
         let tree = TemporaryTree()
-        for job in 0..<4 { for f in 0..<2 { tree.write("jobs/job\(job)/out\(f)", size: 10_000, mtime: 1_000_000 + Double(job * 10 + f)) } }
+        for job in 0..<4 {
+            for f in 0..<2 {
+                tree.write("jobs/job\(job)/out\(f)", size: 10_000, mtime: 1_000_000 + Double(job * 10 + f))
+            }
+        }
         let h = try WatcherHarness(tree, quota: 85_000, basis: .apparent) { $0.evictUnit = .depth(2) }
-        tree.write("jobs/job9/out", size: 10_000)   // 90 kB > 85 kB: trim to 42.5 kB
+        tree.write("jobs/job9/out", size: 10_000) // 90 kB > 85 kB: trim to 42.5 kB
         #expect(eventually { !h.log.trims.isEmpty })
         #expect(h.log.evictions.map(\.file) == ["jobs/job0", "jobs/job1", "jobs/job2"])
         #expect(tree.exists("jobs") && !tree.exists("jobs/job0"))
@@ -118,7 +123,7 @@ import Testing
             tree.write("archive-v0/e\(k)/lib/mod.py", size: 20_000, mtime: 1_000_001 + Double(k * 10))
         }
         let h = try WatcherHarness(tree, quota: 70_000, basis: .apparent) { $0.evictUnit = .depth(2) }
-        tree.write("archive-v0/e9/lib/mod.py", size: 20_000)   // 80 kB > 70 kB: trim to 35 kB, the three oldest
+        tree.write("archive-v0/e9/lib/mod.py", size: 20_000) // 80 kB > 70 kB: trim to 35 kB, the three oldest
         #expect(eventually { !h.log.trims.isEmpty })
         #expect(h.log.evictions.map(\.file) == ["archive-v0/e0", "archive-v0/e1", "archive-v0/e2"])
         #expect(!tree.exists("archive-v0/e2") && tree.exists("CACHEDIR.TAG") && tree.exists("archive-v0/e9/lib/mod.py"))
@@ -140,7 +145,7 @@ import Testing
             symlink(outside.path, tree.url("\(repo)/snapshots/dirlink"))
         }
         let h = try WatcherHarness(tree, quota: 70_000, basis: .apparent) { $0.evictUnit = .entry }
-        tree.write("models--org--new/blobs/b", size: 20_000)   // 80 kB > 70 kB: trim to 35 kB
+        tree.write("models--org--new/blobs/b", size: 20_000) // 80 kB > 70 kB: trim to 35 kB
         #expect(eventually { !h.log.trims.isEmpty })
         #expect(h.log.evictions.map(\.file) == ["models--org--m0", "models--org--m1", "models--org--m2"])
         for k in 0..<3 { #expect(!tree.exists("models--org--m\(k)"), "models--org--m\(k) left behind") }

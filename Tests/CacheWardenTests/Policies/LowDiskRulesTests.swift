@@ -23,17 +23,24 @@ import Testing
             set { other.withLock { $0 = newValue } }
         }
 
-        var free: Int64 { LowDiskRulesTests.size - trees.reduce(filler) { $0 + diskTotals($1, basis: .apparent).total } }
+        var free: Int64 {
+            LowDiskRulesTests.size - trees.reduce(filler) { $0 + diskTotals($1, basis: .apparent).total }
+        }
 
-        var probe: ScriptedDiskProbe { ScriptedDiskProbe { [self] _ in .success(FreeSpace(free: free, size: LowDiskRulesTests.size)) } }
+        var probe: ScriptedDiskProbe {
+            ScriptedDiskProbe { [self] _ in .success(FreeSpace(free: free, size: LowDiskRulesTests.size)) }
+        }
 
         /// Fills the disk with other data until `free` bytes are left.
         func leave(free wanted: Int64) { filler += free - wanted }
     }
 
-    static func watcher(_ dirs: [DirectorySettings], _ fs: Filesystem, _ clock: ManualClock, _ log: EventLog) throws -> Watcher {
-        var settings = WardenSettings(directories: dirs, sizeBasis: .apparent, lowDiskFree: .percent(50),
-                                      lowDiskAction: .trim, lowDiskInterval: 1)
+    static func watcher(_ dirs: [DirectorySettings], _ fs: Filesystem, _ clock: ManualClock, _ log: EventLog) throws
+        -> Watcher
+    {
+        var settings = WardenSettings(
+            directories: dirs, sizeBasis: .apparent, lowDiskFree: .percent(50),
+            lowDiskAction: .trim, lowDiskInterval: 1)
         settings.lowDiskTarget = .percent(75)
         try settings.validate()
         let watcher = Watcher(settings: settings, clock: clock, disk: fs.probe, log: log)
@@ -43,14 +50,16 @@ import Testing
 
     @Test func aLowDiskPurgeTakesWholeUnitsOldestFirst() throws {
         let tree = TemporaryTree()
-        for k in 0..<8 { for part in ["a", "b"] { tree.write("u\(k)/\(part)", size: 200_000, mtime: 1_000_000 + Double(k * 10)) } }
+        for k in 0..<8 {
+            for part in ["a", "b"] { tree.write("u\(k)/\(part)", size: 200_000, mtime: 1_000_000 + Double(k * 10)) }
+        }
         let fs = Filesystem([tree])
         var dir = DirectorySettings(name: "t", path: tree.path)
         dir.evictUnit = .entry
         let clock = ManualClock(), log = EventLog()
         let watcher = try Self.watcher([dir], fs, clock, log)
         defer { watcher.stop() }
-        fs.leave(free: Self.low - 100_000)   // something else filled the disk
+        fs.leave(free: Self.low - 100_000) // something else filled the disk
         clock.advance(by: 1)
         // Up to 6 MiB free: 2.2 MB more, six whole 400 kB units.
         #expect(log.evictions.map(\.file) == (0..<6).map { "u\($0)" }, "\(log.evictions.map(\.file))")
@@ -62,7 +71,7 @@ import Testing
     @Test func protectedYoungAndOpenFilesAreSparedAcrossTheFilesystem() throws {
         let (a, sa) = GroupRulesTests.spareable(open: 1_000_000, each: 100_000), b = TemporaryTree()
         for i in 0..<25 { b.write("b\(i)", size: 100_000, mtime: 1_100_000 + Double(i)) }
-        let sb = DirectorySettings(name: "b", path: b.path, quota: 10_000_000_000)   // far under its quota: purged second
+        let sb = DirectorySettings(name: "b", path: b.path, quota: 10_000_000_000) // far under its quota: purged second
         let fs = Filesystem([a, b])
         let clock = ManualClock(), log = EventLog()
         let watcher = try Self.watcher([sa, sb], fs, clock, log)
@@ -74,15 +83,21 @@ import Testing
         fs.leave(free: Self.low - 100_000)
         clock.advance(by: 1)
         let evicted = log.evictions.map { "\($0.dir)/\($0.file)" }
-        #expect(evicted.prefix(2) == ["a/a1", "a/marker"] && evicted.filter { $0.hasPrefix("b/") }.count == 21, "\(evicted)")
-        #expect(a.exists("open-old") && a.exists("keep.lock") && a.exists("CACHEDIR.TAG") && a.exists("young"), "\(evicted)")
+        #expect(
+            evicted.prefix(2) == ["a/a1", "a/marker"] && evicted.filter { $0.hasPrefix("b/") }.count == 21, "\(evicted)"
+        )
+        #expect(
+            a.exists("open-old") && a.exists("keep.lock") && a.exists("CACHEDIR.TAG") && a.exists("young"), "\(evicted)"
+        )
         #expect(fs.free >= Self.high, "\(fs.free)")
     }
 
     /// A directory waiting for `trim_after_idle` (busy) and one that is not (other), the busy one furthest over.
-    static func busyAndOther(_ clock: ManualClock, _ log: EventLog) throws -> (Watcher, Filesystem, TemporaryTree, TemporaryTree) {
+    static func busyAndOther(_ clock: ManualClock, _ log: EventLog) throws -> (
+        Watcher, Filesystem, TemporaryTree, TemporaryTree
+    ) {
         let busy = TemporaryTree(), other = TemporaryTree()
-        for i in 0..<25 { busy.write("old\(i)", size: 100_000, mtime: 1_000_000 + Double(i)) }   // the oldest files
+        for i in 0..<25 { busy.write("old\(i)", size: 100_000, mtime: 1_000_000 + Double(i)) } // the oldest files
         for i in 0..<4 { other.write("o\(i)", size: 100_000, mtime: 1_500_000 + Double(i)) }
         var b = DirectorySettings(name: "busy", path: busy.path, quota: 10_000_000_000)
         b.trimAfterIdle = 600
@@ -97,14 +112,16 @@ import Testing
 
     @Test func belowTheLowWatermarkAWaitingDirectoryGivesOnlyWhatTheOthersCannot() throws {
         let clock = ManualClock(), log = EventLog()
-        let (watcher, fs, busy, other) = try Self.busyAndOther(clock, log)   // (each tree lives as long as it is held)
+        let (watcher, fs, busy, other) = try Self.busyAndOther(clock, log) // (each tree lives as long as it is held)
         defer { watcher.stop() }
-        fs.leave(free: Self.low - 750_000)   // 750 kB below the low watermark; other holds 400 kB
+        fs.leave(free: Self.low - 750_000) // 750 kB below the low watermark; other holds 400 kB
         clock.advance(by: 1)
         // other gives all it has first; busy gives the 350 kB left to the low watermark (four files), not up to
         // the high one.
         #expect(log.evictions.filter { $0.dir == "other" }.count == 4)
-        #expect(log.evictions.filter { $0.dir == "busy" }.map(\.file) == (0..<4).map { "old\($0)" }, "\(log.evictions.map(\.file))")
+        #expect(
+            log.evictions.filter { $0.dir == "busy" }.map(\.file) == (0..<4).map { "old\($0)" },
+            "\(log.evictions.map(\.file))")
         #expect(fs.free >= Self.low && fs.free < Self.high, "\(fs.free)")
         let line = try #require(log.trims.first { $0.dir == "busy" })
         #expect(line.skipped == nil && line.shortBy == 0 && line.removed == 4, "\(line)")
@@ -113,14 +130,17 @@ import Testing
 
     @Test func betweenTheWatermarksAWaitingDirectoryGivesNothingAndSaysWhy() throws {
         let clock = ManualClock(), log = EventLog()
-        let (watcher, fs, busy, other) = try Self.busyAndOther(clock, log)   // (each tree lives as long as it is held)
+        let (watcher, fs, busy, other) = try Self.busyAndOther(clock, log) // (each tree lives as long as it is held)
         defer { watcher.stop() }
-        fs.leave(free: Self.low - 300_000)   // other's 400 kB are enough to be back above the low watermark
+        fs.leave(free: Self.low - 300_000) // other's 400 kB are enough to be back above the low watermark
         clock.advance(by: 1)
         #expect(log.evictions.map(\.dir) == Array(repeating: "other", count: 4))
-        let object = try JSONSerialization.jsonObject(with: Data(WardenEvent(.trim(try #require(log.trims.first { $0.dir == "busy" }))).jsonLine().utf8))
+        let object = try JSONSerialization.jsonObject(
+            with: Data(WardenEvent(.trim(try #require(log.trims.first { $0.dir == "busy" }))).jsonLine().utf8))
         let line = try #require(object as? [String: Any])
-        #expect(line["skipped"] as? String == "trim_after_idle" && line["freed"] as? Int == 0 && line["short_by"] == nil, "\(line)")
+        #expect(
+            line["skipped"] as? String == "trim_after_idle" && line["freed"] as? Int == 0 && line["short_by"] == nil,
+            "\(line)")
         #expect(line["reason"] as? String == "low_disk" && line["low_watermark"] as? Int == Int(Self.low))
         #expect(busy.exists("old0") && !other.exists("o3") && fs.free >= Self.low)
         // Nothing else may go now: the purge ends, and later checks leave busy alone while it stays below the

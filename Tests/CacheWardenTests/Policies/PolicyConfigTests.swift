@@ -17,27 +17,28 @@ import Testing
     @Test func everyKeyParsesIntoTheSettings() throws {
         tree.mkdir("a")
         tree.mkdir("b")
-        let s = try parse("""
-        group.disk.quota = 10GB
-        group.disk.trim_to = 60%
-        dir.a.path = a
-        dir.a.quota = 1GB
-        dir.a.trim_to = 400MB
-        dir.a.trim_at = 90%
-        dir.a.trim_after_idle = 5m
-        dir.a.hard_quota = 150%
-        dir.a.max_files = 100000
-        dir.a.min_age = 10m
-        dir.a.spare_open = false
-        dir.a.evict_unit = depth:2
-        dir.a.count_directories = true
-        dir.a.group = disk
-        dir.a.weight = 3
-        dir.a.delete_rate = 500/s
-        dir.b.path = b
-        dir.b.group = disk
-        dir.b.profile = ccache
-        """)
+        let s = try parse(
+            """
+            group.disk.quota = 10GB
+            group.disk.trim_to = 60%
+            dir.a.path = a
+            dir.a.quota = 1GB
+            dir.a.trim_to = 400MB
+            dir.a.trim_at = 90%
+            dir.a.trim_after_idle = 5m
+            dir.a.hard_quota = 150%
+            dir.a.max_files = 100000
+            dir.a.min_age = 10m
+            dir.a.spare_open = false
+            dir.a.evict_unit = depth:2
+            dir.a.count_directories = true
+            dir.a.group = disk
+            dir.a.weight = 3
+            dir.a.delete_rate = 500/s
+            dir.b.path = b
+            dir.b.group = disk
+            dir.b.profile = ccache
+            """)
         let a = s.directories[0], b = s.directories[1].resolved()
         #expect(a.trimTo == .bytes(400_000_000) && a.trimAt == .percent(90))
         #expect(a.trimAfterIdle == 300 && a.hardQuota == .percent(150) && a.maxFiles == 100_000 && a.minAge == 600)
@@ -54,12 +55,21 @@ import Testing
             (base + "dir.a.trim_to = 150%\n", "p.conf:3: bad value `150%` for dir.a.trim_to"),
             (base + "dir.a.hard_quota = 50%\n", "p.conf:3: bad value `50%` for dir.a.hard_quota"),
             (base + "dir.a.evict_unit = depth:0\n", "p.conf:3: bad value `depth:0` for dir.a.evict_unit"),
-            (base + "dir.a.profile = emacs\n", "p.conf:3: bad value `emacs` for dir.a.profile: expected generic, ccache, go, pip, nginx, bazel"),
+            (
+                base + "dir.a.profile = emacs\n",
+                "p.conf:3: bad value `emacs` for dir.a.profile: expected generic, ccache, go, pip, nginx, bazel"
+            ),
             (base + "dir.a.delete_rate = fast\n", "p.conf:3: bad value `fast` for dir.a.delete_rate"),
-            (base + "dir.a.trim_to = 95%\ndir.a.trim_at = 90%\n", "p.conf:3: dir.a.trim_to (95%) must be below dir.a.trim_at (90%)"),
+            (
+                base + "dir.a.trim_to = 95%\ndir.a.trim_at = 90%\n",
+                "p.conf:3: dir.a.trim_to (95%) must be below dir.a.trim_at (90%)"
+            ),
             (base + "dir.a.group = nope\n", "p.conf:3: dir.a.group names nope, but there is no group.nope.quota"),
             (base + "group.g.quota = 1GB\n", "p.conf:3: group.g has no member"),
-            ("dir.a.path = a\ndir.a.trim_after_idle = 1m\n", "p.conf:2: dir.a.trim_after_idle defers quota trims, but dir.a.quota is not set"),
+            (
+                "dir.a.path = a\ndir.a.trim_after_idle = 1m\n",
+                "p.conf:2: dir.a.trim_after_idle defers quota trims, but dir.a.quota is not set"
+            ),
             (base + "group.g.trim_to = 50%\ndir.a.group = g\n", "p.conf:3: group.g has no quota"),
         ]
         for (text, expected) in cases {
@@ -76,12 +86,20 @@ import Testing
         let base = "dir.a.path = a\ndir.a.quota = 1GB\n"
         let s = try parse(base + "dir.a.evict_unit = depth:2\ndir.a.evict_pointers = wheels-v*, env/**\n")
         #expect(s.directories[0].evictPointers == ["wheels-v*", "env/**"] && s.keyWarnings.isEmpty)
-        #expect(try parse(base + "dir.a.profile = uv\ndir.a.evict_pointers = false\n").directories[0].resolved().evictPointers.isEmpty)
-        #expect(error(base + "dir.a.evict_pointers = true\n").hasPrefix("p.conf:3: bad value `true` for dir.a.evict_pointers: expected the folders"))
+        #expect(
+            try parse(base + "dir.a.profile = uv\ndir.a.evict_pointers = false\n").directories[0].resolved()
+                .evictPointers.isEmpty)
+        #expect(
+            error(base + "dir.a.evict_pointers = true\n").hasPrefix(
+                "p.conf:3: bad value `true` for dir.a.evict_pointers: expected the folders"))
         let unitless = try parse(base + "dir.a.evict_pointers = wheels-v*\n")
-        #expect(unitless.keyWarnings.count == 1 && unitless.keyWarnings[0].contains("dir.a.evict_pointers does nothing with evict_unit = file"))
+        #expect(
+            unitless.keyWarnings.count == 1
+                && unitless.keyWarnings[0].contains("dir.a.evict_pointers does nothing with evict_unit = file"))
         let uv = try parse(base + "dir.a.profile = uv\n").directories[0].resolved()
-        #expect(uv.evictPointers == ["wheels-v*", "sdists-v*", "environments-v*"] && uv.pointerExtensions == ["rev", "http", "msgpack", "whl"])
+        #expect(
+            uv.evictPointers == ["wheels-v*", "sdists-v*", "environments-v*"]
+                && uv.pointerExtensions == ["rev", "http", "msgpack", "whl"])
     }
 
     @Test func aProfileFillsWhatIsNotGivenAndCheckSaysWhere() throws {
@@ -108,7 +126,7 @@ import Testing
         let watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: .apparent)) { log.append($0) }
         try watcher.start()
         defer { watcher.stop() }
-        dir.trimAt = .percent(40)   // 100 kB > 40 % of 200 kB: trims at once, to 20 kB
+        dir.trimAt = .percent(40) // 100 kB > 40 % of 200 kB: trims at once, to 20 kB
         dir.trimTo = .percent(10)
         try watcher.reload(WardenSettings(directories: [dir], sizeBasis: .apparent))
         #expect(eventually { !log.trims.isEmpty }, "events reach the callback on its own queue")
@@ -121,7 +139,9 @@ import Testing
         var dir = DirectorySettings(name: "d", path: tree.url("d"))
         dir.maxFiles = 10
         let log = EventLog()
-        let watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: .apparent), mode: .dryRun) { log.append($0) }
+        let watcher = Watcher(settings: WardenSettings(directories: [dir], sizeBasis: .apparent), mode: .dryRun) {
+            log.append($0)
+        }
         try watcher.start()
         defer { watcher.stop() }
         #expect(eventually { !log.trims.isEmpty })

@@ -18,8 +18,10 @@ import Testing
 
     /// A watcher on `tree` (units two deep, pointers in `pointers`), after the one trim a write of the young
     /// `archive-v0/a9` (20,000 B) starts: by default one archive of three goes.
-    static func trimmed(_ tree: TemporaryTree, quota: Int64 = 70_000, pointers: [String] = ["wheels"],
-                        _ configure: (inout DirectorySettings) -> Void = { _ in }) throws -> WatcherHarness {
+    static func trimmed(
+        _ tree: TemporaryTree, quota: Int64 = 70_000, pointers: [String] = ["wheels"],
+        _ configure: (inout DirectorySettings) -> Void = { _ in }
+    ) throws -> WatcherHarness {
         let h = try WatcherHarness(tree, quota: quota, basis: .apparent) {
             $0.evictUnit = .depth(2)
             $0.evictPointers = pointers
@@ -47,15 +49,24 @@ import Testing
     /// `foo` and `foo.bar` are both links; `foo.bar.rev` is the record of `foo.bar`, never of `foo`.
     @Test func aCompanionGoesToTheLinkWithTheLongestName() throws {
         let links: [[UInt8]] = ["foo", "foo.bar", "a.b.c"].map { Array($0.utf8) }
-        let files = ["foo.rev", "foo.lock", "foo.bar.rev", "foo.bar.baz.x", "a.b", "a.b.c.rev", "food.rev"].map { Array($0.utf8) }
-        func named(_ m: [[UInt8]: [[UInt8]]]) -> [String: Set<String>] {
-            Dictionary(uniqueKeysWithValues: m.map { (String(decoding: $0.key, as: UTF8.self), Set($0.value.map { String(decoding: $0, as: UTF8.self) })) })
+        let files = ["foo.rev", "foo.lock", "foo.bar.rev", "foo.bar.baz.x", "a.b", "a.b.c.rev", "food.rev"].map {
+            Array($0.utf8)
         }
-        #expect(named(UnitLinks.companions(of: links, among: files, extensions: [])) ==
-                ["foo": ["foo.rev", "foo.lock"], "foo.bar": ["foo.bar.rev", "foo.bar.baz.x"], "a.b.c": ["a.b.c.rev"]],
-                "a.b is a prefix of the link a.b.c: no one's")
-        #expect(named(UnitLinks.companions(of: links, among: files, extensions: [Array("rev".utf8)])) ==
-                ["foo": ["foo.rev"], "foo.bar": ["foo.bar.rev"], "a.b.c": ["a.b.c.rev"]])
+        func named(_ m: [[UInt8]: [[UInt8]]]) -> [String: Set<String>] {
+            Dictionary(
+                uniqueKeysWithValues: m.map {
+                    (String(decoding: $0.key, as: UTF8.self), Set($0.value.map { String(decoding: $0, as: UTF8.self) }))
+                })
+        }
+        #expect(
+            named(UnitLinks.companions(of: links, among: files, extensions: [])) == [
+                "foo": ["foo.rev", "foo.lock"], "foo.bar": ["foo.bar.rev", "foo.bar.baz.x"], "a.b.c": ["a.b.c.rev"],
+            ],
+            "a.b is a prefix of the link a.b.c: no one's")
+        #expect(
+            named(UnitLinks.companions(of: links, among: files, extensions: [Array("rev".utf8)])) == [
+                "foo": ["foo.rev"], "foo.bar": ["foo.bar.rev"], "a.b.c": ["a.b.c.rev"],
+            ])
 
         // On disk: the trim takes a0 with `foo` and `foo.rev`; `foo.bar` and `foo.bar.rev` stay with a1.
         let tree = TemporaryTree()
@@ -66,10 +77,14 @@ import Testing
             tree.write("wheels/idx/\(link).rev", size: 100, mtime: 1_000_001 + Double(k * 10))
         }
         let h = try Self.trimmed(tree, quota: 50_000) { $0.trimTo = .bytes(42_000) }
-        #expect(h.log.evictions.map(\.file) == ["wheels/idx/foo.rev", "wheels/idx/foo", "archive-v0/a0"], "companion, link, unit")
+        #expect(
+            h.log.evictions.map(\.file) == ["wheels/idx/foo.rev", "wheels/idx/foo", "archive-v0/a0"],
+            "companion, link, unit")
         #expect(h.log.evictions.map(\.size) == [100, 0, 20_000] && h.log.evictions.map(\.files) == [nil, nil, 1])
         #expect(!tree.exists("wheels/idx/foo") && !tree.exists("wheels/idx/foo.rev"))
-        #expect(tree.exists("wheels/idx/foo.bar") && tree.exists("wheels/idx/foo.bar.rev") && tree.exists("archive-v0/a1/data"))
+        #expect(
+            tree.exists("wheels/idx/foo.bar") && tree.exists("wheels/idx/foo.bar.rev")
+                && tree.exists("archive-v0/a1/data"))
     }
 
     /// The link is swapped for a regular file after the trim listed it, before it goes (the veto hook is asked
@@ -87,7 +102,9 @@ import Testing
                 return true
             }
         }
-        #expect(h.log.evictions.map(\.file) == ["wheels/idx/p1.rev", "wheels/idx/p1", "archive-v0/a1"], "a0 stays; a1 goes in its place")
+        #expect(
+            h.log.evictions.map(\.file) == ["wheels/idx/p1.rev", "wheels/idx/p1", "archive-v0/a1"],
+            "a0 stays; a1 goes in its place")
         #expect(tree.exists("archive-v0/a0/data") && tree.exists("wheels/idx/p0.rev"))
         #expect((try? String(contentsOfFile: swapped, encoding: .utf8)) == "not a link")
         #expect(!tree.exists("wheels/idx/p1") && !tree.exists("wheels/idx/p1.rev"))
@@ -107,7 +124,8 @@ import Testing
                 return true
             }
         }
-        #expect(h.log.evictions.map(\.file) == ["wheels/idx/p1.rev", "wheels/idx/p1", "archive-v0/a1"], "a0 stays whole")
+        #expect(
+            h.log.evictions.map(\.file) == ["wheels/idx/p1.rev", "wheels/idx/p1", "archive-v0/a1"], "a0 stays whole")
         #expect(tree.exists("archive-v0/a0/data") && tree.exists("wheels/idx/p0") && tree.exists("wheels/idx/p0.rev"))
     }
 
@@ -145,7 +163,11 @@ import Testing
             $0.trimTo = .bytes(81_000)
         }
         #expect(Self.byUnit(h.log.evictions).map(\.unit) == ["archive-v0/a3"])
-        for k in 0..<3 { #expect(tree.exists("archive-v0/a\(k)/data") && tree.exists("wheels/idx/p\(k)") && tree.exists("wheels/idx/p\(k).rev")) }
+        for k in 0..<3 {
+            #expect(
+                tree.exists("archive-v0/a\(k)/data") && tree.exists("wheels/idx/p\(k)")
+                    && tree.exists("wheels/idx/p\(k).rev"))
+        }
         #expect(!tree.exists("wheels/idx/p3") && !tree.exists("wheels/idx/p3.rev"))
     }
 
@@ -158,9 +180,13 @@ import Testing
         symlink("../../archive-v0/a0", tree.url("wheels/hidden/p"))
         let h = try Self.trimmed(tree) { $0.exclude = ["wheels/hidden", "wheels/hidden/**"] }
         #expect(h.log.evictions.isEmpty)
-        let errors = h.log.all.compactMap { if case .error(let e) = $0.kind { return e }; return nil }
+        let errors = h.log.all.compactMap {
+            if case .error(let e) = $0.kind { return e }; return nil
+        }
         // One line a trim (a loaded host may see the write twice: two trims, two lines).
-        #expect(!errors.isEmpty && errors.allSatisfy { $0.kind == "pointers" && $0.message.contains("wheels/hidden") }, "\(errors)")
+        #expect(
+            !errors.isEmpty && errors.allSatisfy { $0.kind == "pointers" && $0.message.contains("wheels/hidden") },
+            "\(errors)")
         #expect(tree.exists("archive-v0/a0/data") && tree.exists("wheels/idx/p0"))
     }
 }

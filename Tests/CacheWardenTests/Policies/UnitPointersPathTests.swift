@@ -18,9 +18,11 @@ import Testing
         symlink("../archive-v0/a1/sub", tree.url("wheels/alias"))
         symlink("../alias/../../a2", tree.url("wheels/idx/p"))
         var st = stat()
-        try #require(stat(tree.url("wheels/idx/p") + "/data", &st) == 0 && st.st_size == 20_000, "the kernel resolves p into a2")
+        try #require(
+            stat(tree.url("wheels/idx/p") + "/data", &st) == 0 && st.st_size == 20_000, "the kernel resolves p into a2")
         let h = try UnitPointersDoubtTests.trimmed(tree, quota: 50_000) { $0.trimTo = .bytes(42_000) }
-        #expect(h.log.evictions.map(\.file) == ["wheels/idx/p", "archive-v0/a2"] && h.log.evictions.last?.pointers == 1)
+        #expect(
+            h.log.evictions.map(\.file) == ["wheels/idx/p", "archive-v0/a2"] && h.log.evictions.last?.pointers == 1)
         #expect(!tree.exists("wheels/idx/p") && tree.exists("wheels/alias") && tree.exists("archive-v0/a1/sub/data"))
     }
 
@@ -30,7 +32,8 @@ import Testing
     @Test func absoluteLinksThroughTheConfiguredPathAndLinksBackInByName() throws {
         let tree = TemporaryTree(), places = TemporaryTree()
         let rootName = URL(fileURLWithPath: tree.path).lastPathComponent
-        try #require(symlink(URL(fileURLWithPath: tree.path).deletingLastPathComponent().path, places.url("parent")) == 0)
+        try #require(
+            symlink(URL(fileURLWithPath: tree.path).deletingLastPathComponent().path, places.url("parent")) == 0)
         let alias = places.url("parent") + "/" + rootName
         for k in 0..<3 { tree.write("archive-v0/a\(k)/data", size: 20_000, mtime: 1_000_000 + Double(k * 10)) }
         tree.mkdir("wheels/idx")
@@ -57,7 +60,9 @@ import Testing
             symlink("../archive-v0/a0", tree.url("\(folder)/q"))
             symlink("../../archive-v0/a0", tree.url("\(folder)/hidden/q"))
         }
-        let h = try UnitPointersDoubtTests.trimmed(tree) { $0.exclude = ["elsewhere/hidden", "elsewhere/hidden/**", "wheels-old/hidden", "wheels-old/hidden/**"] }
+        let h = try UnitPointersDoubtTests.trimmed(tree) {
+            $0.exclude = ["elsewhere/hidden", "elsewhere/hidden/**", "wheels-old/hidden", "wheels-old/hidden/**"]
+        }
         #expect(h.log.evictions.map(\.file) == ["wheels/idx/p0.rev", "wheels/idx/p0", "archive-v0/a0"])
         #expect(h.log.all.filter { $0.name == "error" }.isEmpty)
         for link in ["elsewhere/q", "elsewhere/hidden/q", "wheels-old/q", "wheels-old/hidden/q"] {

@@ -17,24 +17,29 @@ import Testing
             tree.write("wheels/idx/p\(k).lock", size: 0, mtime: 1_000_000)
         }
         // a0's files are the oldest, but its pointer was read last: it is the youngest unit.
-        for (k, age) in [(0, 1_000_030.0), (1, 1_000_011), (2, 1_000_021)] { tree.write("wheels/idx/p\(k).rev", size: 100, mtime: age) }
+        for (k, age) in [(0, 1_000_030.0), (1, 1_000_011), (2, 1_000_021)] {
+            tree.write("wheels/idx/p\(k).rev", size: 100, mtime: age)
+        }
         tree.mkdir("other")
-        symlink(tree.url("archive-v0/a2/data"), tree.url("other/abs"))   // absolute, into a2
-        symlink(outside.url("precious"), tree.url("wheels/idx/out"))      // out of the root
-        symlink(".", tree.url("archive-v0/a1/self"))                      // inside its own unit
+        symlink(tree.url("archive-v0/a2/data"), tree.url("other/abs")) // absolute, into a2
+        symlink(outside.url("precious"), tree.url("wheels/idx/out")) // out of the root
+        symlink(".", tree.url("archive-v0/a1/self")) // inside its own unit
         let h = try WatcherHarness(tree, quota: 70_000, basis: .apparent) {
             $0.evictUnit = .depth(2)
             $0.evictPointers = ["wheels", "other"]
-            $0.pointerExtensions = ["rev"]   // as a profile lists its pointer files: the `.lock` is none
+            $0.pointerExtensions = ["rev"] // as a profile lists its pointer files: the `.lock` is none
             $0.protect = ["*.lock"]
             $0.trimTo = .percent(70)
         }
-        tree.write("archive-v0/a9/data", size: 20_000)   // 80.3 kB > 70 kB: trim to 49 kB
+        tree.write("archive-v0/a9/data", size: 20_000) // 80.3 kB > 70 kB: trim to 49 kB
         #expect(eventually { !h.log.trims.isEmpty })
         let byUnit = UnitPointersDoubtTests.byUnit(h.log.evictions)
         #expect(byUnit.map(\.unit) == ["archive-v0/a1", "archive-v0/a2"])
-        #expect(byUnit.map(\.pointers) == [["wheels/idx/p1.rev", "wheels/idx/p1"], ["wheels/idx/p2.rev", "wheels/idx/p2", "other/abs"]],
-                "each pointer file and link has its own evict line, before its unit's")
+        #expect(
+            byUnit.map(\.pointers) == [
+                ["wheels/idx/p1.rev", "wheels/idx/p1"], ["wheels/idx/p2.rev", "wheels/idx/p2", "other/abs"],
+            ],
+            "each pointer file and link has its own evict line, before its unit's")
         #expect(h.log.evictions.map(\.size).sorted() == [0, 0, 0, 100, 100, 20_000, 20_000], "links free nothing")
         let units = h.log.evictions.filter { $0.files != nil }
         #expect(units.map(\.files) == [1, 1] && units.map(\.pointers) == [1, 2], "a1's link, a2's two")
@@ -76,18 +81,24 @@ import Testing
         tree.mkdir("links/l0")
         symlink("../../archive-v0/a1", tree.url("links/l0/p"))
         tree.write("links/l0/p.rev", size: 100, mtime: 1_000_005)
-        symlink("../../archive-v0/a1", tree.url("p"))   // the same words in the root: not a pointer (out of it)
+        symlink("../../archive-v0/a1", tree.url("p")) // the same words in the root: not a pointer (out of it)
         tree.write("archive-v0/a2/data", size: 20_000, mtime: 1_000_020)
         tree.mkdir("links/l1")
         symlink("../../archive-v0/a2", tree.url("links/l1/q"))
         tree.write("links/l1/q.rev", size: 100, mtime: 1_000_030)
         tree.write("links/l1/other", size: 200, mtime: 1_000_031)
-        let h = try UnitPointersDoubtTests.trimmed(tree, quota: 50_000, pointers: ["links"]) { $0.trimTo = .bytes(20_100) }
-        #expect(h.log.evictions.map(\.file) == ["links/l0", "archive-v0/a1", "links/l1/q.rev", "links/l1/q", "archive-v0/a2", "links/l1"])
+        let h = try UnitPointersDoubtTests.trimmed(tree, quota: 50_000, pointers: ["links"]) {
+            $0.trimTo = .bytes(20_100)
+        }
+        #expect(
+            h.log.evictions.map(\.file) == [
+                "links/l0", "archive-v0/a1", "links/l1/q.rev", "links/l1/q", "archive-v0/a2", "links/l1",
+            ])
         #expect(h.log.evictions.map(\.files) == [1, 1, nil, nil, 1, 1])
         #expect(h.log.evictions.map(\.pointers) == [nil, nil, nil, nil, 1, nil])
         #expect(h.log.all.filter { $0.name == "error" }.isEmpty)
-        #expect(tree.exists("p") && !tree.exists("links/l0") && !tree.exists("links/l1") && !tree.exists("archive-v0/a2"))
+        #expect(
+            tree.exists("p") && !tree.exists("links/l0") && !tree.exists("links/l1") && !tree.exists("archive-v0/a2"))
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
@@ -111,9 +122,13 @@ import Testing
         #expect(eventually { h.log.trims.count == 1 }, "the clear's trim line comes after its evict lines")
         let lines = h.log.evictions
         #expect(lines.allSatisfy(\.dryRun) && lines.map(\.size).reduce(0, +) == total)
-        #expect(lines.map(\.file) == ["wheels/idx/both.rev", "wheels/idx/both", "archive-v0/a0", "wheels/idx", "archive-v0/a1"],
-                "\(lines.map(\.file))")
+        #expect(
+            lines.map(\.file) == [
+                "wheels/idx/both.rev", "wheels/idx/both", "archive-v0/a0", "wheels/idx", "archive-v0/a1",
+            ],
+            "\(lines.map(\.file))")
         #expect(lines.map(\.files) == [nil, nil, 1, 1, 1] && lines.compactMap(\.pointers).reduce(0, +) == 1)
-        #expect(tree.exists("wheels/idx/both") && tree.exists("wheels/idx/both.rev") && tree.exists("archive-v0/a0/data"))
+        #expect(
+            tree.exists("wheels/idx/both") && tree.exists("wheels/idx/both.rev") && tree.exists("archive-v0/a0/data"))
     }
 }

@@ -4,8 +4,10 @@ import Testing
 /// The shipped Prometheus rules (monitoring/): they load in Prometheus's own `promtool`, pass their unit tests
 /// (input series → expected alerts, and the cases that must stay quiet), every alert is tested both ways and has
 /// its annotations and a runbook section, and the tests fail when an alert's expression is broken.
-@Suite(.enabled(if: which("promtool") != nil, "needs promtool (apt-get install prometheus)"),
-       .enabled(if: Monitoring.canReadYAML, "needs python3 with PyYAML (pip install pyyaml, or apt-get install python3-yaml)"))
+@Suite(
+    .enabled(if: which("promtool") != nil, "needs promtool (apt-get install prometheus)"),
+    .enabled(
+        if: Monitoring.canReadYAML, "needs python3 with PyYAML (pip install pyyaml, or apt-get install python3-yaml)"))
 struct AlertRuleTests {
     private static func promtool(_ args: [String]) throws -> (status: Int32, said: String) {
         let r = try runProcess(try #require(which("promtool")), args)
@@ -18,7 +20,8 @@ struct AlertRuleTests {
         // promtool's count of each file is what the YAML holds, and it has no lint to report.
         for file in [Monitoring.alerts, Monitoring.records] {
             let count = try Monitoring.rules(file).count
-            #expect(count > 0 && check.said.contains("Checking \(file)\n  SUCCESS: \(count) rules found"), "\(check.said)")
+            #expect(
+                count > 0 && check.said.contains("Checking \(file)\n  SUCCESS: \(count) rules found"), "\(check.said)")
         }
         #expect(!check.said.lowercased().contains("warning"), "\(check.said)")
     }
@@ -38,19 +41,27 @@ struct AlertRuleTests {
             if line.hasPrefix("```") { fenced.toggle() }
             return !fenced && line.hasPrefix("#")
         }
-        let anchors = Set(headings.map { heading in
-            String(heading.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces).lowercased()
-                .filter { $0.isLetter || $0.isNumber || $0 == " " || $0 == "-" || $0 == "_" }.map { $0 == " " ? "-" : $0 })
-        })
+        let anchors = Set(
+            headings.map { heading in
+                String(
+                    heading.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces).lowercased()
+                        .filter { $0.isLetter || $0.isNumber || $0 == " " || $0 == "-" || $0 == "_" }.map {
+                            $0 == " " ? "-" : $0
+                        })
+            })
         let alerts = try Monitoring.rules(Monitoring.alerts)
         #expect(alerts.count >= 6)
         for rule in alerts {
             let name = try #require(rule["alert"] as? String)
             let annotations = rule["annotations"] as? [String: String] ?? [:]
-            for key in ["summary", "description", "runbook_url"] { #expect(!(annotations[key] ?? "").isEmpty, "\(name): \(key)") }
+            for key in ["summary", "description", "runbook_url"] {
+                #expect(!(annotations[key] ?? "").isEmpty, "\(name): \(key)")
+            }
             let url = annotations["runbook_url"] ?? ""
             let parts = url.split(separator: "#", maxSplits: 1).map(String.init)
-            #expect(parts.count == 2 && parts[0].hasSuffix("/docs/runbook.md") && anchors.contains(parts[1]), "\(name): \(url)")
+            #expect(
+                parts.count == 2 && parts[0].hasSuffix("/docs/runbook.md") && anchors.contains(parts[1]),
+                "\(name): \(url)")
             #expect((rule["labels"] as? [String: String])?["severity"] != nil, "\(name) has no severity")
         }
     }
@@ -84,21 +95,25 @@ struct AlertRuleTests {
         let tree = TemporaryTree()
         tree.mkdir("tests")
         for file in try Monitoring.ruleTests() {
-            try FileManager.default.copyItem(atPath: file, toPath: tree.url("tests/" + URL(fileURLWithPath: file).lastPathComponent))
+            try FileManager.default.copyItem(
+                atPath: file, toPath: tree.url("tests/" + URL(fileURLWithPath: file).lastPathComponent))
         }
         let script = """
-        import sys, yaml
-        doc = yaml.safe_load(open(sys.argv[1]))
-        for g in doc["groups"]:
-            for r in g["rules"]:
-                if r.get("alert") == sys.argv[2]: r["expr"] = "vector(1) < 0"
-        yaml.safe_dump(doc, open(sys.argv[3], "w"))
-        """
+            import sys, yaml
+            doc = yaml.safe_load(open(sys.argv[1]))
+            for g in doc["groups"]:
+                for r in g["rules"]:
+                    if r.get("alert") == sys.argv[2]: r["expr"] = "vector(1) < 0"
+            yaml.safe_dump(doc, open(sys.argv[3], "w"))
+            """
         for alert in alerts {
-            let mutate = try runProcess(which("python3") ?? "/usr/bin/python3",
-                                        ["-c", script, Monitoring.alerts, alert, tree.url("prometheus_alerts.yaml")])
+            let mutate = try runProcess(
+                which("python3") ?? "/usr/bin/python3",
+                ["-c", script, Monitoring.alerts, alert, tree.url("prometheus_alerts.yaml")])
             #expect(mutate.status == 0, "\(mutate.err)")
-            let tests = try FileManager.default.contentsOfDirectory(atPath: tree.url("tests")).sorted().map { tree.url("tests/" + $0) }
+            let tests = try FileManager.default.contentsOfDirectory(atPath: tree.url("tests")).sorted().map {
+                tree.url("tests/" + $0)
+            }
             let run = try Self.promtool(["test", "rules"] + tests)
             #expect(run.status != 0 && run.said.contains(alert), "the tests pass with \(alert) unable to fire")
         }

@@ -8,7 +8,9 @@ import Testing
 @Suite struct ControlSocketFileTests {
     private func watcher(_ tree: TemporaryTree, sinks: [any EventSink]) throws -> Watcher {
         tree.mkdir("cache")
-        let w = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "cache", path: tree.url("cache"))]), sinks: sinks)
+        let w = Watcher(
+            settings: WardenSettings(directories: [DirectorySettings(name: "cache", path: tree.url("cache"))]),
+            sinks: sinks)
         try w.start()
         return w
     }
@@ -80,7 +82,8 @@ import Testing
         #expect { try second.listen() } throws: { error in
             "\(error)".contains("another daemon answers") && "\(error)".contains(path)
         }
-        #expect(try ControlClient(path: path).map { try $0.status().dirs.count } == 1, "the first daemon lost its socket")
+        #expect(
+            try ControlClient(path: path).map { try $0.status().dirs.count } == 1, "the first daemon lost its socket")
     }
 
     @Test func aFileThatIsNotASocketIsNeverReplaced() throws {

@@ -16,13 +16,16 @@ final class SocketDaemon: Sendable {
     let reloads = SharedCount()
 
     /// `onReload` runs in each reload request, before it answers `reloadResult`.
-    init(_ tree: TemporaryTree, quota: Int64 = 0, maxQueued: Int = ControlServer.maxQueuedPerSubscriber,
-         maxConnections: Int = ControlServer.maxConnections, idleTimeout: Double = ControlServer.idleTimeout,
-         reloadResult: String? = nil, onReload: @escaping @Sendable () -> Void = {}) throws {
+    init(
+        _ tree: TemporaryTree, quota: Int64 = 0, maxQueued: Int = ControlServer.maxQueuedPerSubscriber,
+        maxConnections: Int = ControlServer.maxConnections, idleTimeout: Double = ControlServer.idleTimeout,
+        reloadResult: String? = nil, onReload: @escaping @Sendable () -> Void = {}
+    ) throws {
         self.tree = tree
         tree.mkdir("cache")
-        server = ControlServer(path: tree.url("cw.sock"), mode: 0o600, maxQueued: maxQueued, maxConnections: maxConnections,
-                               idleTimeout: idleTimeout)
+        server = ControlServer(
+            path: tree.url("cw.sock"), mode: 0o600, maxQueued: maxQueued, maxConnections: maxConnections,
+            idleTimeout: idleTimeout)
         let dir = DirectorySettings(name: "cache", path: tree.url("cache"), quota: quota)
         let log = self.log
         watcher = Watcher(settings: WardenSettings(directories: [dir]), sinks: [server]) { log.append($0) }
@@ -124,14 +127,18 @@ final class SharedCount: Sendable {
         ]
         for (line, complaint) in bad {
             try c.sendRaw(Array((line + "\n").utf8))
-            let reply = try #require(try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
+            let reply = try #require(
+                try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
             #expect(reply["ok"] as? Bool == false, "\(line)")
             #expect((reply["error"] as? String ?? "").contains(complaint), "\(line): \(reply)")
         }
         // An error about a known request names it, as every reply does.
         try c.sendRaw(Array(#"{"command":"trim","dir":"cache","to":-1}"#.utf8) + [10])
-        let named = try #require(try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
-        #expect(named["command"] as? String == "trim" && (named["error"] as? String ?? "").contains("bad \"to\" -1"), "\(named)")
+        let named = try #require(
+            try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
+        #expect(
+            named["command"] as? String == "trim" && (named["error"] as? String ?? "").contains("bad \"to\" -1"),
+            "\(named)")
         #expect(daemon.log.all.allSatisfy { $0.name != "evict" })
     }
 
@@ -143,16 +150,24 @@ final class SharedCount: Sendable {
         tree.write("cache/a", size: 4096)
         let daemon = try SocketDaemon(tree)
         let c = try daemon.client()
-        let requests = [#"{"command":"version"}"#, "bogus", #"{"command":"status"}"#, #"{"command":"trim","dir":"cache"}"#, "",
-                        #"{"command":"version"}"#, #"{"command":"subscribe","events":["trim"]}"#, " \t\r", #"{"command":"status"}"#]
+        let requests = [
+            #"{"command":"version"}"#, "bogus", #"{"command":"status"}"#, #"{"command":"trim","dir":"cache"}"#, "",
+            #"{"command":"version"}"#, #"{"command":"subscribe","events":["trim"]}"#, " \t\r", #"{"command":"status"}"#,
+        ]
         try c.sendRaw(Array((requests.joined(separator: "\n") + "\n").utf8))
         var replies: [[String: Any]] = []
         for _ in requests {
-            replies.append(try #require(try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }))
+            replies.append(
+                try #require(
+                    try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }))
         }
-        #expect(replies.map { $0["command"] as? String ?? "-" } == ["version", "-", "status", "trim", "-", "version", "subscribe", "-", "status"],
-                "\(replies)")
-        #expect(replies.map { $0["ok"] as? Bool == true } == [true, false, true, false, false, true, true, false, true])
+        #expect(
+            replies.map { $0["command"] as? String ?? "-" } == [
+                "version", "-", "status", "trim", "-", "version", "subscribe", "-", "status",
+            ],
+            "\(replies)")
+        #expect(
+            replies.map { $0["ok"] as? Bool == true } == [true, false, true, false, false, true, true, false, true])
         for blank in [replies[4], replies[7]] {
             #expect((blank["error"] as? String ?? "").contains("empty request line"), "\(blank)")
         }
@@ -165,11 +180,14 @@ final class SharedCount: Sendable {
         for i in 0..<5 { tree.write("cache/f\(i)", size: 4096) }
         let daemon = try SocketDaemon(tree)
         let c = try daemon.client()
-        let lines = [#"{"command":"status","command":"clear"}"#, #"{"command":"clear","dirs":["nope"],"dirs":[]}"#,
-                     #"{"command":"clear","dry_run":true,"dry_run":false}"#]
+        let lines = [
+            #"{"command":"status","command":"clear"}"#, #"{"command":"clear","dirs":["nope"],"dirs":[]}"#,
+            #"{"command":"clear","dry_run":true,"dry_run":false}"#,
+        ]
         for (line, key) in zip(lines, ["command", "dirs", "dry_run"]) {
             try c.sendRaw(Array((line + "\n").utf8))
-            let reply = try #require(try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
+            let reply = try #require(
+                try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
             #expect(reply["ok"] as? Bool == false, "\(line)")
             #expect((reply["error"] as? String ?? "").contains("duplicate key \"\(key)\""), "\(line): \(reply)")
         }
@@ -201,7 +219,9 @@ final class SharedCount: Sendable {
         #expect(eventually { sent.value == true }, "the 10 MB were not all read")
         let refusal = try #require(try flood.readLine())
         let reply = try #require(try JSONSerialization.jsonObject(with: Data(refusal)) as? [String: Any])
-        #expect(reply["ok"] as? Bool == false && (reply["error"] as? String ?? "").contains("limit of 65536 bytes (64 KiB)"), "\(reply)")
+        #expect(
+            reply["ok"] as? Bool == false
+                && (reply["error"] as? String ?? "").contains("limit of 65536 bytes (64 KiB)"), "\(reply)")
         #expect(try flood.readLine() == nil, "the connection ends after the reply")
         #expect(try other.status().dirs.first?.totals.files == 1)
     }
@@ -234,7 +254,8 @@ final class SharedCount: Sendable {
         var lines = 0
         var note: [String: Any]?
         while let line = try slow.readLine() {
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "a broken line")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "a broken line")
             if object["ok"] as? Bool == false { note = object } else { lines += 1 }
         }
         let message = note.flatMap { $0["error"] as? String } ?? ""
@@ -251,14 +272,17 @@ final class SharedCount: Sendable {
         let subscriber = try daemon.client()
         try subscriber.subscribe(["write"])
         let waiting = try daemon.client()
-        try waiting.send(["command": "reload"])   // answered once released
+        try waiting.send(["command": "reload"]) // answered once released
         // Two rounds: the subscriber and the waiting client outlive two idle timeouts.
         for _ in 0..<2 {
             let silent = try daemon.client(), partial = try daemon.client()
             try partial.sendRaw(Array(#"{"command":"#.utf8))
             for c in [silent, partial] {
-                let note = try #require(try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
-                #expect(note["ok"] as? Bool == false && (note["error"] as? String ?? "").contains("no request for 0.5 s"), "\(note)")
+                let note = try #require(
+                    try c.readLine().flatMap { try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] })
+                #expect(
+                    note["ok"] as? Bool == false && (note["error"] as? String ?? "").contains("no request for 0.5 s"),
+                    "\(note)")
                 #expect(try c.readLine() == nil, "still connected after the note")
             }
         }
@@ -279,9 +303,13 @@ final class SharedCount: Sendable {
         for c in clients { #expect(try c.request(["command": "version"])["ok"]?.bool == true) }
         let extra = try daemon.client()
         let note = try #require(try extra.readLine().flatMap { try JSONValue(parsing: $0).object })
-        #expect(note["ok"]?.bool == false && note["error"]?.string?.contains("too many clients: 3 are connected") == true, "\(note)")
+        #expect(
+            note["ok"]?.bool == false && note["error"]?.string?.contains("too many clients: 3 are connected") == true,
+            "\(note)")
         #expect(try extra.readLine() == nil)
-        for c in clients { #expect(try c.request(["command": "version"])["ok"]?.bool == true, "a connected client lost") }
+        for c in clients {
+            #expect(try c.request(["command": "version"])["ok"]?.bool == true, "a connected client lost")
+        }
         clients.removeFirst()
         #expect(eventually { (try? daemon.client().request(["command": "version"]))?["ok"]?.bool == true })
     }
@@ -297,7 +325,7 @@ final class SharedCount: Sendable {
             for i in 0..<100 {
                 group.addTask {
                     guard let c = try? ControlClient(path: path, timeout: 20) else { return false }
-                    if i % 4 == 3 { return true }   // connects and leaves without a word
+                    if i % 4 == 3 { return true } // connects and leaves without a word
                     return (try? c.status().dirs.count) == 1
                 }
             }
@@ -306,7 +334,8 @@ final class SharedCount: Sendable {
         await writer.value
         #expect(answered == 100)
         #expect(eventually { diskTotals(tree.url("cache")).total <= 1_000_000 })
-        #expect(!daemon.log.trims.isEmpty && daemon.log.trims.allSatisfy { $0.total <= $0.target }, "\(daemon.log.trims)")
+        #expect(
+            !daemon.log.trims.isEmpty && daemon.log.trims.allSatisfy { $0.total <= $0.target }, "\(daemon.log.trims)")
         #expect(eventually { daemon.watcher.totals().first?.total == diskTotals(tree.url("cache")).total })
     }
 }

@@ -14,7 +14,9 @@ import Testing
         let cli: RunningCLI
 
         /// `descriptorLimit`: the daemon runs under `ulimit -n` (a shell sets it and execs the daemon).
-        init(_ tree: TemporaryTree, extra: String = "", environment: [String: String?] = [:], descriptorLimit: Int? = nil) throws {
+        init(
+            _ tree: TemporaryTree, extra: String = "", environment: [String: String?] = [:], descriptorLimit: Int? = nil
+        ) throws {
             self.tree = tree
             tree.mkdir("cache")
             config = tree.url("cw.conf")
@@ -22,13 +24,18 @@ import Testing
             try "control_socket = cw.sock\ndir.cache.path = cache\ndir.cache.quota = 1MB\n\(extra)"
                 .write(toFile: config, atomically: true, encoding: .utf8)
             if let descriptorLimit {
-                cli = try RunningCLI(["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", cachewardenBinary(), "run", "-c", config],
-                                     executable: "/bin/sh", environment: environment)
+                cli = try RunningCLI(
+                    [
+                        "-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", cachewardenBinary(), "run", "-c",
+                        config,
+                    ],
+                    executable: "/bin/sh", environment: environment)
             } else {
                 cli = try RunningCLI(["run", "-c", config], environment: environment)
             }
-            #expect(eventually { self.cli.lines.contains { $0.contains("\"event\":\"ready\"") } && tree.exists("cw.sock") },
-                    "not ready: \(cli.stderr)")
+            #expect(
+                eventually { self.cli.lines.contains { $0.contains("\"event\":\"ready\"") } && tree.exists("cw.sock") },
+                "not ready: \(cli.stderr)")
         }
 
         func run(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
@@ -56,7 +63,9 @@ import Testing
         #expect(!tree.exists("cw.sock"), "the socket outlived the daemon")
         let scanned = try daemon.run(["status", "-c", daemon.config, "--json"])
         #expect(scanned.status == 0)
-        #expect(scanned.err.split(separator: "\n").count == 1 && scanned.err.contains("no daemon answers on \(daemon.socket)"), "\(scanned.err)")
+        #expect(
+            scanned.err.split(separator: "\n").count == 1
+                && scanned.err.contains("no daemon answers on \(daemon.socket)"), "\(scanned.err)")
         let scan = try #require(scanned.out.split(separator: "\n").first.flatMap(json))
         #expect(scan["total"] as? Int == live["total"] as? Int && scan["watches"] == nil)
         let nothing = try daemon.run(["status", "--control-socket", daemon.socket])
@@ -72,7 +81,9 @@ import Testing
         #expect(trim.status == 0, "\(trim.err)")
         let report = try #require(trim.out.split(separator: "\n").first.flatMap(json))
         #expect(report["removed"] as? Int == 5 && !tree.exists("cache/f4") && tree.exists("cache/f5"))
-        #expect(daemon.cli.lines.filter { $0.contains("\"event\":\"evict\"") }.count == 5, "the daemon's stream tells the same")
+        #expect(
+            daemon.cli.lines.filter { $0.contains("\"event\":\"evict\"") }.count == 5,
+            "the daemon's stream tells the same")
 
         let unknown = try daemon.run(["trim", "nope", "-c", daemon.config])
         #expect(unknown.status == 2 && unknown.err.contains("no registered directory is named nope"), "\(unknown)")
@@ -84,10 +95,12 @@ import Testing
         #expect(diskTotals(tree.url("cache")).files == 15)
 
         // A bad file: the reply names file and line, the daemon keeps its settings; a good one is applied.
-        try "control_socket = cw.sock\ndir.cache.path = cache\ndir.cache.quota = lots\n".write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        try "control_socket = cw.sock\ndir.cache.path = cache\ndir.cache.quota = lots\n".write(
+            toFile: daemon.config, atomically: true, encoding: .utf8)
         let bad = try daemon.run(["reload", "-c", daemon.config])
         #expect(bad.status == 2 && bad.err.contains("cw.conf:3") && bad.err.split(separator: "\n").count == 1, "\(bad)")
-        try "control_socket = cw.sock\ndir.cache.path = cache\ndir.cache.quota = 100KB\n".write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        try "control_socket = cw.sock\ndir.cache.path = cache\ndir.cache.quota = 100KB\n".write(
+            toFile: daemon.config, atomically: true, encoding: .utf8)
         let good = try daemon.run(["reload", "-c", daemon.config])
         #expect(good.status == 0, "\(good)")
         #expect(eventually { diskTotals(tree.url("cache")).total <= 100_000 }, "the lowered quota was not enforced")
@@ -101,17 +114,22 @@ import Testing
         #expect(eventually { daemon.cli.stderr.isEmpty && events.process.isRunning })
         // The subscription is in place once a line written now reaches it: poll with a file until it does.
         var i = 0
-        #expect(eventually {
-            tree.write("cache/w\(i)", size: 100_000)
-            i += 1
-            return events.lines.contains { $0.contains("\"event\":\"trim\"") }
-        })
+        #expect(
+            eventually {
+                tree.write("cache/w\(i)", size: 100_000)
+                i += 1
+                return events.lines.contains { $0.contains("\"event\":\"trim\"") }
+            })
         #expect(daemon.cli.interrupt() == 0)
         events.process.waitUntilExit()
         #expect(events.process.terminationStatus == 0, "events: \(events.stderr)")
         let mine = events.lines
-        #expect(!mine.isEmpty && mine.allSatisfy { $0.contains("\"event\":\"trim\"") || $0.contains("\"event\":\"evict\"") })
-        let daemons = daemon.cli.lines.filter { $0.contains("\"event\":\"trim\"") || $0.contains("\"event\":\"evict\"") }
+        #expect(
+            !mine.isEmpty && mine.allSatisfy { $0.contains("\"event\":\"trim\"") || $0.contains("\"event\":\"evict\"") }
+        )
+        let daemons = daemon.cli.lines.filter {
+            $0.contains("\"event\":\"trim\"") || $0.contains("\"event\":\"evict\"")
+        }
         #expect(daemons.suffix(mine.count).elementsEqual(mine), "the same lines, in the same order")
 
         let badFilter = try runProcess(cachewardenBinary(), ["events", "--filter", "trim,boom", "-c", daemon.config])
@@ -144,8 +162,9 @@ import Testing
         let share = try #require(cpuShare(pid, over: 2))
         #expect(share < 0.10, "\(Int(share * 100)) % of a core while out of descriptors")
         clients.removeAll()
-        #expect(eventually { (try? ControlClient(path: daemon.socket, timeout: 5)?.status().dirs.count) == 1 },
-                "no answer once the clients left: \(daemon.cli.stderr)")
+        #expect(
+            eventually { (try? ControlClient(path: daemon.socket, timeout: 5)?.status().dirs.count) == 1 },
+            "no answer once the clients left: \(daemon.cli.stderr)")
         #expect(daemon.cli.interrupt() == 0)
     }
 
@@ -162,20 +181,26 @@ import Testing
         let denied = "cachewarden: permission denied on \(daemon.socket): "
         for args in [["trim", "cache"], ["reload"], ["events"], ["status"], ["clear"]] {
             let r = try user.run(args + ["--control-socket", daemon.socket])
-            #expect(r.status == 1 && r.err.hasPrefix(denied) && r.err.split(separator: "\n").count == 1 && r.out.isEmpty, "\(args): \(r)")
+            #expect(
+                r.status == 1 && r.err.hasPrefix(denied) && r.err.split(separator: "\n").count == 1 && r.out.isEmpty,
+                "\(args): \(r)")
         }
         let clear = try user.run(["clear", "-c", daemon.config])
         #expect(clear.status == 1 && clear.err.hasPrefix(denied) && clear.out.isEmpty, "\(clear)")
         #expect(diskTotals(tree.url("cache")).files == 5, "clear deleted files beside the daemon")
         let status = try user.run(["status", "-c", daemon.config, "--json"])
-        #expect(status.status == 0 && status.err.hasPrefix(denied) && status.err.contains("; scanning the directories instead"), "\(status)")
+        #expect(
+            status.status == 0 && status.err.hasPrefix(denied)
+                && status.err.contains("; scanning the directories instead"), "\(status)")
         #expect(status.out.split(separator: "\n").first.flatMap(json)?["files"] as? Int == 5, "\(status.out)")
         #expect(daemon.cli.interrupt() == 0)
     }
 
     @Test func versionIsPrintedByTheFlagAndByCheck() throws {
         let flag = try runProcess(cachewardenBinary(), ["--version"])
-        #expect(flag.status == 0 && flag.out.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
+        #expect(
+            flag.status == 0
+                && flag.out.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
         let tree = TemporaryTree()
         tree.mkdir("c")
         try "dir.c.path = c\n".write(toFile: tree.url("w.conf"), atomically: true, encoding: .utf8)

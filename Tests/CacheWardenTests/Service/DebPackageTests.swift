@@ -12,10 +12,12 @@ import Testing
 extension InstallTests {
     static let conffile = "/etc/cachewarden/cachewarden.conf"
 
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["CACHEWARDEN_INSTALL_TEST"] == "1",
-                   "set CACHEWARDEN_INSTALL_TEST=1 to build and install the .deb (a static release build, minutes)"),
-          .enabled(if: getuid() == 0 && which("dpkg-deb") != nil && which("make") != nil, "needs root, dpkg and make"),
-          .timeLimit(.minutes(20)))
+    @Test(
+        .enabled(
+            if: ProcessInfo.processInfo.environment["CACHEWARDEN_INSTALL_TEST"] == "1",
+            "set CACHEWARDEN_INSTALL_TEST=1 to build and install the .deb (a static release build, minutes)"),
+        .enabled(if: getuid() == 0 && which("dpkg-deb") != nil && which("make") != nil, "needs root, dpkg and make"),
+        .timeLimit(.minutes(20)))
     func makeDebInstallsRunsAndRemovesCleanly() throws {
         let dpkg = try #require(which("dpkg"))
         let already = try runProcess(dpkg, ["-s", "cachewarden"])
@@ -40,7 +42,9 @@ extension InstallTests {
         let check = try runProcess("/usr/bin/cachewarden", ["check", "--config", Self.conffile])
         // Every line a comment: it registers nothing, which `check` and `run` both refuse until it is edited.
         #expect(check.status == 2 && check.err.contains("no directory registered"), "\(check.out)\(check.err)")
-        for (unit, user) in [("/usr/lib/systemd/system/cachewarden.service", false), ("/usr/lib/systemd/user/cachewarden.service", true)] {
+        for (unit, user) in [
+            ("/usr/lib/systemd/system/cachewarden.service", false), ("/usr/lib/systemd/user/cachewarden.service", true),
+        ] {
             let text = try String(contentsOfFile: unit, encoding: .utf8)
             #expect(text.contains("ExecStart=/usr/bin/cachewarden run"), "\(unit)")
             let complaints = try Self.verify(text, user: user)
@@ -54,7 +58,9 @@ extension InstallTests {
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
         }
-        #expect(files.contains("/usr/bin/cachewarden") && files.contains("/usr/share/man/man1/cachewarden.1.gz") && files.contains("/usr/share/man/man5/cachewarden.conf.5.gz")
+        #expect(
+            files.contains("/usr/bin/cachewarden") && files.contains("/usr/share/man/man1/cachewarden.1.gz")
+                && files.contains("/usr/share/man/man5/cachewarden.conf.5.gz")
                 && files.contains("/usr/share/doc/cachewarden/copyright") && files.contains(Self.conffile), "\(files)")
 
         // An upgrade: the same package with a later version (unpacked and rebuilt by dpkg-deb), over a conffile
@@ -69,8 +75,10 @@ extension InstallTests {
         #expect(upgraded.status == 0, "dpkg -i (upgrade) failed: \(upgraded.out)\(upgraded.err)")
         let now = try runProcess(try #require(which("dpkg-query")), ["-W", "-f=${Version} ${Status}", "cachewarden"])
         #expect(now.out == "99.0.0 install ok installed", "\(now.out)\(now.err)")
-        #expect((try? String(contentsOfFile: Self.conffile, encoding: .utf8))?.hasSuffix(edit) == true, "the edit was lost")
-        #expect(!FileManager.default.fileExists(atPath: Self.conffile + ".dpkg-new"), "dpkg left the new conffile aside")
+        #expect(
+            (try? String(contentsOfFile: Self.conffile, encoding: .utf8))?.hasSuffix(edit) == true, "the edit was lost")
+        #expect(
+            !FileManager.default.fileExists(atPath: Self.conffile + ".dpkg-new"), "dpkg left the new conffile aside")
         let again = try runProcess("/usr/bin/cachewarden", ["--version"])
         #expect(again.status == 0 && !again.out.isEmpty, "\(again.err)")
 
@@ -83,17 +91,22 @@ extension InstallTests {
         #expect(!FileManager.default.fileExists(atPath: Self.conffile), "the conffile survived dpkg -P")
 
         let size = (try? FileManager.default.attributesOfItem(atPath: deb)[.size] as? Int) ?? 0
-        print("deb: \(deb.split(separator: "/").last ?? "") \(size) bytes; \(files.count) files; make deb \(String(format: "%.1f", built.timeIntervalSince(started)))s, lintian + dpkg -i \(String(format: "%.1f", installed.timeIntervalSince(built)))s")
+        print(
+            "deb: \(deb.split(separator: "/").last ?? "") \(size) bytes; \(files.count) files; make deb \(String(format: "%.1f", built.timeIntervalSince(started)))s, lintian + dpkg -i \(String(format: "%.1f", installed.timeIntervalSince(built)))s"
+        )
     }
 
     /// The control fields and lintian: no error and no warning; the accepted info tags are listed in the Makefile.
     /// Depends is dpkg-shlibdeps' (the Makefile no longer raises it): libc6 at most 2.34, the floor of the
     /// Makefile's LINK, and no libinotifytools0, whose archive is linked in and named by Built-Using.
     static func checkFieldsAndLintian(_ deb: String) throws {
-        let fields = try runProcess(try #require(which("dpkg-deb")), ["-f", deb, "Depends", "Built-Using", "Installed-Size", "Version"])
+        let fields = try runProcess(
+            try #require(which("dpkg-deb")), ["-f", deb, "Depends", "Built-Using", "Installed-Size", "Version"])
         let libc = fields.out.firstRange(of: "libc6 (>= ").map { fields.out[$0.upperBound...].prefix { $0 != ")" } }
         let dpkg = try #require(which("dpkg"))
-        #expect(try libc.map { try runProcess(dpkg, ["--compare-versions", String($0), "le", "2.34"]).status == 0 } == true, "\(fields.out)")
+        #expect(
+            try libc.map { try runProcess(dpkg, ["--compare-versions", String($0), "le", "2.34"]).status == 0 } == true,
+            "\(fields.out)")
         #expect(!fields.out.contains("libinotifytools"), "\(fields.out)")
         #expect(fields.out.contains("Built-Using: inotify-tools (= "), "\(fields.out)")
         #expect(fields.out.contains("Version: ") && fields.out.contains("Installed-Size: "), "\(fields.out)")
@@ -111,8 +124,10 @@ extension InstallTests {
         let unpack = try runProcess(dpkgDeb, ["-R", deb, tree.url("root")])
         try #require(unpack.status == 0, "\(unpack.err)")
         let control = tree.url("root/DEBIAN/control")
-        let fields = try String(contentsOfFile: control, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
-            .map { $0.hasPrefix("Version: ") ? "Version: \(version)" : String($0) }
+        let fields = try String(contentsOfFile: control, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false
+        )
+        .map { $0.hasPrefix("Version: ") ? "Version: \(version)" : String($0) }
         try fields.joined(separator: "\n").write(toFile: control, atomically: true, encoding: .utf8)
         let path = tree.url("cachewarden_\(version).deb")
         let pack = try runProcess(dpkgDeb, ["--build", "--root-owner-group", tree.url("root"), path])

@@ -18,7 +18,10 @@ struct AsNobody {
             reason = "no setpriv (util-linux) on PATH"
         } else if getpwuid(uid) == nil {
             reason = "no user \(uid) (nobody) in the user database"
-        } else if (try? runProcess(setpriv!, ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", cachewardenBinary(), "--version"]))?.status != 0 {
+        } else if (try? runProcess(
+            setpriv!, ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", cachewardenBinary(), "--version"]))?
+            .status != 0
+        {
             reason = "user nobody cannot run \(cachewardenBinary()) (a folder on its path is closed to other users)"
         } else {
             reason = nil
@@ -34,8 +37,10 @@ struct AsNobody {
     var userSocket: String { runtime + "/cachewarden/cachewarden.sock" }
 
     var environment: [String: String?] {
-        ["HOME": home, "XDG_RUNTIME_DIR": runtime, "XDG_CONFIG_HOME": nil, "XDG_CACHE_HOME": nil,
-         "RUNTIME_DIRECTORY": nil, "NOTIFY_SOCKET": nil, "WATCHDOG_USEC": nil]
+        [
+            "HOME": home, "XDG_RUNTIME_DIR": runtime, "XDG_CONFIG_HOME": nil, "XDG_CACHE_HOME": nil,
+            "RUNTIME_DIRECTORY": nil, "NOTIFY_SOCKET": nil, "WATCHDOG_USEC": nil,
+        ]
     }
 
     private var command: [String] {
@@ -70,18 +75,23 @@ struct AsNobody {
         try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
     }
 
-    @Test(.enabled(if: geteuid() == 0 && access("/etc/cachewarden/cachewarden.conf", F_OK) != 0,
-                   "needs root, and no /etc/cachewarden/cachewarden.conf on this machine"))
+    @Test(
+        .enabled(
+            if: geteuid() == 0 && access("/etc/cachewarden/cachewarden.conf", F_OK) != 0,
+            "needs root, and no /etc/cachewarden/cachewarden.conf on this machine"))
     func rootWithoutTheSystemFileGetsOneLineNamingItAndExit2() throws {
         let file = "/etc/cachewarden/cachewarden.conf"
         for args in [["run"], ["check"], ["clear"], ["status"], ["run", "--control-socket", "/tmp/x.sock"]] {
             let r = try runProcess(cachewardenBinary(), args, environment: ["RUNTIME_DIRECTORY": nil])
             #expect(r.status == 2 && r.out.isEmpty, "\(args): \(r)")
-            #expect(r.err.split(separator: "\n").count == 1 && r.err.contains("no config file at \(file); ")
+            #expect(
+                r.err.split(separator: "\n").count == 1 && r.err.contains("no config file at \(file); ")
                     && r.err.contains("`cachewarden discover --write \(file)`"), "\(args): \(r.err)")
         }
         let status = try runProcess(cachewardenBinary(), ["status"], environment: ["RUNTIME_DIRECTORY": nil])
-        #expect(status.err.hasPrefix("cachewarden: no daemon answers on /run/cachewarden/cachewarden.sock, and no config file"))
+        #expect(
+            status.err.hasPrefix(
+                "cachewarden: no daemon answers on /run/cachewarden/cachewarden.sock, and no config file"))
     }
 
     @Test func tildeAndVariablesInAConfigAndALiteralDir() throws {
@@ -91,15 +101,22 @@ struct AsNobody {
         // Inside the home (`HOME` is the tree) but not in its cache folder: a tag says it is a cache.
         tree.writeText("srv/a$b/CACHEDIR.TAG", CacheDirTag.signature + "\n")
         let config = tree.url("cw.conf")
-        try "dir.pip.path = $XDG_CACHE_HOME/pip\ndir.srv.path = ~/srv/a$$b\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "dir.pip.path = $XDG_CACHE_HOME/pip\ndir.srv.path = ~/srv/a$$b\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
         let env: [String: String?] = ["HOME": tree.path, "XDG_CACHE_HOME": nil, "PIP_ROOT": nil]
         let ok = try runProcess(cachewardenBinary(), ["check", "--config", config], environment: env)
         #expect(ok.status == 0 && ok.err.isEmpty, "\(ok.err)")
-        #expect(ok.out.contains("dir.pip.path = \(tree.path)/.cache/pip\n") && ok.out.contains("dir.srv.path = \(tree.path)/srv/a$b\n"))
+        #expect(
+            ok.out.contains("dir.pip.path = \(tree.path)/.cache/pip\n")
+                && ok.out.contains("dir.srv.path = \(tree.path)/srv/a$b\n"))
 
         try "# cache\ndir.pip.path = ${PIP_ROOT}/pip\n".write(toFile: config, atomically: true, encoding: .utf8)
         let bad = try runProcess(cachewardenBinary(), ["check", "--config", config], environment: env)
-        #expect(bad.status == 2 && bad.err == "cachewarden: \(config):2: dir.pip.path: $PIP_ROOT is not set; set it in the environment or write the path out\n", "\(bad.err)")
+        #expect(
+            bad.status == 2
+                && bad.err
+                    == "cachewarden: \(config):2: dir.pip.path: $PIP_ROOT is not set; set it in the environment or write the path out\n",
+            "\(bad.err)")
 
         // --dir is the shell's to expand: `$` and a leading `~` stay as they are.
         let dir = try runProcess(cachewardenBinary(), ["check", "--dir", tree.url("srv/a$b")], environment: env)
@@ -112,10 +129,17 @@ struct AsNobody {
         for args in [["run"], ["check"], ["clear", "--dry-run"]] {
             let r = try user.run(args)
             #expect(r.status == 2 && r.out.isEmpty, "\(args): \(r)")
-            #expect(r.err == "cachewarden: no config file at \(user.configFile); write one with `cachewarden discover --write \(user.configFile)` or by hand, or give --config FILE or --dir PATH\n", "\(args): \(r.err)")
+            #expect(
+                r.err
+                    == "cachewarden: no config file at \(user.configFile); write one with `cachewarden discover --write \(user.configFile)` or by hand, or give --config FILE or --dir PATH\n",
+                "\(args): \(r.err)")
         }
         let status = try user.run(["status"])
-        #expect(status.status == 2 && status.err.hasPrefix("cachewarden: no daemon answers on \(user.userSocket) or /run/cachewarden/cachewarden.sock, and no config file at \(user.configFile);"), "\(status)")
+        #expect(
+            status.status == 2
+                && status.err.hasPrefix(
+                    "cachewarden: no daemon answers on \(user.userSocket) or /run/cachewarden/cachewarden.sock, and no config file at \(user.configFile);"
+                ), "\(status)")
         let trim = try user.run(["trim", "app"])
         #expect(trim.status == 1 && trim.err.contains("no daemon answers on \(user.userSocket) or "), "\(trim)")
     }
@@ -131,20 +155,30 @@ struct AsNobody {
         let using = "cachewarden: using \(user.configFile)\n"
 
         let check = try user.run(["check"])
-        #expect(check.status == 0 && check.err == using && check.out.contains("dir.app.path = \(user.home)/.cache/app\n"), "\(check)")
+        #expect(
+            check.status == 0 && check.err == using && check.out.contains("dir.app.path = \(user.home)/.cache/app\n"),
+            "\(check)")
         let scan = try user.run(["status", "--json"])
-        #expect(scan.status == 0 && scan.err.hasPrefix(using) && scan.err.contains("scanning the directories instead"), "\(scan)")
+        #expect(
+            scan.status == 0 && scan.err.hasPrefix(using) && scan.err.contains("scanning the directories instead"),
+            "\(scan)")
         #expect(scan.out.split(separator: "\n").first.flatMap(json)?["files"] as? Int == 10, "\(scan.out)")
 
         let daemon = try user.start(["run"])
-        #expect(eventually { daemon.lines.contains { $0.contains("\"event\":\"ready\"") } && access(user.userSocket, F_OK) == 0 },
-                "not ready: \(daemon.stderr)")
+        #expect(
+            eventually {
+                daemon.lines.contains { $0.contains("\"event\":\"ready\"") } && access(user.userSocket, F_OK) == 0
+            },
+            "not ready: \(daemon.stderr)")
         #expect(daemon.stderr.hasPrefix(using))
         let live = try user.run(["status", "--json"])
         #expect(live.status == 0 && live.err == using, "\(live)")
-        #expect(live.out.split(separator: "\n").first.flatMap(json)?["watches"] as? Int == 1, "only the daemon knows its watches")
+        #expect(
+            live.out.split(separator: "\n").first.flatMap(json)?["watches"] as? Int == 1,
+            "only the daemon knows its watches")
         let trim = try user.run(["trim", "app", "--to", "80000B"])
-        #expect(trim.status == 0 && trim.out.split(separator: "\n").first.flatMap(json)?["removed"] as? Int == 2, "\(trim)")
+        #expect(
+            trim.status == 0 && trim.out.split(separator: "\n").first.flatMap(json)?["removed"] as? Int == 2, "\(trim)")
         #expect(!user.tree.exists("home/.cache/app/f1") && user.tree.exists("home/.cache/app/f2"))
         #expect(try user.run(["reload"]).status == 0)
         #expect(daemon.interrupt() == 0)

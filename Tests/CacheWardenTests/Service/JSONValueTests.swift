@@ -20,13 +20,22 @@ import Testing
     }
 
     @Test func printsWhatJSONSerializationReadsBackWithSortedKeys() throws {
-        let value: JSONValue = ["total_before": 3, "dir": "c/d\"\u{1}é", "dry_run": false, "duration_ms": .number(0.55),
-                                "dirs": ["a", "b"], "total": 1, "nothing": nil, "tiny": .number(1e-7), "big": .integer(Int64.min)]
+        let value: JSONValue = [
+            "total_before": 3, "dir": "c/d\"\u{1}é", "dry_run": false, "duration_ms": .number(0.55),
+            "dirs": ["a", "b"], "total": 1, "nothing": nil, "tiny": .number(1e-7), "big": .integer(Int64.min),
+        ]
         let text = value.jsonText
-        #expect(text.hasPrefix(#"{"big":-9223372036854775808,"dir":"c/d\"\u0001é","dirs":["a","b"],"dry_run":false,"duration_ms":0.55,"#), "\(text)")
+        #expect(
+            text.hasPrefix(
+                #"{"big":-9223372036854775808,"dir":"c/d\"\u0001é","dirs":["a","b"],"dry_run":false,"duration_ms":0.55,"#
+            ), "\(text)")
         let read = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-        #expect(read["dir"] as? String == "c/d\"\u{1}é" && read["duration_ms"] as? Double == 0.55 && read["tiny"] as? Double == 1e-7)
-        #expect((read["big"] as? NSNumber)?.int64Value == Int64.min && read["nothing"] is NSNull && read["dirs"] as? [String] == ["a", "b"])
+        #expect(
+            read["dir"] as? String == "c/d\"\u{1}é" && read["duration_ms"] as? Double == 0.55
+                && read["tiny"] as? Double == 1e-7)
+        #expect(
+            (read["big"] as? NSNumber)?.int64Value == Int64.min && read["nothing"] is NSNull
+                && read["dirs"] as? [String] == ["a", "b"])
         #expect(JSONValue.number(.infinity).jsonText == "null" && JSONValue.array([.number(.nan)]).jsonText == "[null]")
         // What is printed reads back as the same value.
         #expect(try JSONValue(parsing: value.jsonBytes()) == value)

@@ -10,7 +10,8 @@ import Testing
     private func daemon(_ tree: TemporaryTree, eventsTo: String, socket: String) throws -> RunningCLI {
         tree.mkdir("cache")
         let config = tree.url("cw.conf")
-        try "events_to = \(eventsTo)\ndir.cache.path = cache\ndir.cache.quota = 100KB\ndir.cache.trim_to = 90%\ndir.cache.spare_open = false\n"
+        try
+            "events_to = \(eventsTo)\ndir.cache.path = cache\ndir.cache.quota = 100KB\ndir.cache.trim_to = 90%\ndir.cache.spare_open = false\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
         return try RunningCLI(["run", "-c", config], environment: ["CACHEWARDEN_JOURNAL_SOCKET": socket])
     }
@@ -21,24 +22,31 @@ import Testing
         let cli = try daemon(tree, eventsTo: "journal", socket: listener.path)
         #expect(eventually { !listener.events("ready").isEmpty }, "no ready record: \(cli.stderr)")
         let ready = try #require(listener.events("ready").first)
-        #expect(ready["CACHEWARDEN_DIR"] == "cache" && ready["CACHEWARDEN_PATH"] == tree.url("cache"), "\(ready.fields)")
+        #expect(
+            ready["CACHEWARDEN_DIR"] == "cache" && ready["CACHEWARDEN_PATH"] == tree.url("cache"), "\(ready.fields)")
         #expect(ready["SYSLOG_IDENTIFIER"] == "cachewarden" && ready["PRIORITY"] == "6")
 
         tree.write("cache/old\nfile", size: 40_000, mtime: Date().timeIntervalSince1970 - 3600)
         #expect(eventually { !listener.events("write").isEmpty })
-        tree.write("cache/new", size: 70_000)   // 112 KiB > 100 KB: the trim to 90 KB takes the older file alone
+        tree.write("cache/new", size: 70_000) // 112 KiB > 100 KB: the trim to 90 KB takes the older file alone
         #expect(eventually { !listener.events("trim").isEmpty }, "no trim: \(listener.records.map(\.fields))")
 
         let write = try #require(listener.events("write").first)
-        #expect(write["CACHEWARDEN_FILE"] == "old\nfile" && write.binary == ["MESSAGE", "CACHEWARDEN_FILE"], "\(write.fields)")
+        #expect(
+            write["CACHEWARDEN_FILE"] == "old\nfile" && write.binary == ["MESSAGE", "CACHEWARDEN_FILE"],
+            "\(write.fields)")
         #expect(write["PRIORITY"] == "7" && write["MESSAGE"]?.hasPrefix("cache: wrote old\nfile (") == true)
         let evict = try #require(listener.events("evict").first)
         #expect(evict["CACHEWARDEN_FILE"] == "old\nfile" && evict["CACHEWARDEN_REASON"] == "quota", "\(evict.fields)")
         #expect(evict.binary.contains("MESSAGE") && evict.binary.contains("CACHEWARDEN_FILE"))
         let trim = try #require(listener.events("trim").first)
-        #expect(trim["CACHEWARDEN_DIR"] == "cache" && trim["CACHEWARDEN_REASON"] == "quota" && trim["CACHEWARDEN_REMOVED"] == "1")
-        #expect(trim["PRIORITY"] == "5" && trim["MESSAGE"]?.hasPrefix("cache: trim (quota) removed 1 files, freed ") == true,
-                "\(trim.fields)")
+        #expect(
+            trim["CACHEWARDEN_DIR"] == "cache" && trim["CACHEWARDEN_REASON"] == "quota"
+                && trim["CACHEWARDEN_REMOVED"] == "1")
+        #expect(
+            trim["PRIORITY"] == "5"
+                && trim["MESSAGE"]?.hasPrefix("cache: trim (quota) removed 1 files, freed ") == true,
+            "\(trim.fields)")
         #expect(trim["CACHEWARDEN_TIME"]?.hasSuffix("Z") == true && trim.binary.isEmpty)
 
         #expect(cli.interrupt() == 0)
@@ -50,7 +58,9 @@ import Testing
         let tree = TemporaryTree()
         let listener = try JournalListener(path: tree.url("journal.sock"))
         let cli = try daemon(tree, eventsTo: "both", socket: listener.path)
-        #expect(eventually { !listener.events("ready").isEmpty && cli.stdout.contains("\"event\":\"ready\"") }, "\(cli.stderr)")
+        #expect(
+            eventually { !listener.events("ready").isEmpty && cli.stdout.contains("\"event\":\"ready\"") },
+            "\(cli.stderr)")
         #expect(cli.interrupt() == 0)
     }
 
@@ -68,8 +78,10 @@ import Testing
         let listener = try JournalListener(path: tree.url("journal.sock"))
         let sink = try JournalSink(socket: listener.path, sendBuffer: 4096)
         let long = String(repeating: "x", count: 65_536) + "\nend"
-        sink.receive([WardenEvent(.error(WardenIssue(message: long, dir: "cache", kind: "test"))),
-                      WardenEvent(.dropped(count: 3))])
+        sink.receive([
+            WardenEvent(.error(WardenIssue(message: long, dir: "cache", kind: "test"))),
+            WardenEvent(.dropped(count: 3)),
+        ])
         sink.finish()
         #expect(eventually { listener.records.count == 2 }, "\(listener.records.count) records")
         let error = try #require(listener.events("error").first)
@@ -80,8 +92,9 @@ import Testing
 
     /// Fields follow the JSON line key for key: nested objects prefixed, arrays as a repeated field.
     @Test func fieldsMirrorTheJSONLine() throws {
-        var t = TrimReport(dir: "npm", reason: .quota, removed: 2, freed: 4096, totalBefore: 9000, total: 4904,
-                           quota: 8000, target: 4000, durationMilliseconds: 1.5, shortBy: 904, dryRun: false)
+        var t = TrimReport(
+            dir: "npm", reason: .quota, removed: 2, freed: 4096, totalBefore: 9000, total: 4904,
+            quota: 8000, target: 4000, durationMilliseconds: 1.5, shortBy: 904, dryRun: false)
         t.spared = SparedFiles(protected: 1, inUse: 2)
         let trim = JournalListener.Record(bytes: JournalRecord(WardenEvent(.trim(t))).bytes, viaMemfd: false)
         #expect(trim["CACHEWARDEN_SPARED_IN_USE"] == "2" && trim["CACHEWARDEN_SHORT_BY"] == "904")
@@ -100,7 +113,7 @@ import Testing
         let stale = tree.url("stale.sock")
         let fd = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
         try UnixSocket.bind(fd, stale)
-        close(fd)   // the file stays, nothing behind it
+        close(fd) // the file stays, nothing behind it
         let start = Date()
         guard case .refused(let error) = JournalSink.listener(at: stale) else {
             Issue.record("a stale socket taken for a listener"); return
@@ -110,14 +123,17 @@ import Testing
 
         let cli = try daemon(tree, eventsTo: "journal", socket: stale)
         #expect(eventually { cli.stdout.contains("\"event\":\"ready\"") }, "\(cli.stderr)")
-        #expect(cli.stderr.contains("but nothing receives at \(stale)") && cli.stderr.contains("events go to stdout instead"),
-                "\(cli.stderr)")
+        #expect(
+            cli.stderr.contains("but nothing receives at \(stale)")
+                && cli.stderr.contains("events go to stdout instead"),
+            "\(cli.stderr)")
         #expect(cli.interrupt() == 0)
     }
 
     /// `events_to = journal` against the real systemd-journald (the running one, or one started for the test and
     /// stopped after): the daemon's records are read back with `journalctl -o json`, field by field.
-    @Test(.enabled(if: Journald.unavailable == nil, "needs journalctl and a journald: one running, or root to start one"))
+    @Test(
+        .enabled(if: Journald.unavailable == nil, "needs journalctl and a journald: one running, or root to start one"))
     func theRealJournaldStoresTheFields() throws {
         let journald = try Journald()
         defer { journald.stop() }
@@ -125,7 +141,8 @@ import Testing
         let name = "j\(getpid())x\(UInt32.random(in: 0...UInt32.max))"
         tree.mkdir("cache")
         let config = tree.url("cw.conf")
-        try "events_to = journal\ndir.\(name).path = cache\ndir.\(name).quota = 100KB\ndir.\(name).trim_to = 90%\ndir.\(name).spare_open = false\n"
+        try
+            "events_to = journal\ndir.\(name).path = cache\ndir.\(name).quota = 100KB\ndir.\(name).trim_to = 90%\ndir.\(name).spare_open = false\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
         let cli = try RunningCLI(["run", "-c", config], environment: ["CACHEWARDEN_JOURNAL_SOCKET": nil])
         func records(_ event: String) -> [[String: [String]]] {
@@ -133,7 +150,7 @@ import Testing
         }
         #expect(eventually { !records("ready").isEmpty }, "no ready record in the journal: \(cli.stderr)")
         tree.write("cache/old\nfile", size: 40_000, mtime: Date().timeIntervalSince1970 - 3600)
-        tree.write("cache/new", size: 70_000)   // over 100 KB: the trim to 90 KB takes the older file
+        tree.write("cache/new", size: 70_000) // over 100 KB: the trim to 90 KB takes the older file
         #expect(eventually { !records("trim").isEmpty }, "no trim record: \(cli.stderr)")
         #expect(cli.interrupt() == 0)
         #expect(eventually { !records("stop").isEmpty }, "the stop record is sent before the exit")

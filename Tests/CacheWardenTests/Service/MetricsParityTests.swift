@@ -7,8 +7,9 @@ import Testing
 /// and how short it fell, the watch-limit fallback, and the series that exist as 0 before their first event.
 @Suite struct MetricsParityTests {
     private static func status(_ dir: String, total: Int64, quota: Int64) -> DirectoryStatus {
-        var s = DirectoryStatus(totals: DirectoryTotals(dir: dir, path: "/srv/\(dir)", total: total, files: 3, quota: quota),
-                                oldest: nil, protectedBytes: 0, filesystemFree: 1 << 30, trimTarget: quota / 2, watches: 4)
+        var s = DirectoryStatus(
+            totals: DirectoryTotals(dir: dir, path: "/srv/\(dir)", total: total, files: 3, quota: quota),
+            oldest: nil, protectedBytes: 0, filesystemFree: 1 << 30, trimTarget: quota / 2, watches: 4)
         s.trimAt = quota
         s.hardQuota = quota * 2
         s.maxFiles = 1000
@@ -18,8 +19,11 @@ import Testing
     }
 
     private static func trim(_ dir: String, shortBy: Int64, at time: Date) -> WardenEvent {
-        WardenEvent(.trim(TrimReport(dir: dir, reason: .quota, removed: 2, freed: 100, totalBefore: 900, total: 800, quota: 500,
-                                     target: 250, durationMilliseconds: 3, shortBy: shortBy, dryRun: false)), time: time)
+        WardenEvent(
+            .trim(
+                TrimReport(
+                    dir: dir, reason: .quota, removed: 2, freed: 100, totalBefore: 900, total: 800, quota: 500,
+                    target: 250, durationMilliseconds: 3, shortBy: shortBy, dryRun: false)), time: time)
     }
 
     private static func text(_ metrics: WardenMetrics) -> String { String(decoding: metrics.render(), as: UTF8.self) }
@@ -30,9 +34,14 @@ import Testing
         let trimmed = Date(timeIntervalSince1970: 1_800_000_000.5)
         metrics.record([Self.trim("thumbs", shortBy: 550, at: trimmed)])
         let s = MetricsTests.samples(Self.text(metrics))
-        #expect(s["cachewarden_trim_at_bytes{dir=\"thumbs\"}"] == 500 && s["cachewarden_hard_quota_bytes{dir=\"thumbs\"}"] == 1000)
-        #expect(s["cachewarden_max_files{dir=\"thumbs\"}"] == 1000 && s["cachewarden_trim_target_bytes{dir=\"thumbs\"}"] == 250)
-        #expect(s["cachewarden_polled_directories{dir=\"thumbs\"}"] == 2 && s["cachewarden_watches{dir=\"thumbs\"}"] == 4)
+        #expect(
+            s["cachewarden_trim_at_bytes{dir=\"thumbs\"}"] == 500
+                && s["cachewarden_hard_quota_bytes{dir=\"thumbs\"}"] == 1000)
+        #expect(
+            s["cachewarden_max_files{dir=\"thumbs\"}"] == 1000
+                && s["cachewarden_trim_target_bytes{dir=\"thumbs\"}"] == 250)
+        #expect(
+            s["cachewarden_polled_directories{dir=\"thumbs\"}"] == 2 && s["cachewarden_watches{dir=\"thumbs\"}"] == 4)
         #expect(s["cachewarden_backend_info{dir=\"thumbs\",backend=\"inotify\"}"] == 1)
         #expect(s["cachewarden_short_by_bytes{dir=\"thumbs\"}"] == 550)
         #expect(s["cachewarden_last_trim_timestamp_seconds{dir=\"thumbs\"}"] == trimmed.timeIntervalSince1970)
@@ -45,9 +54,13 @@ import Testing
         let metrics = WardenMetrics()
         metrics.update([Self.status("thumbs", total: 100, quota: 500)], groups: [])
         let s = MetricsTests.samples(Self.text(metrics))
-        for kind in WardenMetrics.alertedErrorKinds { #expect(s["cachewarden_errors_total{kind=\"\(kind)\"}"] == 0, "\(kind)") }
+        for kind in WardenMetrics.alertedErrorKinds {
+            #expect(s["cachewarden_errors_total{kind=\"\(kind)\"}"] == 0, "\(kind)")
+        }
         #expect(s["cachewarden_dropped_lines_total"] == 0 && s["cachewarden_inotify_overflows_total"] == 0)
-        #expect(s["cachewarden_rescans_total{dir=\"thumbs\"}"] == 0 && s["cachewarden_rescan_drift_bytes{dir=\"thumbs\"}"] == 0)
+        #expect(
+            s["cachewarden_rescans_total{dir=\"thumbs\"}"] == 0
+                && s["cachewarden_rescan_drift_bytes{dir=\"thumbs\"}"] == 0)
         #expect(s["cachewarden_short_by_bytes{dir=\"thumbs\"}"] == 0)
         #expect(s["cachewarden_last_trim_timestamp_seconds{dir=\"thumbs\"}"] == nil, "no trim yet, no timestamp")
         // A rescan's drift is not reset to 0 by the next snapshot.
@@ -58,15 +71,17 @@ import Testing
 
     @Test func aDirectoryThatGoesTakesItsEventGaugesAndBackendWithIt() throws {
         let metrics = WardenMetrics()
-        metrics.update([Self.status("thumbs", total: 800, quota: 500), Self.status("logs", total: 10, quota: 0)], groups: [])
+        metrics.update(
+            [Self.status("thumbs", total: 800, quota: 500), Self.status("logs", total: 10, quota: 0)], groups: [])
         metrics.record([Self.trim("thumbs", shortBy: 5, at: Date())])
         metrics.update([Self.status("logs", total: 10, quota: 0)], groups: [])
         let text = Self.text(metrics)
         // Counters and histograms stay (they only grow); every gauge of the directory goes.
-        let gauges = Set(text.split(separator: "\n").compactMap { line -> Substring? in
-            let f = line.split(separator: " ")
-            return f.count == 4 && f[1] == "TYPE" && f[3] == "gauge" ? f[2] : nil
-        })
+        let gauges = Set(
+            text.split(separator: "\n").compactMap { line -> Substring? in
+                let f = line.split(separator: " ")
+                return f.count == 4 && f[1] == "TYPE" && f[3] == "gauge" ? f[2] : nil
+            })
         let left = text.split(separator: "\n").filter { !$0.hasPrefix("#") && $0.contains("dir=\"thumbs\"") }
         #expect(!gauges.isEmpty && left.allSatisfy { !gauges.contains($0.prefix { $0 != "{" }) }, "\(left)")
         #expect(text.contains("cachewarden_backend_info{dir=\"logs\",backend=\"inotify\"} 1"))

@@ -13,25 +13,26 @@ import Testing
         t.set("g_bytes", help: "A back\\slash\nand a newline.", labels: [("dir", "q\"uote")], 98304)
         t.observe("d_seconds", help: "Durations.", labels: [("dir", "a")], buckets: [0.001, 1], 0.5)
         t.observe("d_seconds", help: "Durations.", labels: [("dir", "a")], buckets: [0.001, 1], 2)
-        #expect(String(decoding: t.render(), as: UTF8.self) == """
-            # HELP d_seconds Durations.
-            # TYPE d_seconds histogram
-            d_seconds_bucket{dir="a",le="0.001"} 0
-            d_seconds_bucket{dir="a",le="1.0"} 1
-            d_seconds_bucket{dir="a",le="+Inf"} 2
-            d_seconds_sum{dir="a"} 2.5
-            d_seconds_count{dir="a"} 2
-            # HELP g_bytes A back\\\\slash\\nand a newline.
-            # TYPE g_bytes gauge
-            g_bytes{dir="q\\"uote"} 98304.0
-            # HELP o_total Zero.
-            # TYPE o_total counter
-            o_total 0
-            # HELP x_total Counted.
-            # TYPE x_total counter
-            x_total{dir="a",reason="quota"} 4
+        #expect(
+            String(decoding: t.render(), as: UTF8.self) == """
+                # HELP d_seconds Durations.
+                # TYPE d_seconds histogram
+                d_seconds_bucket{dir="a",le="0.001"} 0
+                d_seconds_bucket{dir="a",le="1.0"} 1
+                d_seconds_bucket{dir="a",le="+Inf"} 2
+                d_seconds_sum{dir="a"} 2.5
+                d_seconds_count{dir="a"} 2
+                # HELP g_bytes A back\\\\slash\\nand a newline.
+                # TYPE g_bytes gauge
+                g_bytes{dir="q\\"uote"} 98304.0
+                # HELP o_total Zero.
+                # TYPE o_total counter
+                o_total 0
+                # HELP x_total Counted.
+                # TYPE x_total counter
+                x_total{dir="a",reason="quota"} 4
 
-            """)
+                """)
         t.remove("g_bytes", labels: [("dir", "q\"uote")])
         #expect(!String(decoding: t.render(), as: UTF8.self).contains("g_bytes"), "an empty family goes")
     }

@@ -52,7 +52,9 @@ final class NotifyListener: Sendable {
 @Suite(.serialized) struct SystemdNotifyTests {
     /// `cachewarden run` on a small tree. With `watchdogPid`, `WATCHDOG_PID` names the daemon itself, as systemd
     /// sets it (a shell exports its own PID and execs the daemon).
-    private func daemon(_ tree: TemporaryTree, notify: String, watchdogUsec: Int? = nil, watchdogPid: Bool = false) throws -> RunningCLI {
+    private func daemon(_ tree: TemporaryTree, notify: String, watchdogUsec: Int? = nil, watchdogPid: Bool = false)
+        throws -> RunningCLI
+    {
         tree.mkdir("cache")
         for i in 0..<50 { tree.write("cache/d\(i % 5)/f\(i)", size: 3000) }
         let config = tree.url("cw.conf")
@@ -60,8 +62,9 @@ final class NotifyListener: Sendable {
         var env: [String: String?] = ["NOTIFY_SOCKET": notify, "WATCHDOG_USEC": nil, "WATCHDOG_PID": nil]
         if let watchdogUsec { env["WATCHDOG_USEC"] = String(watchdogUsec) }
         guard watchdogPid else { return try RunningCLI(["run", "-c", config], environment: env) }
-        return try RunningCLI(["-c", "WATCHDOG_PID=$$ exec \"$0\" \"$@\"", cachewardenBinary(), "run", "-c", config],
-                              executable: "/bin/sh", environment: env)
+        return try RunningCLI(
+            ["-c", "WATCHDOG_PID=$$ exec \"$0\" \"$@\"", cachewardenBinary(), "run", "-c", config],
+            executable: "/bin/sh", environment: env)
     }
 
     @Test func readyAfterEveryReadyLineThenStatusReloadingAndStopping() throws {
@@ -72,7 +75,8 @@ final class NotifyListener: Sendable {
         let ready = try #require(listener.with("READY=1").first)
         #expect(eventually { cli.lines.contains { $0.contains("\"event\":\"ready\"") } })
         let readyLine = try #require(cli.lines.first { $0.contains("\"event\":\"ready\"") })
-        let readyTime = try #require((try JSONSerialization.jsonObject(with: Data(readyLine.utf8)) as? [String: Any])?["time"] as? String)
+        let readyTime = try #require(
+            (try JSONSerialization.jsonObject(with: Data(readyLine.utf8)) as? [String: Any])?["time"] as? String)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         #expect(try #require(formatter.date(from: readyTime)) <= ready.at, "READY=1 came before the ready line")
@@ -92,7 +96,10 @@ final class NotifyListener: Sendable {
         clock_gettime(CLOCK_MONOTONIC, &now)
         let nowUsec = Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
         #expect(usec.map { nowUsec - $0 >= 0 && nowUsec - $0 < 30_000_000 } == true, "\(reloading.fields)")
-        #expect(listener.all.firstIndex { $0.fields.contains("RELOADING=1") }! < listener.all.lastIndex { $0.fields.contains("READY=1") }!)
+        #expect(
+            listener.all.firstIndex { $0.fields.contains("RELOADING=1") }! < listener.all.lastIndex {
+                $0.fields.contains("READY=1")
+            }!)
 
         #expect(cli.interrupt() == 0)
         #expect(listener.all.last?.fields.contains("STOPPING=1") == true, "\(listener.all.last?.fields ?? [])")
@@ -109,7 +116,7 @@ final class NotifyListener: Sendable {
     @Test func watchdogPingsComeAtAQuarterOfThePeriodFromTheCLI() throws {
         let tree = TemporaryTree()
         let listener = try NotifyListener(address: tree.url("notify.sock"))
-        let cli = try daemon(tree, notify: listener.address, watchdogUsec: 200_000)   // pings every 50 ms
+        let cli = try daemon(tree, notify: listener.address, watchdogUsec: 200_000) // pings every 50 ms
         #expect(eventually { listener.with("WATCHDOG=1").count >= 10 }, "\(listener.all.count) messages")
         let pings = listener.with("WATCHDOG=1").map(\.at)
         let gaps = zip(pings, pings.dropFirst()).map { $1.timeIntervalSince($0) }
@@ -141,7 +148,8 @@ final class NotifyListener: Sendable {
         tree.mkdir("cache")
         let listener = try NotifyListener(address: tree.url("notify.sock"))
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "400000"])
-        let watcher = Watcher(settings: WardenSettings(directories: [DirectorySettings(name: "cache", path: tree.url("cache"))]))
+        let watcher = Watcher(
+            settings: WardenSettings(directories: [DirectorySettings(name: "cache", path: tree.url("cache"))]))
         try watcher.start()
         defer { watcher.stop() }
         let load = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "load"))
@@ -168,13 +176,15 @@ final class NotifyListener: Sendable {
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "100000"])
         let release = DispatchSemaphore(value: 0)
         var dir = DirectorySettings(name: "cache", path: tree.url("cache"), quota: 10_000)
-        dir.shouldEvict = { _ in release.wait(); return true }
+        dir.shouldEvict = { _ in
+            release.wait(); return true
+        }
         let watcher = Watcher(settings: WardenSettings(directories: [dir]))
         try watcher.start()
         defer { watcher.stop() }
         watcher.startHeartbeat(every: try #require(notifier.watchdogInterval)) { notifier.watchdog() }
         #expect(eventually { listener.with("WATCHDOG=1").count >= 3 })
-        tree.write("cache/big", size: 20_000)   // crosses the quota: the trim blocks the queue in the hook
+        tree.write("cache/big", size: 20_000) // crosses the quota: the trim blocks the queue in the hook
         #expect(eventually { watcher.totalsIfIdle == nil })
         let stuckAt = listener.with("WATCHDOG=1").count
         // A peer timer at the heartbeat's own interval, on a queue of its own, measures the window: five of its
@@ -182,7 +192,8 @@ final class NotifyListener: Sendable {
         let interval = try #require(notifier.watchdogInterval)
         let ticks = Atomic<Int>(0)
         let peer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "peer"))
-        peer.schedule(deadline: .now() + .milliseconds(Int(interval * 1000)), repeating: .milliseconds(Int(interval * 1000)))
+        peer.schedule(
+            deadline: .now() + .milliseconds(Int(interval * 1000)), repeating: .milliseconds(Int(interval * 1000)))
         peer.setEventHandler { ticks.add(1, ordering: .relaxed) }
         peer.resume()
         defer { peer.cancel() }

@@ -6,8 +6,9 @@ import Synchronization
 
 /// A backend with no kernel interface: it "watches" every directory the walkers open (the paths `refuse` names
 /// as if past the watch limit, served by polling — which the test scripts, as `RoutingBackend` would hand them to
-/// `PollBackend`) and delivers only the changes a test scripts, by path relative to the root. With it the whole pipeline — ledger, policies, evictor, sinks — runs on a real folder,
-/// and what happens on disk behind its back stays unseen until the test says so.
+/// `PollBackend`) and delivers only the changes a test scripts, by path relative to the root. With it the whole
+/// pipeline — ledger, policies, evictor, sinks — runs on a real folder, and what happens on disk behind its back stays
+/// unseen until the test says so.
 final class FakeBackend: ChangeBackend, @unchecked Sendable {
     private let queue: DispatchQueue
     private let root: String
@@ -28,8 +29,10 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
     }
 
     /// A factory that hands each backend it makes to `made`.
-    static func factory(root: String, refuse: @escaping @Sendable (String) -> Bool = { _ in false },
-                        made: @escaping @Sendable (FakeBackend) -> Void) -> BackendFactory {
+    static func factory(
+        root: String, refuse: @escaping @Sendable (String) -> Bool = { _ in false },
+        made: @escaping @Sendable (FakeBackend) -> Void
+    ) -> BackendFactory {
         BackendFactory { queue, _, _ in
             let fake = FakeBackend(queue: queue, root: root, refuse: refuse)
             made(fake)
@@ -69,7 +72,9 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
     func stop() { deliver = nil; nodes.removeAll(); paths.removeAll(); rereading.removeAll() }
     var watchCount: Int { paths.count }
     var pastLimitNodes: [NodeID: BackendKind] { Dictionary(uniqueKeysWithValues: rereading.map { ($0, .poll) }) }
-    func availability(of kind: BackendKind, at path: String?) -> String? { kind == .fanotify ? "the fake backend has no fanotify" : nil }
+    func availability(of kind: BackendKind, at path: String?) -> String? {
+        kind == .fanotify ? "the fake backend has no fanotify" : nil
+    }
 
     // MARK: Scripting (from the test's thread)
 
@@ -110,7 +115,8 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
         case .deleted(let path, let isDirectory): named(.deleted, path, isDirectory: isDirectory)
         case .overflow: batch.append(.overflow, node: .none)
         case .directoryGone(let path): if let node = nodes[path] { batch.append(.directoryGone, node: node) }
-        case .rereadFallbacks: for node in rereading.sorted(by: { $0.raw < $1.raw }) { batch.append(.rescan, node: node) }
+        case .rereadFallbacks:
+            for node in rereading.sorted(by: { $0.raw < $1.raw }) { batch.append(.rescan, node: node) }
         }
     }
 

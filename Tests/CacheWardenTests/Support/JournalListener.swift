@@ -50,13 +50,14 @@ final class JournalListener: Sendable {
     /// One datagram and the descriptor it carried, if any; nil when the socket is shut down.
     private static func receive(_ fd: Int32) -> ([UInt8], Int32?)? {
         var data = [UInt8](repeating: 0, count: 1 << 20)
-        var control = [UInt64](repeating: 0, count: 8)   // aligned room for one cmsghdr and a descriptor
+        var control = [UInt64](repeating: 0, count: 8) // aligned room for one cmsghdr and a descriptor
         let (length, controlLength) = data.withUnsafeMutableBytes { d in
             control.withUnsafeMutableBytes { c in
                 var iov = iovec(iov_base: d.baseAddress, iov_len: d.count)
                 return withUnsafeMutablePointer(to: &iov) { iovp in
-                    var msg = msghdr(msg_name: nil, msg_namelen: 0, msg_iov: iovp, msg_iovlen: 1,
-                                     msg_control: c.baseAddress, msg_controllen: c.count, msg_flags: 0)
+                    var msg = msghdr(
+                        msg_name: nil, msg_namelen: 0, msg_iov: iovp, msg_iovlen: 1,
+                        msg_control: c.baseAddress, msg_controllen: c.count, msg_flags: 0)
                     let n = recvmsg(fd, &msg, 0)
                     return (n, n < 0 ? 0 : Int(msg.msg_controllen))
                 }
@@ -67,7 +68,8 @@ final class JournalListener: Sendable {
         if controlLength > 0 {
             // struct cmsghdr { size_t len; int level; int type; } then the data (64-bit Linux layout).
             let header = control.withUnsafeBytes { $0 }
-            let level = header.load(fromByteOffset: 8, as: Int32.self), type = header.load(fromByteOffset: 12, as: Int32.self)
+            let level = header.load(fromByteOffset: 8, as: Int32.self),
+                type = header.load(fromByteOffset: 12, as: Int32.self)
             if level == SOL_SOCKET && type == 1 /* SCM_RIGHTS */ {
                 passed = header.load(fromByteOffset: MemoryLayout<cmsghdr>.size, as: Int32.self)
             }
@@ -97,7 +99,8 @@ extension JournalListener.Record {
         var i = 0
         while i < b.count, let nl = b[i...].firstIndex(of: 0x0A) {
             if let eq = b[i..<nl].firstIndex(of: UInt8(ascii: "=")) {
-                fields.append((String(decoding: b[i..<eq], as: UTF8.self), String(decoding: b[(eq + 1)..<nl], as: UTF8.self)))
+                fields.append(
+                    (String(decoding: b[i..<eq], as: UTF8.self), String(decoding: b[(eq + 1)..<nl], as: UTF8.self)))
                 i = nl + 1
             } else {
                 let name = String(decoding: b[i..<nl], as: UTF8.self)

@@ -38,7 +38,8 @@ final class Journald: @unchecked Sendable {
         let journald = try RunningCLI([], executable: Self.binary)
         started = journald
         guard eventually(timeout: 20, { JournalSink.isListening(Self.socket) || !journald.process.isRunning }),
-              JournalSink.isListening(Self.socket) else {
+            JournalSink.isListening(Self.socket)
+        else {
             stop()
             throw ParseFailure(message: "journald did not start listening on \(Self.socket): \(journald.stderr)")
         }
@@ -79,7 +80,9 @@ final class Journald: @unchecked Sendable {
     /// A value journalctl wrote: a string, or an array of byte values (decoded as UTF-8).
     private static func text(_ value: Any) -> String {
         if let s = value as? String { return s }
-        if let bytes = value as? [Any] { return String(decoding: bytes.compactMap { ($0 as? NSNumber)?.uint8Value }, as: UTF8.self) }
+        if let bytes = value as? [Any] {
+            return String(decoding: bytes.compactMap { ($0 as? NSNumber)?.uint8Value }, as: UTF8.self)
+        }
         return "\(value)"
     }
 }

@@ -31,11 +31,14 @@ final class ManualClock: WardenClock {
     /// How many timers are armed (a wake-up the engine asked for and has not cancelled).
     var armedCount: Int { timeline.withLock { $0.armed.count } }
 
-    func schedule(at deadline: UInt64, repeating interval: UInt64?, on queue: DispatchQueue,
-                  _ handler: @escaping @Sendable () -> Void) -> ClockTimer {
+    func schedule(
+        at deadline: UInt64, repeating interval: UInt64?, on queue: DispatchQueue,
+        _ handler: @escaping @Sendable () -> Void
+    ) -> ClockTimer {
         let id = timeline.withLock { t in
             defer { t.nextID += 1 }
-            t.armed[t.nextID] = Armed(deadline: deadline, interval: interval.map { max(1, $0) }, queue: queue, handler: handler)
+            t.armed[t.nextID] = Armed(
+                deadline: deadline, interval: interval.map { max(1, $0) }, queue: queue, handler: handler)
             return t.nextID
         }
         return ClockTimer { [self] in _ = timeline.withLock { $0.armed.removeValue(forKey: id) } }
@@ -52,7 +55,10 @@ final class ManualClock: WardenClock {
     /// The earliest timer due by `target`, with the clock moved to its deadline (a repeating one re-armed).
     private func nextDue(by target: UInt64) -> (DispatchQueue, @Sendable () -> Void)? {
         timeline.withLock { t in
-            guard let (id, due) = t.armed.filter({ $0.value.deadline <= target }).min(by: { ($0.value.deadline, $0.key) < ($1.value.deadline, $1.key) })
+            guard
+                let (id, due) = t.armed.filter({ $0.value.deadline <= target }).min(by: {
+                    ($0.value.deadline, $0.key) < ($1.value.deadline, $1.key)
+                })
             else { return nil }
             Self.move(&t, to: due.deadline)
             if let interval = due.interval { t.armed[id]?.deadline += interval } else { t.armed[id] = nil }

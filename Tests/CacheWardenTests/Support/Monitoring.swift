@@ -67,7 +67,9 @@ enum Monitoring {
             let inner = q.dropFirst("label_values(".count).dropLast()
             q = inner.lastIndex(of: ",").map { String(inner[..<$0]) } ?? ""
         }
-        for interval in ["$__rate_interval", "$__interval", "$__range"] { q = q.replacingOccurrences(of: interval, with: "5m") }
+        for interval in ["$__rate_interval", "$__interval", "$__range"] {
+            q = q.replacingOccurrences(of: interval, with: "5m")
+        }
         return q.replacingOccurrences(of: #"\$\{?\w+\}?"#, with: "x", options: .regularExpression)
     }
 }

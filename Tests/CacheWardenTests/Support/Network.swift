@@ -10,7 +10,9 @@ func freePort() -> Int {
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
     }
     return bound ? Int(UInt16(bigEndian: addr.sin_port)) : 0
 }
@@ -19,10 +21,12 @@ func freePort() -> Int {
 /// proxy the machine's environment names); nil on any failure.
 func httpGet(_ url: String) -> String? {
     let script = """
-    import sys, urllib.request
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    sys.stdout.write(opener.open(sys.argv[1], timeout=10).read().decode())
-    """
-    guard let r = try? runProcess(which("python3") ?? "/usr/bin/python3", ["-c", script, url]), r.status == 0 else { return nil }
+        import sys, urllib.request
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        sys.stdout.write(opener.open(sys.argv[1], timeout=10).read().decode())
+        """
+    guard let r = try? runProcess(which("python3") ?? "/usr/bin/python3", ["-c", script, url]), r.status == 0 else {
+        return nil
+    }
     return r.out
 }

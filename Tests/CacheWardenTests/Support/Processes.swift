@@ -4,8 +4,10 @@ import Foundation
 func cachewardenBinary() -> String {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-    for candidate in [Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("cachewarden").path,
-                      root.appendingPathComponent(".build/debug/cachewarden").path] {
+    for candidate in [
+        Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("cachewarden").path,
+        root.appendingPathComponent(".build/debug/cachewarden").path,
+    ] {
         if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
     }
     return root.appendingPathComponent(".build/debug/cachewarden").path
@@ -14,8 +16,10 @@ func cachewardenBinary() -> String {
 /// Runs a program to completion, returning its status, stdout and stderr; `environment` entries are added to the
 /// test's own (nil removes one).
 @discardableResult
-func runProcess(_ path: String, _ args: [String], stdin: String? = nil,
-                environment: [String: String?] = [:]) throws -> (status: Int32, out: String, err: String) {
+func runProcess(
+    _ path: String, _ args: [String], stdin: String? = nil,
+    environment: [String: String?] = [:]
+) throws -> (status: Int32, out: String, err: String) {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: path)
     p.arguments = args
@@ -53,16 +57,16 @@ func which(_ name: String) -> String? {
 /// names, or throws with Python's complaint.
 func parseWithPython(_ lines: String) throws -> [String] {
     let script = """
-    import json, sys
-    names = []
-    for n, line in enumerate(sys.stdin.buffer.read().split(b"\\n")):
-        if not line: continue
-        obj = json.loads(line)
-        assert isinstance(obj, dict), f"line {n} is not an object"
-        assert "event" in obj and "time" in obj, f"line {n} lacks event/time"
-        names.append(obj["event"])
-    print("\\n".join(names))
-    """
+        import json, sys
+        names = []
+        for n, line in enumerate(sys.stdin.buffer.read().split(b"\\n")):
+            if not line: continue
+            obj = json.loads(line)
+            assert isinstance(obj, dict), f"line {n} is not an object"
+            assert "event" in obj and "time" in obj, f"line {n} lacks event/time"
+            names.append(obj["event"])
+        print("\\n".join(names))
+        """
     let r = try runProcess(which("python3") ?? "/usr/bin/python3", ["-c", script], stdin: lines)
     guard r.status == 0 else { throw ParseFailure(message: r.err) }
     return r.out.split(separator: "\n").map(String.init)
@@ -140,8 +144,11 @@ func waitUntilWatching(_ pid: Int32, count: Int = 1, timeout: Double = 20) -> Bo
     eventually(timeout: timeout) {
         guard let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return false }
         for fd in fds {
-            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == "anon_inode:inotify",
-                  let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8) else { continue }
+            guard
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"))
+                    == "anon_inode:inotify",
+                let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8)
+            else { continue }
             if info.split(separator: "\n").filter({ $0.hasPrefix("inotify wd:") }).count >= count { return true }
         }
         return false
@@ -156,7 +163,8 @@ func descriptorCount(_ pid: Int32) -> Int {
 /// The CPU time process `pid` has used so far, user and system (/proc/PID/stat's utime and stime), in seconds.
 func cpuSeconds(_ pid: Int32) -> Double? {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let name = stat.lastIndex(of: ")") else { return nil }
+        let name = stat.lastIndex(of: ")")
+    else { return nil }
     // After the command's name: state (field 3), …, utime (field 14), stime (field 15).
     let fields = stat[stat.index(after: name)...].split(separator: " ")
     guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }

@@ -37,14 +37,22 @@ struct RandomTreeOperations {
         func inDir(_ name: String) -> String { dir.isEmpty ? name : dir + "/" + name }
         switch pick {
         case 0, 1: let f = inDir(fresh("f")); tree.write(f, size: g.below(20_000)); journal.append("\(n) write \(f)")
-        case 2: if let f = g.pick(inv.files) { tree.append(f, size: 1 + g.below(5000)); journal.append("\(n) append \(f)") }
-        case 3: if let f = g.pick(inv.files) { tree.truncate(f, to: g.below(3000)); journal.append("\(n) truncate \(f)") }
+        case 2:
+            if let f = g.pick(inv.files) { tree.append(f, size: 1 + g.below(5000)); journal.append("\(n) append \(f)") }
+        case 3:
+            if let f = g.pick(inv.files) { tree.truncate(f, to: g.below(3000)); journal.append("\(n) truncate \(f)") }
         case 4: if let f = g.pick(inv.files) { tree.remove(f); journal.append("\(n) rm \(f)") }
-        case 5: if let f = g.pick(inv.files) { let t = inDir(fresh("r")); _ = Glibc.rename(tree.url(f), tree.url(t)); journal.append("\(n) mv \(f) \(t)") }
+        case 5:
+            if let f = g.pick(inv.files) {
+                let t = inDir(fresh("r")); _ = Glibc.rename(tree.url(f), tree.url(t));
+                journal.append("\(n) mv \(f) \(t)")
+            }
         case 6:
             if let d = g.pick(inv.dirs) {
                 let target = inDir(fresh("m"))
-                if !target.hasPrefix(d + "/") { _ = Glibc.rename(tree.url(d), tree.url(target)); journal.append("\(n) mvdir \(d) \(target)") }
+                if !target.hasPrefix(d + "/") {
+                    _ = Glibc.rename(tree.url(d), tree.url(target)); journal.append("\(n) mvdir \(d) \(target)")
+                }
             }
         case 7: moveIn(n, into: inDir)
         case 8:
@@ -54,9 +62,18 @@ struct RandomTreeOperations {
             }
         case 9: let d = inDir(fresh("p")) + "/q/r"; tree.mkdir(d); journal.append("\(n) mkdir \(d)")
         case 10: if let d = g.pick(inv.dirs) { tree.remove(d); journal.append("\(n) rm -r \(d)") }
-        case 11: if let f = g.pick(inv.files) { let t = inDir(fresh("h")); _ = link(tree.url(f), tree.url(t)); journal.append("\(n) ln \(f) \(t)") }
-        case 12: if let f = g.pick(inv.files) { let t = inDir(fresh("s")); _ = symlink(tree.url(f), tree.url(t)); journal.append("\(n) ln -s \(f) \(t)") }
-        case 13: if let f = g.pick(inv.files), held.count < 8 { let fd = open(tree.url(f), O_RDONLY); if fd >= 0 { held.append(fd) }; journal.append("\(n) open \(f)") }
+        case 11:
+            if let f = g.pick(inv.files) {
+                let t = inDir(fresh("h")); _ = link(tree.url(f), tree.url(t)); journal.append("\(n) ln \(f) \(t)")
+            }
+        case 12:
+            if let f = g.pick(inv.files) {
+                let t = inDir(fresh("s")); _ = symlink(tree.url(f), tree.url(t)); journal.append("\(n) ln -s \(f) \(t)")
+            }
+        case 13:
+            if let f = g.pick(inv.files), held.count < 8 {
+                let fd = open(tree.url(f), O_RDONLY); if fd >= 0 { held.append(fd) }; journal.append("\(n) open \(f)")
+            }
         default: if !held.isEmpty { close(held.remove(at: g.below(held.count))); journal.append("\(n) close") }
         }
     }

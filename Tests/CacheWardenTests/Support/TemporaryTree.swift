@@ -52,10 +52,14 @@ final class TemporaryTree: Sendable {
         _ = utimensat(AT_FDCWD, url(relative), &times, 0)
     }
 
-    func mkdirs(_ full: String) { try? FileManager.default.createDirectory(atPath: full, withIntermediateDirectories: true) }
+    func mkdirs(_ full: String) {
+        try? FileManager.default.createDirectory(atPath: full, withIntermediateDirectories: true)
+    }
     func mkdir(_ relative: String) { mkdirs(url(relative)) }
     func remove(_ relative: String) { try? FileManager.default.removeItem(atPath: url(relative)) }
-    func rename(_ from: String, _ to: String) { precondition(Glibc.rename(url(from), url(to)) == 0, "rename \(from) → \(to): \(errno)") }
+    func rename(_ from: String, _ to: String) {
+        precondition(Glibc.rename(url(from), url(to)) == 0, "rename \(from) → \(to): \(errno)")
+    }
     func exists(_ relative: String) -> Bool { var st = stat(); return lstat(url(relative), &st) == 0 }
 }
 
@@ -101,10 +105,16 @@ extension TemporaryTree {
     /// `allow_any_path` makes a folder a cache: `/srv/cachewarden-tests` (as root), else the package's own
     /// `.build` folder when the checkout is not itself in a cache place (a clone under `/tmp` is).
     static let outsideCachePlaces: String = {
-        let candidates = ["/srv/cachewarden-tests", FileManager.default.currentDirectoryPath + "/.build/not-a-cache-place"]
-        for base in candidates where CachePlaces(homes: [], environment: DefaultLocations(environment: [:], euid: 0)).place(of: base) == nil {
+        let candidates = [
+            "/srv/cachewarden-tests", FileManager.default.currentDirectoryPath + "/.build/not-a-cache-place",
+        ]
+        for base in candidates
+        where CachePlaces(homes: [], environment: DefaultLocations(environment: [:], euid: 0)).place(of: base) == nil {
             if (try? FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)) != nil,
-               access(base, W_OK) == 0 { return base }
+                access(base, W_OK) == 0
+            {
+                return base
+            }
         }
         return candidates[1]
     }()

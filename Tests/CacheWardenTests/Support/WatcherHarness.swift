@@ -13,11 +13,27 @@ final class EventLog: EventSink {
     func finish() {}
     var all: [WardenEvent] { events.withLock { $0 } }
 
-    var trims: [TrimReport] { all.compactMap { if case .trim(let t) = $0.kind { return t }; return nil } }
-    var evictions: [Eviction] { all.compactMap { if case .evict(let e) = $0.kind { return e }; return nil } }
-    var writes: [FileWritten] { all.compactMap { if case .write(let w) = $0.kind { return w }; return nil } }
+    var trims: [TrimReport] {
+        all.compactMap {
+            if case .trim(let t) = $0.kind { return t }; return nil
+        }
+    }
+    var evictions: [Eviction] {
+        all.compactMap {
+            if case .evict(let e) = $0.kind { return e }; return nil
+        }
+    }
+    var writes: [FileWritten] {
+        all.compactMap {
+            if case .write(let w) = $0.kind { return w }; return nil
+        }
+    }
     var names: [String] { all.map(\.name) }
-    var lowDisks: [LowDiskReport] { all.compactMap { if case .lowDisk(let l) = $0.kind { return l }; return nil } }
+    var lowDisks: [LowDiskReport] {
+        all.compactMap {
+            if case .lowDisk(let l) = $0.kind { return l }; return nil
+        }
+    }
 }
 
 /// A started watcher on one temporary tree, stopped when the harness is dropped.
@@ -28,9 +44,11 @@ final class WatcherHarness: Sendable {
     let name: String
 
     /// With a `clock`, the log is the watcher's sink (see `Watcher.init(settings:clock:disk:log:)`).
-    init(_ tree: TemporaryTree, name: String = "cache", quota: Int64 = 0, basis: SizeBasis = .allocated,
-         backend: BackendFactory = .standard(), clock: (any WardenClock)? = nil,
-         configure: (inout DirectorySettings) -> Void = { _ in }) throws {
+    init(
+        _ tree: TemporaryTree, name: String = "cache", quota: Int64 = 0, basis: SizeBasis = .allocated,
+        backend: BackendFactory = .standard(), clock: (any WardenClock)? = nil,
+        configure: (inout DirectorySettings) -> Void = { _ in }
+    ) throws {
         self.tree = tree
         self.name = name
         var dir = DirectorySettings(name: name, path: tree.path, quota: quota)
@@ -40,8 +58,10 @@ final class WatcherHarness: Sendable {
         if let clock {
             watcher = Watcher(settings: settings, backend: backend, clock: clock, log: log)
         } else {
-            watcher = Watcher(settings: settings, mode: .enforce, callbackQueue: nil, logger: Logger(label: "test"),
-                              backend: backend) { log.append($0) }
+            watcher = Watcher(
+                settings: settings, mode: .enforce, callbackQueue: nil, logger: Logger(label: "test"),
+                backend: backend
+            ) { log.append($0) }
         }
         try watcher.start()
     }

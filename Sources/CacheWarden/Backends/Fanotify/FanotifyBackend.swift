@@ -35,8 +35,9 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     private var source: DispatchSourceRead?
     private var deliver: ((inout ChangeBatch) -> BackendPace)?
     /// Suspensions and rests: the descriptors disarmed while held.
-    private lazy var pacing = ReadPacing(queue: queue, delay: Self.coalescingDelay,
-                                         hold: { [unowned self] in readiness?.disarm() }, release: { [unowned self] in readiness?.arm() })
+    private lazy var pacing = ReadPacing(
+        queue: queue, delay: Self.coalescingDelay,
+        hold: { [unowned self] in readiness?.disarm() }, release: { [unowned self] in readiness?.arm() })
     private var batch = ChangeBatch()
     private let readBuffer: UnsafeMutableRawBufferPointer
     /// Groups keep fanotify's default queue bound (a test seam: an overflow can then be made).
@@ -60,7 +61,8 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         let result: Result<(FanotifyGroup, new: Bool), Errno> = made.withLock { groups in
             if let group = opens ? groups.opens : groups.main { return .success((group, false)) }
             do throws(Errno) {
-                let group = try FanotifyGroup(events: opens ? FanotifyGroup.openEvents : FanotifyGroup.mainEvents, bounded: bounded)
+                let group = try FanotifyGroup(
+                    events: opens ? FanotifyGroup.openEvents : FanotifyGroup.mainEvents, bounded: bounded)
                 if opens { groups.opens = group } else { groups.main = group }
                 return .success((group, true))
             } catch { return .failure(error) }
@@ -86,7 +88,8 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
                     let again = walk.takeTop()
                     fsid = try group(opens: false).mark(filesystemOf: fd, device: device, again: again)
                     // Open tracking is best effort: without it the directory is still counted exactly.
-                    tracked = opens && (try? group(opens: true).mark(filesystemOf: fd, device: device, again: again)) != nil
+                    tracked =
+                        opens && (try? group(opens: true).mark(filesystemOf: fd, device: device, again: again)) != nil
                     walk.remember(device: device, fsid: fsid, opens: tracked)
                 }
                 return .watched(pending.add(try FanotifyGroup.key(of: fd, fsid: fsid), opens: tracked))
@@ -115,7 +118,8 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         guard let path else { return nil }
         do throws(Errno) {
             let directory = OwnedDescriptor(try Syscall.openDirectory(path: path))
-            let fsid = try group(opens: false).mark(filesystemOf: directory.fd, device: UInt64(try Syscall.fstat(directory.fd).st_dev))
+            let fsid = try group(opens: false).mark(
+                filesystemOf: directory.fd, device: UInt64(try Syscall.fstat(directory.fd).st_dev))
             _ = try FanotifyGroup.key(of: directory.fd, fsid: fsid)
             return nil
         } catch {
@@ -146,7 +150,8 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
             }
             if pacing.isSuspended { readiness!.disarm() }
         } catch {
-            logger.error("fanotify: cannot watch a group's descriptor (epoll: \(error)); its directories are not followed")
+            logger.error(
+                "fanotify: cannot watch a group's descriptor (epoll: \(error)); its directories are not followed")
             return
         }
         guard source == nil, let readiness else { return }
@@ -159,9 +164,9 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         self.source = source
     }
 
-    func suspend() { pacing.suspend() }   // checked by `ReadPacing` (the same queue)
+    func suspend() { pacing.suspend() } // checked by `ReadPacing` (the same queue)
 
-    func resume() { pacing.resume() }   // checked by `ReadPacing` (the same queue)
+    func resume() { pacing.resume() } // checked by `ReadPacing` (the same queue)
 
     func stop() {
         assertOnQueue(queue)
@@ -177,7 +182,7 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         readiness = nil
         attached.removeAll()
         deliver = nil
-        made.withLock { $0 = (nil, nil) }   // closing a group drops its marks
+        made.withLock { $0 = (nil, nil) } // closing a group drops its marks
         events.removeAll()
         pending.removeAll()
     }
@@ -220,7 +225,8 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
                 let next = cfan_next_event(bytes.baseAddress, n, offset, &event)
                 guard next > offset else {
                     // Not an event this reader understands: what followed it in the read is lost, as in an overflow.
-                    logger.error("fanotify: an undecodable event at byte \(offset) of \(n); re-reading as after an overflow")
+                    logger.error(
+                        "fanotify: an undecodable event at byte \(offset) of \(n); re-reading as after an overflow")
                     batch.append(opens ? .opensLost : .overflow, node: .none)
                     break
                 }

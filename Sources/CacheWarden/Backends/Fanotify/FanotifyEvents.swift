@@ -101,12 +101,18 @@ struct FanotifyEvents {
             return
         }
         let isDirectory = mask & CFAN_ONDIR != 0
-        let node = withUnsafeBytes(of: &event.key) { self.node(named: UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key_len)])) }
+        let node = withUnsafeBytes(of: &event.key) {
+            self.node(named: UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key_len)]))
+        }
         let name = UnsafeRawBufferPointer(start: event.name, count: Int(event.name_len))
         if mask & CFAN_RENAME != 0 {
-            let to = withUnsafeBytes(of: &event.key2) { self.node(named: UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key2_len)])) }
-            rename(from: node.map { ($0, name) }, to: to.map { ($0, UnsafeRawBufferPointer(start: event.name2, count: Int(event.name2_len))) },
-                   isDirectory: isDirectory, into: &batch)
+            let to = withUnsafeBytes(of: &event.key2) {
+                self.node(named: UnsafeRawBufferPointer(rebasing: $0[..<Int(event.key2_len)]))
+            }
+            rename(
+                from: node.map { ($0, name) },
+                to: to.map { ($0, UnsafeRawBufferPointer(start: event.name2, count: Int(event.name2_len))) },
+                isDirectory: isDirectory, into: &batch)
             return
         }
         guard let node, !name.isEmpty else { return }
@@ -128,9 +134,15 @@ struct FanotifyEvents {
 
     /// The changes of one main-group event on a name, in an order that is right whatever order its merged bits
     /// had.
-    private func entry(_ mask: UInt64, node: NodeID, name: UnsafeRawBufferPointer, isDirectory: Bool, into batch: inout ChangeBatch) {
-        if mask & (CFAN_DELETE | CFAN_MOVED_FROM) != 0 { batch.append(.deleted, node: node, name: name, isDirectory: isDirectory) }
-        if mask & (CFAN_CREATE | CFAN_MOVED_TO) != 0 { batch.append(.created, node: node, name: name, isDirectory: isDirectory) }
+    private func entry(
+        _ mask: UInt64, node: NodeID, name: UnsafeRawBufferPointer, isDirectory: Bool, into batch: inout ChangeBatch
+    ) {
+        if mask & (CFAN_DELETE | CFAN_MOVED_FROM) != 0 {
+            batch.append(.deleted, node: node, name: name, isDirectory: isDirectory)
+        }
+        if mask & (CFAN_CREATE | CFAN_MOVED_TO) != 0 {
+            batch.append(.created, node: node, name: name, isDirectory: isDirectory)
+        }
         guard !isDirectory else { return }
         if mask & CFAN_MODIFY != 0 { batch.append(.modified, node: node, name: name) }
         if mask & CFAN_ATTRIB != 0 { batch.append(.attributes, node: node, name: name) }
@@ -140,11 +152,15 @@ struct FanotifyEvents {
     /// A `FAN_RENAME`: both halves paired when both directories are followed; a move out of the trees is a
     /// `movedFrom` abandoned at once, a move in a `movedTo` with no partner. Then the old name is looked at again
     /// (see above); the updater drops it when nothing is there.
-    private mutating func rename(from: (NodeID, UnsafeRawBufferPointer)?, to: (NodeID, UnsafeRawBufferPointer)?,
-                                 isDirectory: Bool, into batch: inout ChangeBatch) {
+    private mutating func rename(
+        from: (NodeID, UnsafeRawBufferPointer)?, to: (NodeID, UnsafeRawBufferPointer)?,
+        isDirectory: Bool, into batch: inout ChangeBatch
+    ) {
         nextMove = nextMove == UInt32.max ? 1 : nextMove + 1
         let move = MoveToken(fanotify: nextMove)
-        if let (node, name) = from { batch.append(.movedFrom, node: node, name: name, isDirectory: isDirectory, move: move) }
+        if let (node, name) = from {
+            batch.append(.movedFrom, node: node, name: name, isDirectory: isDirectory, move: move)
+        }
         if let (node, name) = to {
             batch.append(.movedTo, node: node, name: name, isDirectory: isDirectory, move: from == nil ? .none : move)
         } else if from != nil {

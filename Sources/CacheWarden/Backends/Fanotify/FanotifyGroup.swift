@@ -19,7 +19,8 @@ import SystemPackage
 final class FanotifyGroup: Sendable {
     /// The main group's events: names created, deleted and renamed (directories too), files written and closed
     /// after writing, attributes, a followed directory deleted or moved away.
-    static let mainEvents: UInt64 = CFAN_CREATE | CFAN_DELETE | CFAN_MODIFY | CFAN_CLOSE_WRITE | CFAN_ATTRIB
+    static let mainEvents: UInt64 =
+        CFAN_CREATE | CFAN_DELETE | CFAN_MODIFY | CFAN_CLOSE_WRITE | CFAN_ATTRIB
         | CFAN_DELETE_SELF | CFAN_MOVE_SELF | CFAN_ONDIR
     /// The opens group's: opens and closes of files (never of directories: no `FAN_ONDIR`).
     static let openEvents: UInt64 = CFAN_OPEN | CFAN_CLOSE_WRITE | CFAN_CLOSE_NOWRITE
@@ -31,8 +32,12 @@ final class FanotifyGroup: Sendable {
     /// The filesystems marked, by device (with the bits marked and the fsid events name it by); which device each
     /// fsid belongs to; the devices that could not be marked, and why; whether renames come paired (`FAN_RENAME`,
     /// Linux 5.17) or as separate halves.
-    private let marks = Mutex<(devices: [UInt64: (mask: UInt64, fsid: UInt64)], owners: [UInt64: UInt64], refused: [UInt64: Errno],
-                               pairsRenames: Bool)>(([:], [:], [:], true))
+    private let marks = Mutex<
+        (
+            devices: [UInt64: (mask: UInt64, fsid: UInt64)], owners: [UInt64: UInt64], refused: [UInt64: Errno],
+            pairsRenames: Bool
+        )
+    >(([:], [:], [:], true))
 
     /// A group; `bounded` keeps fanotify's default queue bound (tests that make it overflow).
     init(events: UInt64, bounded: Bool = false) throws(Errno) {
@@ -47,7 +52,7 @@ final class FanotifyGroup: Sendable {
     /// whose fsid another one has already (a cloned image, some overlays) is refused with `EXDEV`: their events
     /// could not be told apart. A filesystem that could not be marked is refused again at once.
     func mark(filesystemOf directory: Int32, device: UInt64, again: Bool = false) throws(Errno) -> UInt64 {
-        let renames = events & CFAN_ONDIR != 0   // the main group follows renames; the opens group does not
+        let renames = events & CFAN_ONDIR != 0 // the main group follows renames; the opens group does not
         let result: Result<UInt64, Errno> = marks.withLock { m in
             if let refusal = m.refused[device] { return .failure(refusal) }
             if let known = m.devices[device], !again { return .success(known.fsid) }
@@ -83,8 +88,10 @@ final class FanotifyGroup: Sendable {
     /// Why fanotify cannot follow a filesystem that refused a mark with `error`, for messages.
     static func explain(_ error: Errno) -> String {
         switch error {
-        case .notPermitted: "fanotify's filesystem marks need CAP_SYS_ADMIN (run as root, or grant it with AmbientCapabilities=)"
-        case .improperLink: "its filesystem cannot be marked on its own (a btrfs subvolume, or a filesystem sharing its fsid with another: EXDEV)"
+        case .notPermitted:
+            "fanotify's filesystem marks need CAP_SYS_ADMIN (run as root, or grant it with AmbientCapabilities=)"
+        case .improperLink:
+            "its filesystem cannot be marked on its own (a btrfs subvolume, or a filesystem sharing its fsid with another: EXDEV)"
         case .operationNotSupportedByDevice, .notSupported: "its filesystem has no file handles or no fsid (\(error))"
         default: "fanotify cannot mark its filesystem: \(error)"
         }
@@ -101,7 +108,9 @@ final class FanotifyGroup: Sendable {
     /// The key fanotify reports the open directory `directory` by, on the filesystem of fsid `fsid`.
     static func key(of directory: Int32, fsid: UInt64) throws(Errno) -> DirectoryKey {
         try withUnsafeTemporaryAllocation(byteCount: Int(CFAN_KEY_MAX), alignment: 8) { b throws(Errno) in
-            let n = try Syscall.retrying { cfan_directory_key(directory, fsid, b.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+            let n = try Syscall.retrying {
+                cfan_directory_key(directory, fsid, b.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
             return DirectoryKey(UnsafeRawBufferPointer(rebasing: b[..<Int(n)]))
         }
     }
@@ -117,7 +126,8 @@ final class FanotifyGroup: Sendable {
         } catch {
             switch error {
             case .notPermitted: return explain(error)
-            case .invalidArgument: return "this kernel's fanotify cannot report names (FAN_REPORT_DFID_NAME needs Linux 5.9)"
+            case .invalidArgument:
+                return "this kernel's fanotify cannot report names (FAN_REPORT_DFID_NAME needs Linux 5.9)"
             case .noFunction: return "this kernel has no fanotify (CONFIG_FANOTIFY)"
             default: return "fanotify_init failed: \(error)"
             }

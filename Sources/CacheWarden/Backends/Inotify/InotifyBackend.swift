@@ -34,21 +34,26 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     /// `IN_MOVED_FROM` cookies still waiting for their `IN_MOVED_TO`.
     private var pendingCookies = Set<UInt32>()
     /// Suspensions and rests: the descriptors disarmed while held.
-    private lazy var pacing = ReadPacing(queue: queue, delay: Self.coalescingDelay,
-                                         hold: { [unowned self] in readiness.disarm() }, release: { [unowned self] in readiness.arm() })
+    private lazy var pacing = ReadPacing(
+        queue: queue, delay: Self.coalescingDelay,
+        hold: { [unowned self] in readiness.disarm() }, release: { [unowned self] in readiness.arm() })
     private var batch = ChangeBatch()
     private let readBuffer: UnsafeMutableRawBufferPointer
     /// Created the first time a root wants opens.
     private var opens: InotifyOpens?
 
-    init(queue: DispatchQueue, logger: Logger,
-         addWatchOverride: (@Sendable (String) -> Errno?)? = nil) throws(WardenError) {
+    init(
+        queue: DispatchQueue, logger: Logger,
+        addWatchOverride: (@Sendable (String) -> Errno?)? = nil
+    ) throws(WardenError) {
         self.queue = queue
         self.logger = logger
         self.addWatchOverride = addWatchOverride
         do throws(Errno) { inotify = try InotifyDescriptor() } catch {
-            throw .inotifyUnavailable(error == .tooManyOpenFiles
-                ? "EMFILE: fs.inotify.max_user_instances = \(InotifyDescriptor.maxUserInstances) reached" : "\(error)")
+            throw .inotifyUnavailable(
+                error == .tooManyOpenFiles
+                    ? "EMFILE: fs.inotify.max_user_instances = \(InotifyDescriptor.maxUserInstances) reached"
+                    : "\(error)")
         }
         do throws(Errno) {
             readiness = try OneShotReadiness()
@@ -77,9 +82,12 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         let opens = events.contains(.opens) ? opensInstance() : nil
         return DirectoryWatcher { fd, _, events in
             do throws(Errno) {
-                if let override, let injected = override(Syscall.readLink("/proc/self/fd/\(fd)") ?? "") { throw injected }
+                if let override, let injected = override(Syscall.readLink("/proc/self/fd/\(fd)") ?? "") {
+                    throw injected
+                }
                 let wd = try inotify.addWatch(directory: fd)
-                return .watched(WatchHandle(wd: wd, opens: events.contains(.opens) ? opens?.addWatch(directory: fd) : nil))
+                return .watched(
+                    WatchHandle(wd: wd, opens: events.contains(.opens) ? opens?.addWatch(directory: fd) : nil))
             } catch {
                 // ENOSPC from inotify_add_watch is the per-user watch limit, never a full disk.
                 return error == .noSpace ? .limitReached(limit: InotifyDescriptor.maxUserWatches) : .failed(error)
@@ -96,7 +104,9 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
             made = try InotifyOpens(logger: logger)
             do throws(Errno) { try readiness.add(made.inotify.fd) } catch { made.stop(); throw error }
         } catch {
-            logger.error("cannot track open files (a second inotify instance: \(error)); spare_open and order = opened see no opens")
+            logger.error(
+                "cannot track open files (a second inotify instance: \(error)); spare_open and order = opened see no opens"
+            )
             return nil
         }
         if pacing.isSuspended { readiness.disarm() }
@@ -110,7 +120,9 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         return .watched(displaced: bind(handle.wd, opens: handle.opensWd, to: node))
     }
 
-    func availability(of kind: BackendKind, at path: String?) -> String? { kind == .inotify ? nil : "the inotify backend serves inotify only" }
+    func availability(of kind: BackendKind, at path: String?) -> String? {
+        kind == .inotify ? nil : "the inotify backend serves inotify only"
+    }
 
     /// Maps watch `wd` (and its opens watch) to `node`; returns the node it mapped before, if another.
     private func bind(_ wd: Int32, opens opensWd: Int32?, to node: NodeID) -> NodeID? {
@@ -148,9 +160,9 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     /// Holds delivery: the descriptors are disarmed, so records queue without waking anyone.
-    func suspend() { pacing.suspend() }   // checked by `ReadPacing` (the same queue)
+    func suspend() { pacing.suspend() } // checked by `ReadPacing` (the same queue)
 
-    func resume() { pacing.resume() }   // checked by `ReadPacing` (the same queue)
+    func resume() { pacing.resume() } // checked by `ReadPacing` (the same queue)
 
     func stop() {
         assertOnQueue(queue)
@@ -180,7 +192,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     private func readBatch() {
         assertOnQueue(queue)
         readiness.disarm()
-        guard let deliver, !pacing.isSuspended else { return }   // resume() arms again
+        guard let deliver, !pacing.isSuspended else { return } // resume() arms again
         batch.removeAll()
         var drained = false
         for _ in 0..<Self.maxReadsPerBatch {
@@ -196,7 +208,9 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         // A rename split across reads pairs up in a later read; once the queue is empty, an unpaired
         // `IN_MOVED_FROM` means the entry left the watched trees.
         if drained {
-            for cookie in pendingCookies { batch.append(.moveAbandoned, node: .none, move: MoveToken(raw: UInt64(cookie))) }
+            for cookie in pendingCookies {
+                batch.append(.moveAbandoned, node: .none, move: MoveToken(raw: UInt64(cookie)))
+            }
             pendingCookies.removeAll()
         }
         // Then the opens and closes, read after this instance: a trim decided on this batch knows every close
@@ -213,7 +227,8 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
 
     private func translate(_ r: InotifyRecords.Record) {
         if logger.logLevel <= .debug {
-            logger.debug("inotify wd=\(r.wd) \(r.maskDescription) cookie=\(r.cookie) \(PathBytes.display(Array(r.name)))")
+            logger.debug(
+                "inotify wd=\(r.wd) \(r.maskDescription) cookie=\(r.cookie) \(PathBytes.display(Array(r.name)))")
         }
         if InotifyRecords.isOverflow(r) {
             pendingCookies.removeAll()

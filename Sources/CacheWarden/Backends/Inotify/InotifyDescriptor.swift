@@ -12,10 +12,10 @@ struct InotifyDescriptor: Sendable {
     static let flags: UInt32 = CINOTIFY_IN_ONLYDIR | CINOTIFY_IN_EXCL_UNLINK
 
     /// Events every watched directory reports.
-    static let baseEvents: UInt32 = CINOTIFY_IN_CREATE | CINOTIFY_IN_DELETE | CINOTIFY_IN_MODIFY
+    static let baseEvents: UInt32 =
+        CINOTIFY_IN_CREATE | CINOTIFY_IN_DELETE | CINOTIFY_IN_MODIFY
         | CINOTIFY_IN_CLOSE_WRITE | CINOTIFY_IN_MOVED_FROM | CINOTIFY_IN_MOVED_TO | CINOTIFY_IN_ATTRIB
         | CINOTIFY_IN_DELETE_SELF | CINOTIFY_IN_MOVE_SELF
-
 
     /// Closes the instance when the last copy of this value (the backend's, its read source's) is gone.
     private let owner: OwnedDescriptor
@@ -52,8 +52,11 @@ struct InotifyDescriptor: Sendable {
     /// not through libinotifytools: its `inotifytools_get_max_queued_events` reads `max_queued_watches`, a file
     /// that does not exist, and answers -1 (inotify-tools/inotify-tools#240, Debian's 3.22.6).
     static var maxQueuedEvents: Int? {
-        guard let fd = try? FileDescriptor.open("/proc/sys/fs/inotify/max_queued_events", .readOnly,
-                                                options: .closeOnExec) else { return nil }
+        guard
+            let fd = try? FileDescriptor.open(
+                "/proc/sys/fs/inotify/max_queued_events", .readOnly,
+                options: .closeOnExec)
+        else { return nil }
         defer { try? fd.close() }
         var bytes = [UInt8](repeating: 0, count: 24)
         guard let n = try? bytes.withUnsafeMutableBytes({ try fd.read(into: $0) }) else { return nil }

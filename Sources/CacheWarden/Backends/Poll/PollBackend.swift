@@ -51,7 +51,9 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
         let (pending, clock) = (self.pending, self.clock)
         return DirectoryWatcher { fd, st, _ in
             do throws(Errno) {
-                return .watched(pending.add(try PollSnapshot(directory: fd, status: st, route: route, now: clock.fileTimeNanoseconds)))
+                return .watched(
+                    pending.add(
+                        try PollSnapshot(directory: fd, status: st, route: route, now: clock.fileTimeNanoseconds)))
             } catch {
                 return .failed(error)
             }
@@ -117,7 +119,9 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
     }
 
     var watchCount: Int { rootOf.count }
-    func availability(of kind: BackendKind, at path: String?) -> String? { kind == .poll ? nil : "the polling backend polls only" }
+    func availability(of kind: BackendKind, at path: String?) -> String? {
+        kind == .poll ? nil : "the polling backend polls only"
+    }
     func pollCost(_ root: RootID) -> PollPassCost? { roots[root]?.cost }
     /// Whether `root` has polled directories (for tests).
     func polls(_ root: RootID) -> Bool { roots[root] != nil }
@@ -126,7 +130,9 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
     private func schedule(_ root: RootID) {
         guard let polled = roots[root], polled.timer == nil else { return }
         let interval = Nanoseconds.span(seconds: max(1, polled.interval))
-        roots[root]?.timer = clock.schedule(at: Nanoseconds.after(clock.uptimeNanoseconds, interval), repeating: interval, on: queue) {
+        roots[root]?.timer = clock.schedule(
+            at: Nanoseconds.after(clock.uptimeNanoseconds, interval), repeating: interval, on: queue
+        ) {
             @Sendable [weak self] in self?.pass(root)
         }
     }
@@ -136,7 +142,7 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
         assertOnQueue(queue)
         guard let deliver, roots[root] != nil else { return }
         guard suspensions == 0 else { missed.insert(root); return }
-        pending.removeAll()   // every walk ran to its end in an earlier call on this queue
+        pending.removeAll() // every walk ran to its end in an earlier call on this queue
         let started = DispatchTime.now().uptimeNanoseconds
         roots[root]?.passes += 1
         guard let polled = roots[root] else { return }
@@ -146,7 +152,8 @@ final class PollBackend: ChangeBackend, @unchecked Sendable {
         for node in reread { batch.append(.rescan, node: node) }
         if !batch.isEmpty { _ = deliver(&batch) }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        roots[root]?.cost = PollPassCost(seconds: seconds, directoriesRead: reread.count, directoriesChecked: polled.nodes.count)
+        roots[root]?.cost = PollPassCost(
+            seconds: seconds, directoriesRead: reread.count, directoriesChecked: polled.nodes.count)
     }
 }
 

@@ -21,13 +21,16 @@ struct PollSnapshot: Sendable {
     /// The snapshot of the open directory `fd`, whose `fstat` is `st`, at `now` (nanoseconds since 1970 on the
     /// clock file times use).
     init(directory fd: Int32, status st: stat, route: WatchRoute, now: Int64) throws(Errno) {
-        guard let path = Syscall.readLink("/proc/self/fd/\(fd)"), path.hasPrefix("/") else { throw Errno.noSuchFileOrDirectory }
+        guard let path = Syscall.readLink("/proc/self/fd/\(fd)"), path.hasPrefix("/") else {
+            throw Errno.noSuchFileOrDirectory
+        }
         self.route = route
         self.path = path
         ino = UInt64(st.st_ino)
         mtime = st.mtimeNanoseconds
         ctime = st.ctimeNanoseconds
-        let settledBefore = Nanoseconds.subtracting(Nanoseconds.before(now, seconds: route.pollInterval), PollBackend.timestampSlack)
+        let settledBefore = Nanoseconds.subtracting(
+            Nanoseconds.before(now, seconds: route.pollInterval), PollBackend.timestampSlack)
         unsettled = max(mtime, ctime) >= settledBefore
     }
 
