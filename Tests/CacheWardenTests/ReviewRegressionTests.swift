@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// Defects found in review of the core split, each pinned by the reproduction that found it.
 @Suite struct ReviewRegressionTests {

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// The outcome of a manual clear.
 public struct ClearReport: Sendable, Equatable {
     /// Files removed.

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// Carries out eviction goals for every policy (quota, `max_files`, groups, age, low disk, manual trim, clear):
 /// it picks victims oldest first and deletes them through the deleter the watcher's mode gave it.
 ///

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import Glibc
 import SystemPackage
 
@@ -110,7 +111,7 @@ struct SafeRemover: FileDeleter {
         do throws(Errno) {
             let dirfd = try directories.open(rec.dir, in: ledger)
             scratch.removeAll(keepingCapacity: true)
-            ledger.names.withName(rec.name) { scratch.append(contentsOf: $0) }
+            ledger.withName(ofRecord: r) { scratch.append(contentsOf: $0) }
             scratch.append(0)
             return (dirfd, counted, nil)
         } catch {

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import SystemPackage
 
 /// Pointers into units (`evict_pointers`; uv's profile sets it). A client that keeps its entries in one place and

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import SystemPackage
 
 /// Eviction units (`evict_unit = entry | depth:N`): the children of the root at depth N — a package-version

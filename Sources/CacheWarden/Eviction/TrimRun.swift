@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import Dispatch
 
 /// One trim of one root: takes candidates oldest first from the root's heap and decides, for each, whether it may
@@ -161,8 +162,7 @@ struct TrimRun {
     mutating func spareReason(_ r: RecordID, age: Int64, _ state: PipelineState, insideUnit: Bool = false)
         -> SpareReason?
     {
-        let rec = state.ledger.record(r)
-        if !insideUnit && state.ledger.names.withName(rec.name, { $0.elementsEqual("CACHEDIR.TAG".utf8) }) {
+        if !insideUnit && state.ledger.withName(ofRecord: r, { $0.elementsEqual("CACHEDIR.TAG".utf8) }) {
             return .protected
         }
         if !runtime.protect.isEmpty && runtime.protect.matches(relativePath(r, state.ledger)) { return .protected }
@@ -284,7 +284,7 @@ struct TrimRun {
             pathBuffer.append(contentsOf: directory)
             pathBuffer.append(PathBytes.separator)
         }
-        ledger.names.append(rec.name, to: &pathBuffer)
+        ledger.appendName(ofRecord: r, to: &pathBuffer)
     }
 
     /// Why this run, asked for a victim in a shared trim, gave nothing: everything left was younger than `min_age`,

@@ -1,4 +1,5 @@
 import CWardenShims
+import CacheWardenLedger
 import Glibc
 
 /// How a `stat` of a regular file becomes what the ledger counts: bytes under the size basis, age under the

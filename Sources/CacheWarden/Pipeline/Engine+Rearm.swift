@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import Glibc
 
 /// Roots that are lost and come back: a root is taken back only when it is a real directory at its registered

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import OrderedCollections
 
 /// A directory's entry by name: a subdirectory that appeared and is still to be read.

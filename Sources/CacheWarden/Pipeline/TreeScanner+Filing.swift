@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import SystemPackage
 
 /// Filing what a walk found: nodes, watches, files, and the problems met on the way.

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import FoundationEssentials
 import Glibc
 import SystemPackage

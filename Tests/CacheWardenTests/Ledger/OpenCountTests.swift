@@ -1,5 +1,6 @@
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// The ledger's open counts without a filesystem, driven in the orders the two inotify instances can deliver in:
 /// opens and closes are read apart from the creates and renames, so a close can arrive under the name the file had

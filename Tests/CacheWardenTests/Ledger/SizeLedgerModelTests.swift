@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// `SizeLedger` without a filesystem: random sequences of adds, stats, renames, hard links in and out of the root,
 /// subtree removals, directory moves and evictions, driven the way the ledger updater drives it, against a plain

@@ -1,5 +1,6 @@
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// A re-read (a polling pass, or past the watch limit) finds a file under a new name while its old name, in a
 /// directory not re-read yet, is still counted: the ledger names the stale one for a stat, so the total never

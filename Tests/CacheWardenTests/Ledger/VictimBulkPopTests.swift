@@ -1,5 +1,6 @@
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// `popOldest(_:atLeast:)` — the one sort a trim does instead of a heap pop per victim — against the reference it
 /// replaces: `popOldestGroup` called until as many victims came out.

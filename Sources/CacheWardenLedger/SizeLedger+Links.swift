@@ -183,7 +183,7 @@ extension SizeLedger {
 
     /// Record `r` was found under a new name with one link while another name of its inode is still counted
     /// (moved from a directory not re-read yet): that name is stale, and is queued for a stat.
-    mutating func restatOtherName(of r: RecordID) {
+    package mutating func restatOtherName(of r: RecordID) {
         let rec = records[r.index]
         guard rec.statted, !rec.linked, let other = inlineRecord(ino: rec.ino, in: rec.root, excluding: r) else {
             return
