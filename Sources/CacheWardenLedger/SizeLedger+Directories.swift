@@ -24,23 +24,25 @@ extension SizeLedger {
 
     /// Adds (or returns the existing) subdirectory `name` of `parent`. An existing entry with another inode was
     /// replaced on disk: its subtree goes. A file record of that name goes too (a directory took its place).
+    /// `stale`: the names to stat again, which what went leaves behind (see `removeRecord`).
     package mutating func addDirectory(
         parent: NodeID, name: UnsafeRawBufferPointer, ino: UInt64,
         bytes: Int64 = 0
-    ) -> (node: NodeID, isNew: Bool) {
+    ) -> (node: NodeID, isNew: Bool, stale: [RecordID]) {
         let hash = NameArena.hash(name)
+        var stale: [RecordID] = []
         if let existing = subdirectory(of: parent, named: name, hash: hash) {
-            if nodes[existing.index].ino == ino { return (existing, false) }
-            removeSubtree(existing)
+            if nodes[existing.index].ino == ino { return (existing, false, []) }
+            removeSubtree(existing, stale: &stale)
         }
-        if let file = existingRecord(in: parent, named: name) { removeRecord(file) }
+        if let file = existingRecord(in: parent, named: name) { removeRecord(file, stale: &stale) }
         let root = nodes[parent.index].root
         let ref = names.store(name)
         let node = allocNode(DirectoryNode(parent: parent, root: root, name: ref, ino: ino, bytes: bytes))
         fileSubdirectory(node, in: parent, hash: hash)
         accounts[root.index].directoryBytes += bytes
         accounts[root.index].directories += 1
-        return (node, true)
+        return (node, true, stale)
     }
 
     /// Sets a directory's own allocated bytes (after a stat of it).
@@ -51,8 +53,14 @@ extension SizeLedger {
     }
 
     /// Removes a directory node, all below it, and their files from the totals; the removed nodes are listed in
-    /// `removedNodes`.
-    package mutating func removeSubtree(_ top: NodeID) {
+    /// `removedNodes`. Returns the names to stat again (see `removeRecord`).
+    package mutating func removeSubtree(_ top: NodeID) -> [RecordID] {
+        var stale: [RecordID] = []
+        removeSubtree(top, stale: &stale)
+        return stale
+    }
+
+    mutating func removeSubtree(_ top: NodeID, stale: inout [RecordID]) {
         guard isLive(top) else { return }
         detachDirectory(top)
         var stack = [top]
@@ -60,7 +68,7 @@ extension SizeLedger {
             nodes[n.index].subdirs.forEach { stack.append(NodeID($0)) }
             let files = nodes[n.index].files
             nodes[n.index].files = EntryTable()
-            files.forEach { removeRecord(RecordID($0), unfile: false) }
+            files.forEach { removeRecord(RecordID($0), unfile: false, stale: &stale) }
             let node = nodes[n.index]
             accounts[node.root.index].directoryBytes -= node.bytes
             if node.parent != .none { accounts[node.root.index].directories -= 1 }
@@ -80,14 +88,19 @@ extension SizeLedger {
         nodes[parent.index].subdirs.remove(n.raw, hash: hash)
     }
 
-    /// Puts a detached directory under `parent` as `name` (same root), replacing what was there.
-    package mutating func attachDirectory(_ n: NodeID, parent: NodeID, name: UnsafeRawBufferPointer) {
-        if let existing = subdirectory(of: parent, named: name), existing != n { removeSubtree(existing) }
-        if let file = existingRecord(in: parent, named: name) { removeRecord(file) }
+    /// Puts a detached directory under `parent` as `name` (same root), replacing what was there. Returns the
+    /// names to stat again that what it replaced leaves behind (see `removeRecord`).
+    package mutating func attachDirectory(_ n: NodeID, parent: NodeID, name: UnsafeRawBufferPointer) -> [RecordID] {
+        var stale: [RecordID] = []
+        if let existing = subdirectory(of: parent, named: name), existing != n {
+            removeSubtree(existing, stale: &stale)
+        }
+        if let file = existingRecord(in: parent, named: name) { removeRecord(file, stale: &stale) }
         names.release(nodes[n.index].name)
         nodes[n.index].name = names.store(name)
         nodes[n.index].parent = parent
         fileSubdirectory(n, in: parent)
+        return stale
     }
 
     private mutating func fileSubdirectory(_ n: NodeID, in parent: NodeID, hash: Int? = nil) {

@@ -56,29 +56,33 @@ extension SizeLedger {
     }
 
     /// Applies a fresh stat of a record's name: files it under the right inode and updates bytes and age.
-    /// `keepOpenedAge` keeps an `IN_OPEN` time as the age key (order = opened).
-    package mutating func apply(_ s: FileStatus, to r: RecordID, keepOpenedAge: Bool) {
+    /// `keepOpenedAge` keeps an `IN_OPEN` time as the age key (order = opened). Returns the names to stat again:
+    /// the file's names in other roots when this stat changed what is known of it, and the names of an inode
+    /// this name no longer counts (see `removeRecord`).
+    package mutating func apply(_ s: FileStatus, to r: RecordID, keepOpenedAge: Bool) -> [RecordID] {
         let rec = records[r.index]
-        guard rec.live else { return }
+        guard rec.live else { return [] }
+        var stale: [RecordID] = []
         if s.links > 1 {
             // A file with names in other roots too: when this stat changes what is known of it, they hear of it.
             let before = inode(ofRecord: r)
-            applyStat(s, to: r, keepOpenedAge: keepOpenedAge)
+            applyStat(s, to: r, keepOpenedAge: keepOpenedAge, stale: &stale)
             if let after = inode(ofRecord: r), before?.bytes != after.bytes || before?.age != after.age {
-                restatOtherRoots(ino: s.ino, except: rec.root)
+                restatOtherRoots(ino: s.ino, except: rec.root, stale: &stale)
             }
         } else {
-            applyStat(s, to: r, keepOpenedAge: keepOpenedAge)
+            applyStat(s, to: r, keepOpenedAge: keepOpenedAge, stale: &stale)
         }
+        return stale
     }
 
-    private mutating func applyStat(_ s: FileStatus, to r: RecordID, keepOpenedAge: Bool) {
+    private mutating func applyStat(_ s: FileStatus, to r: RecordID, keepOpenedAge: Bool, stale: inout [RecordID]) {
         let rec = records[r.index]
         if rec.statted && (rec.ino != s.ino || (!rec.linked && s.links > 1)) {
             // Another inode under this name, or this inode gained a name: count it afresh. Its heap key changes
             // with it, so it leaves the heap first (a group it joins reorders its other names meanwhile).
             takeOutOfVictims(r)
-            detachInode(r)
+            detachInode(r, stale: &stale)
         }
         if !records[r.index].statted {
             attachInode(r, s, keepOpenedAge: keepOpenedAge)
@@ -135,15 +139,23 @@ extension SizeLedger {
         return InodeState(bytes: bytes(of: r), age: rec.age, names: 1, writing: rec.flags.contains(.writing))
     }
 
-    /// Removes a file name; its inode's bytes leave the total with its last name. `unfile: false` skips taking
-    /// it out of its directory's table (the caller drops the whole table).
-    package mutating func removeRecord(_ r: RecordID, unfile: Bool = true) {
+    /// Removes a file name; its inode's bytes leave the total with its last name. Returns the names to stat
+    /// again: the inode's other names, here and in other roots, which a change made through this one just before
+    /// it went (a truncate, then `rm`) reached too. The ledger cannot stat; whoever removed the name does.
+    package mutating func removeRecord(_ r: RecordID) -> [RecordID] {
+        var stale: [RecordID] = []
+        removeRecord(r, stale: &stale)
+        return stale
+    }
+
+    /// `unfile: false` skips taking the name out of its directory's table (the caller drops the whole table).
+    mutating func removeRecord(_ r: RecordID, unfile: Bool = true, stale: inout [RecordID]) {
         let rec = records[r.index]
         guard rec.live else { return }
         if unfile && rec.attached { unfileRecord(r) }
         records[r.index].flags.remove(.attached)
         syncVictim(r)
-        detachInode(r)
+        detachInode(r, stale: &stale)
         accounts[rec.root.index].names -= 1
         if !openCounts.isEmpty, openCounts.removeValue(forKey: r) != nil { dropOpenedAs(r, all: true) }
         names.release(rec.name)
@@ -159,11 +171,13 @@ extension SizeLedger {
         syncVictim(r)
     }
 
-    /// Puts a detached record at `dir/name` within the same root, replacing what was there.
-    package mutating func attachRecord(_ r: RecordID, dir: NodeID, name: UnsafeRawBufferPointer) {
+    /// Puts a detached record at `dir/name` within the same root, replacing what was there. Returns the names to
+    /// stat again that what it replaced leaves behind (see `removeRecord`).
+    package mutating func attachRecord(_ r: RecordID, dir: NodeID, name: UnsafeRawBufferPointer) -> [RecordID] {
         precondition(nodes[dir.index].root == records[r.index].root, "a record moves between roots as remove + add")
-        if let existing = existingRecord(in: dir, named: name), existing != r { removeRecord(existing) }
-        if let sub = subdirectory(of: dir, named: name) { removeSubtree(sub) }
+        var stale: [RecordID] = []
+        if let existing = existingRecord(in: dir, named: name), existing != r { removeRecord(existing, stale: &stale) }
+        if let sub = subdirectory(of: dir, named: name) { removeSubtree(sub, stale: &stale) }
         if records[r.index].attached { unfileRecord(r) }
         names.release(records[r.index].name)
         records[r.index].name = names.store(name)
@@ -172,6 +186,7 @@ extension SizeLedger {
         fileRecord(r, in: dir)
         syncVictim(r)
         compactNamesIfNeeded()
+        return stale
     }
 
     /// Records an `IN_OPEN` at `time` (nanoseconds): for `order = opened` the file's age key becomes `time`, or

@@ -139,9 +139,6 @@ package struct SizeLedger {
     var openCounts: [RecordID: UInt16] = [:]
     /// Each counted open, under the name it was opened by (see `+Opens`): as many entries per record as its count.
     var openedAs: [OpenName: [RecordID]] = [:]
-    /// Names whose inode lost another name: a change made through the removed name (a truncate just before an
-    /// `rm`) reached them too, so the updater stats them again.
-    var needsStat: [RecordID] = []
     /// Nodes and records removed since the last `settle()`. Their slots are not reused before it, so an ID the
     /// updater or the backend still holds cannot come to mean another directory or file within one step.
     var removedNodes: [NodeID] = []
@@ -168,12 +165,14 @@ package struct SizeLedger {
         return node
     }
 
-    /// Removes a root and everything under it.
-    package mutating func removeRoot(_ id: RootID) {
-        guard let account = account(id) else { return }
-        removeSubtree(account.rootNode)
+    /// Removes a root and everything under it. Returns the names to stat again: those of its files' inodes in
+    /// other roots.
+    package mutating func removeRoot(_ id: RootID) -> [RecordID] {
+        guard let account = account(id) else { return [] }
+        let stale = removeSubtree(account.rootNode)
         accounts[id.index] = .unused
         heaps[id.index] = []
+        return stale
     }
 
     package func account(_ id: RootID) -> RootAccount? { isRegistered(id) ? accounts[id.index] : nil }
@@ -207,12 +206,6 @@ package struct SizeLedger {
             removedNodes.removeAll(keepingCapacity: true)
         }
         return (removedNodes, releasedRecords)
-    }
-
-    /// The records to stat again since the last call.
-    package mutating func takeNeedsStat() -> [RecordID] {
-        defer { needsStat.removeAll(keepingCapacity: true) }
-        return needsStat
     }
 
     // MARK: Bulk loading (the initial scan)

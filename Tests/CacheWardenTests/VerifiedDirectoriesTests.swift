@@ -108,7 +108,7 @@ import Testing
         var (ledger, _, b) = try ledger(tree)
         var directories = VerifiedDirectories(root: RootID(0), in: ledger)
         _ = try directories.open(b, in: ledger)
-        ledger.removeSubtree(b)
+        _ = ledger.removeSubtree(b)
         directories.forget(b)
         #expect(throws: Errno.noSuchFileOrDirectory) { try directories.open(b, in: ledger) }
         directories.close()

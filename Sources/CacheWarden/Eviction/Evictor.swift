@@ -121,8 +121,9 @@ struct Evictor {
     }
 }
 
-/// What the evictor hands on after a goal: the `trim` reports, and the victims its re-check found changed on disk
-/// (replaced or rewritten since they were counted), which the ledger updater stats again.
+/// What the evictor hands on after a goal: the `trim` reports, and the names the ledger updater stats again: the
+/// victims its re-check found changed on disk (replaced or rewritten since they were counted), and the other names
+/// of deleted files' inodes.
 struct EvictionOutcome {
     var reports: [TrimReport] = []
     var changed: [RecordID] = []

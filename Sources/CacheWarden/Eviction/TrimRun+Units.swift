@@ -187,7 +187,7 @@ extension TrimRun {
             files: unit.files.count, bytes: unit.files.reduce(Int64(0)) { $0 + state.ledger.freedBytes(ofRecord: $1) }
         )
         switch deleter.evictUnit(node, files: unit.files, in: state.ledger) {
-        case .moved: state.ledger.removeSubtree(node)
+        case .moved: changed += state.ledger.removeSubtree(node)
         case .simulated: simulatedUnitFiles.formUnion(unit.files) // a dry run's clear does not take them again
         case .changed: changed += unit.files; return (0, 0)
         case .lockLost: noteLockRefusal(.lockLost); return (0, 0)
@@ -223,7 +223,7 @@ extension TrimRun {
             let bytes = state.ledger.freedBytes(ofRecord: r)
             let outcome = deleter.delete(r, in: state.ledger, checkingAge: true)
             switch outcome {
-            case .removed: state.ledger.removeRecord(r); deleted.files += 1; deleted.bytes += bytes
+            case .removed: changed += state.ledger.removeRecord(r); deleted.files += 1; deleted.bytes += bytes
             case .simulated: deleted.files += 1; deleted.bytes += bytes
             case .vanished: continue
             case .changed: changed.append(r)
@@ -239,7 +239,7 @@ extension TrimRun {
             for n in nodes.reversed()
             where state.ledger.isLive(n) && state.ledger.node(n).files.isEmpty && state.ledger.node(n).subdirs.isEmpty {
                 if deleter.deleteEmptyDirectory(n, in: state.ledger, withSymlinks: true) {
-                    state.ledger.removeSubtree(n)
+                    changed += state.ledger.removeSubtree(n)
                 }
             }
         }

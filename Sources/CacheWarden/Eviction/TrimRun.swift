@@ -43,7 +43,8 @@ struct TrimRun {
     /// The last of them (victims come in runs from one directory).
     private var lastDirectory: (node: NodeID, path: [UInt8])?
     private var pathBuffer: [UInt8] = []
-    /// Victims the deleter's re-check found changed on disk: handed on (`EvictionOutcome.changed`) to be statted.
+    /// Names to stat again, handed on (`EvictionOutcome.changed`): victims the deleter's re-check found changed on
+    /// disk, and the other names of deleted files' inodes, which the ledger returns with each removal.
     var changed: [RecordID] = []
     /// A dry run's deletions of hard-linked names, per inode: the bytes would be freed with the last name.
     private var simulatedNames: [UInt64: Int] = [:]
@@ -231,7 +232,7 @@ struct TrimRun {
         let outcome = deleter.delete(r, in: state.ledger, checkingAge: goal.target != .everything)
         switch outcome {
         case .removed:
-            state.ledger.removeRecord(r)
+            changed += state.ledger.removeRecord(r)
             projected = state.ledger.total(root)
             projectedFiles = state.ledger.account(root)?.files ?? 0
         case .simulated:
