@@ -1,5 +1,4 @@
 import Testing
-@testable import CacheWarden
 @testable import CacheWardenLedger
 
 /// The ledger's open counts without a filesystem, driven in the orders the two inotify instances can deliver in:

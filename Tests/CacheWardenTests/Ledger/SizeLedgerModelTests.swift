@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import CacheWarden
 @testable import CacheWardenLedger
 
 /// `SizeLedger` without a filesystem: random sequences of adds, stats, renames, hard links in and out of the root,

@@ -1,5 +1,4 @@
 import Testing
-@testable import CacheWarden
 @testable import CacheWardenLedger
 
 /// A re-read (a polling pass, or past the watch limit) finds a file under a new name while its old name, in a

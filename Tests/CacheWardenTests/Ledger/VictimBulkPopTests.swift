@@ -1,5 +1,4 @@
 import Testing
-@testable import CacheWarden
 @testable import CacheWardenLedger
 
 /// `popOldest(_:atLeast:)` — the one sort a trim does instead of a heap pop per victim — against the reference it
