@@ -18,12 +18,12 @@ extension TreeScanner {
             let added = d.name.withUnsafeBytes {
                 state.ledger.addDirectory(parent: parent, name: $0, ino: d.ino, bytes: d.bytes)
             }
-            outcome.stale += added.stale
+            outcome.statAgain(added.stale)
             node = added.node
         }
         nodes[d.id] = node
         if d.id == 0 { state.ledger.setDirectoryBytes(node, d.bytes) }
-        outcome.stale += try fileWatch(d, node: node, root: root, strict: strict, &state)
+        outcome.statAgain(try fileWatch(d, node: node, root: root, strict: strict, &state))
         if let error = d.readError {
             if strict && d.id == 0 {
                 throw WardenError.path(error, PathBytes.display(state.ledger.absolutePath(of: node)))
@@ -38,7 +38,7 @@ extension TreeScanner {
         if d.files.count > 8 { state.ledger.reserveRecords(d.files.count, in: node) }
         for f in d.files {
             let (r, isNew) = d.withName(f) { state.ledger.record(in: node, named: $0) }
-            outcome.stale += state.ledger.apply(f.status, to: r, keepOpenedAge: keepOpened)
+            outcome.statAgain(state.ledger.apply(f.status, to: r, keepOpenedAge: keepOpened))
             if rereadTop { outcome.topFiles?.insert(r) }
             if discovered && (isNew || !outcome.rereading) {
                 state.emitWrite(r, root: root)
