@@ -10,7 +10,9 @@ extension SafeRemover {
     static let renameUnsupported: Set<Errno> = [.invalidArgument, .improperLink, .notPermitted, .resourceBusy]
 
     /// Moves the victim into the trash, checks it there, and unlinks it; puts back what is not the file counted.
-    mutating func quarantine(_ name: UnsafePointer<CChar>, in dirfd: Int32, trash: Int32, _ counted: Counted)
+    mutating func quarantine(
+        _ name: UnsafePointer<CChar>, in dirfd: FileDescriptor, trash: FileDescriptor, _ counted: Counted
+    )
         -> DeletionOutcome
     {
         // Under `order = ctime` the move itself sets the ctime: the full check is made in place first, and after
@@ -31,8 +33,8 @@ extension SafeRemover {
     }
 
     private mutating func moveCheckUnlink(
-        _ name: UnsafePointer<CChar>, in dirfd: Int32, as q: UnsafePointer<CChar>,
-        in trash: Int32, _ counted: Counted, before: stat?
+        _ name: UnsafePointer<CChar>, in dirfd: FileDescriptor, as q: UnsafePointer<CChar>,
+        in trash: FileDescriptor, _ counted: Counted, before: stat?
     ) -> DeletionOutcome {
         do throws(Errno) { try Syscall.renameNoReplace(at: dirfd, name, to: trash, q) } catch {
             if Self.renameUnsupported.contains(error) {
@@ -73,7 +75,8 @@ extension SafeRemover {
     /// goes as that client's own rename would have replaced it; anything else is put beside the name
     /// (`<name>.restored-by-cachewarden-N`), never deleted.
     mutating func putBack(
-        _ moved: UnsafePointer<CChar>, from trash: Int32, as name: UnsafePointer<CChar>, in parent: Int32,
+        _ moved: UnsafePointer<CChar>, from trash: FileDescriptor, as name: UnsafePointer<CChar>,
+        in parent: FileDescriptor,
         replacing: Bool
     ) {
         do throws(Errno) { try Syscall.renameNoReplace(at: trash, moved, to: parent, name); return } catch {
@@ -100,7 +103,7 @@ extension SafeRemover {
             do throws(Errno) {
                 let root = try directories.open(rootNode, in: ledger)
                 // A descriptor of its own for `finish`: `directories` may close its cached one before then.
-                trashParent = OwnedDescriptor(try Syscall.openDirectoryPath(at: root, "."))
+                trashParent = try Syscall.openDirectoryPath(at: root, ".")
                 trash = Result { () throws(TrashFolder.Problem) in try TrashFolder.open(in: root) }
             } catch {
                 trash = .failure(.system(error))

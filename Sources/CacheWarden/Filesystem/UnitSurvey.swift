@@ -14,9 +14,9 @@ struct UnitSurvey {
 
     /// Surveys the folder open at `folder` (any descriptor of it). `statting`: `lstat` every entry; without, the
     /// listing's inode numbers and types are taken, and `lstat` only where the filesystem lists no type.
-    init(_ folder: Int32, statting: Bool) {
+    init(_ folder: FileDescriptor, statting: Bool) {
         var stack: [OwnedDescriptor] = []
-        do throws(Errno) { stack.append(OwnedDescriptor(try Syscall.reopenForListing(folder))) } catch {
+        do throws(Errno) { stack.append(try Syscall.reopenForListing(folder)) } catch {
             unexpected = "cannot read it (\(error))"
             return
         }
@@ -33,7 +33,7 @@ struct UnitSurvey {
     }
 
     private mutating func note(
-        _ entry: DirectoryEntry, in dir: Int32, statting: Bool, into stack: inout [OwnedDescriptor]
+        _ entry: DirectoryEntry, in dir: FileDescriptor, statting: Bool, into stack: inout [OwnedDescriptor]
     ) {
         var type = entry.type
         var st: stat?
@@ -55,10 +55,12 @@ struct UnitSurvey {
 
     /// Folder `name` of `dir`, never through a symlink nor into another mount (before Linux 5.6, no `openat2`:
     /// into another filesystem, which the device tells).
-    private static func openInMount(_ name: UnsafePointer<CChar>, in dir: Int32) throws(Errno) -> OwnedDescriptor {
-        do throws(Errno) { return OwnedDescriptor(try Syscall.openDirectoryInMount(at: dir, name)) } catch {
+    private static func openInMount(_ name: UnsafePointer<CChar>, in dir: FileDescriptor) throws(Errno)
+        -> OwnedDescriptor
+    {
+        do throws(Errno) { return try Syscall.openDirectoryInMount(at: dir, name) } catch {
             guard error == .noFunction else { throw error }
-            let child = OwnedDescriptor(try Syscall.openDirectory(at: dir, name))
+            let child = try Syscall.openDirectory(at: dir, name)
             guard try Syscall.fstat(child.fd).st_dev == (try Syscall.fstat(dir)).st_dev else {
                 throw Errno.improperLink
             }
