@@ -57,11 +57,11 @@ extension SafeRemover {
             return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
         }
         if let refused = Self.recheck(moved, in: trash, link) {
-            putBack(moved, from: trash, as: name, in: dirfd, replacing: false)
+            putBack(moved, from: trash, as: name, in: dirfd)
             return refused == .vanished ? .changed : refused
         }
         do throws(Errno) { try Syscall.unlink(at: trash, moved) } catch {
-            putBack(moved, from: trash, as: name, in: dirfd, replacing: false)
+            putBack(moved, from: trash, as: name, in: dirfd)
             return .failed(error)
         }
         return .removed

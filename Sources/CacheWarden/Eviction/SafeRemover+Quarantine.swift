@@ -61,30 +61,24 @@ extension SafeRemover {
         }
         guard let refused else {
             do throws(Errno) { try Syscall.unlink(at: trash, q) } catch {
-                putBack(q, from: trash, as: name, in: dirfd, replacing: false)
+                putBack(q, from: trash, as: name, in: dirfd)
                 return .failed(error)
             }
             return .removed
         }
-        putBack(q, from: trash, as: name, in: dirfd, replacing: true)
+        putBack(q, from: trash, as: name, in: dirfd)
         return refused == .vanished ? .changed : refused
     }
 
-    /// Moves what the trash holds as `moved` back under `name` in `parent`. When a newer entry took the name
-    /// meanwhile and `replacing` (a client renamed a fresh file over the victim's name twice), a regular file moved
-    /// goes as that client's own rename would have replaced it; anything else is put beside the name
-    /// (`<name>.restored-by-cachewarden-N`), never deleted.
+    /// Moves what the trash holds as `moved` back under `name` in `parent`; when a newer entry took the name
+    /// meanwhile (a client renamed a fresh file over the victim's name twice), beside it
+    /// (`<name>.restored-by-cachewarden-N`). What failed its re-check is never deleted, even where the client's own
+    /// rename would have replaced it: a deletion is only ever of a checked victim, and says so in an `evict` line.
     mutating func putBack(
         _ moved: UnsafePointer<CChar>, from trash: FileDescriptor, as name: UnsafePointer<CChar>,
-        in parent: FileDescriptor,
-        replacing: Bool
+        in parent: FileDescriptor
     ) {
-        do throws(Errno) { try Syscall.renameNoReplace(at: trash, moved, to: parent, name); return } catch {
-            if error == .fileExists, replacing, (try? Syscall.lstat(at: trash, moved))?.isRegularFile == true {
-                _ = try? Syscall.unlink(at: trash, moved)
-                return
-            }
-        }
+        if (try? Syscall.renameNoReplace(at: trash, moved, to: parent, name)) != nil { return }
         let base = UnsafeRawBufferPointer(start: name, count: strlen(name))
         for attempt in 1...100 {
             let beside = Array(base) + Array(".restored-by-cachewarden-\(attempt)".utf8)

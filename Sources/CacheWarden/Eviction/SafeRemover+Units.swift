@@ -63,7 +63,7 @@ extension SafeRemover {
         let st = folder.flatMap { try? Syscall.fstat($0.fd) }
         let isUnit = st.map { $0.isDirectory && UInt64($0.st_dev) == device && UInt64($0.st_ino) == inode } ?? false
         guard isUnit, let folder, Self.holds(exactly: expected, folder.fd) else {
-            putBack(moved, from: trash, as: name, in: parent, replacing: false)
+            putBack(moved, from: trash, as: name, in: parent)
             return .changed
         }
         // Deleted a moment later (`Engine.emptyTrashes`): a reader that opened the folder just before the rename
