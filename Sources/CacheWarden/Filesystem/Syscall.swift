@@ -128,6 +128,17 @@ package enum Syscall {
         return st
     }
 
+    /// `fchmod(2)` of an open (not `O_PATH`) descriptor.
+    package static func changeMode(_ fd: FileDescriptor, to mode: mode_t) throws(Errno) {
+        _ = try retrying { fchmod(fd.rawValue, mode) }
+    }
+
+    /// Whether this process may add and remove names in directory `name` of `dirfd` (`faccessat(2)` with the
+    /// effective IDs, `W_OK | X_OK`; a read-only filesystem says no).
+    package static func mayChangeNames(at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>) -> Bool {
+        (try? retrying { faccessat(dirfd.rawValue, name, W_OK | X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) }) != nil
+    }
+
     /// A directory opened for listing (`getdents64`) from a descriptor of it, which may be an `O_PATH` one:
     /// `openat(fd, ".")` names the very directory `fd` holds, whatever has happened to its path since.
     package static func reopenForListing(_ fd: FileDescriptor) throws(Errno) -> OwnedDescriptor {

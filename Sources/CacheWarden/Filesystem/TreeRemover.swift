@@ -82,6 +82,7 @@ struct TreeRemover {
         case .failure(let e): note(e); return nil
         }
         let fd = folder.fd
+        Self.restoreOwnerWrite(fd)
         var frame = Frame(folder: folder, name: name)
         var files: [[UInt8]] = []
         do throws(Errno) {
@@ -103,6 +104,15 @@ struct TreeRemover {
             } catch { note(error) }
         }
         return frame
+    }
+
+    /// A folder its owner made read-only (Go's module cache makes every folder `0555`) cannot be emptied until
+    /// its owner's write bit is back. What this remover is given has left its client's view and is going, so the
+    /// bits are set back, as `go clean -modcache` does; only on a folder of this process's own user (anyone
+    /// else's cannot be changed, and the survey refuses a unit holding one).
+    private static func restoreOwnerWrite(_ fd: FileDescriptor) {
+        guard let st = try? Syscall.fstat(fd), st.st_uid == geteuid(), st.st_mode & S_IRWXU != S_IRWXU else { return }
+        try? Syscall.changeMode(fd, to: (st.st_mode & 0o7777) | S_IRWXU)
     }
 
     private mutating func note(_ error: Errno) {

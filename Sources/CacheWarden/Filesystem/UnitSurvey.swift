@@ -46,6 +46,10 @@ struct UnitSurvey {
         case DT_REG: files.insert(st.map { UInt64($0.st_ino) } ?? entry.ino)
         case DT_LNK: break
         case DT_DIR:
+            guard Self.canEmpty(entry.name, in: dir) else {
+                unexpected = "it holds a folder CacheWarden can neither write nor make writable"
+                return
+            }
             do throws(Errno) { stack.append(try Self.openInMount(entry.name, in: dir)) } catch {
                 unexpected = error == .improperLink ? "it holds a mount point" : "cannot open a folder in it (\(error))"
             }
@@ -66,6 +70,14 @@ struct UnitSurvey {
             }
             return child
         }
+    }
+
+    /// Whether the trash can empty folder `name` of `dir` once the unit is there: it may change the names in it,
+    /// or the folder is this user's own (`TreeRemover` sets a read-only one's write bit back). A unit whose files
+    /// could not be deleted would be reported evicted while its bytes stay in the trash.
+    private static func canEmpty(_ name: UnsafePointer<CChar>, in dir: FileDescriptor) -> Bool {
+        if Syscall.mayChangeNames(at: dir, name) { return true }
+        return (try? Syscall.lstat(at: dir, name))?.st_uid == geteuid()
     }
 
     private static func direntType(_ mode: mode_t) -> UInt8 {
