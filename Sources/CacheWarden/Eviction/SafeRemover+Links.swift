@@ -40,9 +40,9 @@ extension SafeRemover {
         }
     }
 
-    mutating func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> Bool {
-        guard !ledger.isRoot(n), let fd = try? directories.open(n, in: ledger) else { return false }
-        return Self.holds(exactly: Set(files.map { ledger.record($0).ino }), fd)
+    mutating func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome? {
+        guard !ledger.isRoot(n), let fd = try? directories.open(n, in: ledger) else { return .changed }
+        return Self.refusal(holding: Set(files.map { ledger.record($0).ino }), fd)
     }
 
     private mutating func quarantineLink(

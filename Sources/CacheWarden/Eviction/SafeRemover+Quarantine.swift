@@ -78,17 +78,21 @@ extension SafeRemover {
         _ moved: UnsafePointer<CChar>, from trash: FileDescriptor, as name: UnsafePointer<CChar>,
         in parent: FileDescriptor
     ) {
-        if (try? Syscall.renameNoReplace(at: trash, moved, to: parent, name)) != nil { return }
-        let base = UnsafeRawBufferPointer(start: name, count: strlen(name))
-        for attempt in 1...100 {
-            let beside = Array(base) + Array(".restored-by-cachewarden-\(attempt)".utf8)
-            if (try? beside.withCString({ b throws(Errno) in
-                try Syscall.renameNoReplace(at: trash, moved, to: parent, b)
-            })) != nil {
-                return
-            }
+        var failure: Errno
+        do throws(Errno) { try Syscall.renameNoReplace(at: trash, moved, to: parent, name); return } catch {
+            failure = error
         }
-        trashTrouble = .fileExists
+        // Beside the name only when a newer entry holds it; the suffix fits in a name of 255 bytes.
+        let base = UnsafeRawBufferPointer(start: name, count: min(strlen(name), 255 - 32))
+        for attempt in 1...100 where failure == .fileExists {
+            let beside = Array(base) + Array(".restored-by-cachewarden-\(attempt)".utf8)
+            do throws(Errno) {
+                try beside.withCString { b throws(Errno) in try Syscall.renameNoReplace(at: trash, moved, to: parent, b)
+                }
+                return
+            } catch { failure = error }
+        }
+        trashTrouble = failure
     }
 
     /// The root's trash, opened or made once per trim; nil when it cannot be (the first problem is kept).

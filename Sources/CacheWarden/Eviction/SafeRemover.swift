@@ -14,8 +14,8 @@ import SystemPackage
 ///    default), `ctime` and `opened` either shows as a newer timestamp, and the file is no longer the oldest.
 /// What is moved is what is checked and what is unlinked: a client that renames a fresh file over the victim's
 /// name an instant before the move has the fresh file moved, found not to be the one counted, and put back
-/// (`RENAME_NOREPLACE`: if a still newer file took the name meanwhile, that one stays and the moved one, which the
-/// client's own rename would have replaced, goes); a rename over the name after the move only makes a new name.
+/// (`RENAME_NOREPLACE`: if a still newer file took the name meanwhile, that one stays and the moved one goes beside
+/// it, never deleted); a rename over the name after the move only makes a new name.
 /// A directory swapped for a symlink, another mount, or a file replaced or rewritten since it was counted is
 /// refused (`.changed`: the engine stats it again), not deleted. Directory descriptors are cached for one trim
 /// (`finish()` releases them). Where the trash cannot be had (a read-only root, a full inode table), the victim is

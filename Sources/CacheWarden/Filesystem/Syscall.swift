@@ -133,10 +133,13 @@ package enum Syscall {
         _ = try retrying { fchmod(fd.rawValue, mode) }
     }
 
-    /// Whether this process may add and remove names in directory `name` of `dirfd` (`faccessat(2)` with the
-    /// effective IDs, `W_OK | X_OK`; a read-only filesystem says no).
-    package static func mayChangeNames(at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>) -> Bool {
-        (try? retrying { faccessat(dirfd.rawValue, name, W_OK | X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) }) != nil
+    /// Why this process may not add and remove names in directory `name` of `dirfd`, or nil when it may
+    /// (`faccessat(2)` with the effective IDs, `W_OK | X_OK`).
+    package static func namesChangeRefused(at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>) -> Errno? {
+        do throws(Errno) {
+            _ = try retrying { faccessat(dirfd.rawValue, name, W_OK | X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) }
+            return nil
+        } catch { return error }
     }
 
     /// A directory opened for listing (`getdents64`) from a descriptor of it, which may be an `O_PATH` one:

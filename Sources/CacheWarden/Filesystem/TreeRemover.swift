@@ -111,7 +111,8 @@ struct TreeRemover {
     /// bits are set back, as `go clean -modcache` does; only on a folder of this process's own user (anyone
     /// else's cannot be changed, and the survey refuses a unit holding one).
     private static func restoreOwnerWrite(_ fd: FileDescriptor) {
-        guard let st = try? Syscall.fstat(fd), st.st_uid == geteuid(), st.st_mode & S_IRWXU != S_IRWXU else { return }
+        guard geteuid() != 0, let st = try? Syscall.fstat(fd), st.st_uid == geteuid(), st.st_mode & S_IRWXU != S_IRWXU
+        else { return }
         try? Syscall.changeMode(fd, to: (st.st_mode & 0o7777) | S_IRWXU)
     }
 

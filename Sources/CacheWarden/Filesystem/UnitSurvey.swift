@@ -9,15 +9,17 @@ import SystemPackage
 struct UnitSurvey {
     /// The regular files' inode numbers (with `statting`, from their `lstat`; else the listing's).
     private(set) var files: Set<UInt64> = []
-    /// A mount point, a socket, a FIFO or a device inside, or a folder that could not be read.
+    /// A mount point, a socket, a FIFO or a device inside, or a folder that could not be read or emptied.
     private(set) var unexpected: String?
+    /// A folder went while it was surveyed: the unit is changing (not a reason to keep it for good).
+    private(set) var vanished = false
 
     /// Surveys the folder open at `folder` (any descriptor of it). `statting`: `lstat` every entry; without, the
     /// listing's inode numbers and types are taken, and `lstat` only where the filesystem lists no type.
     init(_ folder: FileDescriptor, statting: Bool) {
         var stack: [OwnedDescriptor] = []
         do throws(Errno) { stack.append(try Syscall.reopenForListing(folder)) } catch {
-            unexpected = "cannot read it (\(error))"
+            note(error, "cannot read it")
             return
         }
         let buffer = DirectoryBuffer()
@@ -27,7 +29,7 @@ struct UnitSurvey {
                     note(entry, in: dir.fd, statting: statting, into: &stack)
                 }
             } catch {
-                unexpected = "cannot read a folder in it (\(error))"
+                note(error, "cannot read a folder in it")
             }
         }
     }
@@ -51,7 +53,11 @@ struct UnitSurvey {
                 return
             }
             do throws(Errno) { stack.append(try Self.openInMount(entry.name, in: dir)) } catch {
-                unexpected = error == .improperLink ? "it holds a mount point" : "cannot open a folder in it (\(error))"
+                if error == .improperLink {
+                    unexpected = "it holds a mount point"
+                } else {
+                    note(error, "cannot open a folder in it")
+                }
             }
         default: unexpected = "it holds a socket, a FIFO or a device"
         }
@@ -72,11 +78,17 @@ struct UnitSurvey {
         }
     }
 
-    /// Whether the trash can empty folder `name` of `dir` once the unit is there: it may change the names in it,
-    /// or the folder is this user's own (`TreeRemover` sets a read-only one's write bit back). A unit whose files
-    /// could not be deleted would be reported evicted while its bytes stay in the trash.
+    private mutating func note(_ error: Errno, _ what: String) {
+        if error == .noSuchFileOrDirectory { vanished = true } else { unexpected = "\(what) (\(error))" }
+    }
+
+    /// Whether the trash can empty folder `name` of `dir` once the unit is there: this process may change the names
+    /// in it, or the folder is this user's own (`TreeRemover` sets a read-only one's write bit back). A unit whose
+    /// files could not be deleted would be reported evicted while its bytes stay in the trash. Only a plain
+    /// `EACCES` says no: root passes at once (as before), and any other answer (a read-only filesystem, a seccomp
+    /// profile refusing `faccessat2` with `EPERM`) leaves it to the rename and the deletions, which report theirs.
     private static func canEmpty(_ name: UnsafePointer<CChar>, in dir: FileDescriptor) -> Bool {
-        if Syscall.mayChangeNames(at: dir, name) { return true }
+        guard geteuid() != 0, Syscall.namesChangeRefused(at: dir, name) == .permissionDenied else { return true }
         return (try? Syscall.lstat(at: dir, name))?.st_uid == geteuid()
     }
 

@@ -41,6 +41,8 @@ import Testing
         #expect(eventually { ((try? FileManager.default.contentsOfDirectory(atPath: trash)) ?? []).isEmpty })
         let evicted = daemon.lines.filter { $0.contains("\"event\":\"evict\"") }
         #expect(!evicted.contains { $0.contains("\"file\":\"v\"") }, "\(evicted)")
+        let kept = daemon.lines.filter { $0.contains("\"kind\":\"unit_kept\"") }
+        #expect(kept.contains { $0.contains("\"file\":\"v\"") && $0.contains("can neither write") }, "\(kept)")
         #expect(user.tree.exists("\(cache)/v/mine/f") && user.tree.exists("\(cache)/v/roots/f"))
         let gone = (0..<4).filter { !user.tree.exists("\(cache)/u\($0)") }
         #expect(gone.count == evicted.count && !gone.isEmpty, "evicted \(evicted), gone \(gone)")
