@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// The ground truth for the exactness checks: a fresh walk of a tree, independent of the library.
 struct FreshScan: Sendable, Equatable {
@@ -12,12 +13,13 @@ struct FreshScan: Sendable, Equatable {
         var result = FreshScan(files: 0, bytes: 0)
         var seenLinks = Set<[UInt64]>()
         let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 { walk(fd, &result, &seenLinks) }
+        if fd >= 0 { walk(FileDescriptor(rawValue: fd), &result, &seenLinks) }
         return result
     }
 
-    private static func walk(_ fd: Int32, _ result: inout FreshScan, _ seenLinks: inout Set<[UInt64]>) {
-        guard let dir = fdopendir(fd) else { close(fd); return }
+    /// `fd` is handed to `fdopendir`, whose `DIR` owns it from then on (`closedir` closes it), as `du`'s walk does.
+    private static func walk(_ fd: FileDescriptor, _ result: inout FreshScan, _ seenLinks: inout Set<[UInt64]>) {
+        guard let dir = fdopendir(fd.rawValue) else { close(fd.rawValue); return }
         defer { closedir(dir) }
         let dfd = dirfd(dir)
         while let entry = readdir(dir) {
@@ -42,7 +44,7 @@ struct FreshScan: Sendable, Equatable {
                     }
                 }
             }
-            if let next, next >= 0 { walk(next, &result, &seenLinks) }
+            if let next, next >= 0 { walk(FileDescriptor(rawValue: next), &result, &seenLinks) }
         }
     }
 }

@@ -14,7 +14,8 @@ final class ControlConnection: @unchecked Sendable {
     /// A request line longer than this is refused and the connection closed.
     static let maxLine = 64 * 1024
 
-    let fd: Int32
+    /// The client's socket; dropped (closed) by `close()`, at once, whoever still holds the connection.
+    private var socket: OwnedDescriptor?
     let id: Int
     private let serverQueue: DispatchQueue
     let requests: DispatchQueue
@@ -35,8 +36,8 @@ final class ControlConnection: @unchecked Sendable {
     /// When the last complete request came or the last reply was made (uptime nanoseconds).
     private var lastActive = DispatchTime.now().uptimeNanoseconds
 
-    init(fd: Int32, id: Int, serverQueue: DispatchQueue, idleTimeout: Double) {
-        self.fd = fd
+    init(socket: OwnedDescriptor, id: Int, serverQueue: DispatchQueue, idleTimeout: Double) {
+        self.socket = socket
         self.id = id
         self.serverQueue = serverQueue
         self.idleTimeout = idleTimeout
@@ -45,7 +46,8 @@ final class ControlConnection: @unchecked Sendable {
 
     func start() {
         assertOnQueue(serverQueue)
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: serverQueue)
+        guard let socket else { return }
+        let source = DispatchSource.makeReadSource(fileDescriptor: socket.fd.rawValue, queue: serverQueue)
         source.setEventHandler { [weak self] in self?.readAvailable() }
         source.resume()
         readSource = source
@@ -120,7 +122,7 @@ final class ControlConnection: @unchecked Sendable {
             writeSource.cancel()
         }
         writeSource = nil
-        Syscall.close(fd)
+        socket = nil
         onClose?(self)
         onClose = nil
         onLine = nil
@@ -128,10 +130,11 @@ final class ControlConnection: @unchecked Sendable {
 
     private func readAvailable() {
         assertOnQueue(serverQueue)
+        guard let socket else { return }
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         let n: Int
         do {
-            n = try chunk.withUnsafeMutableBytes { buf in try Syscall.read(fd, into: buf) }
+            n = try chunk.withUnsafeMutableBytes { buf in try Syscall.read(socket.fd, into: buf) }
         } catch {
             close()
             return
@@ -177,9 +180,10 @@ final class ControlConnection: @unchecked Sendable {
 
     private func flush() {
         assertOnQueue(serverQueue)
+        guard let socket else { return }
         while !output.isEmpty {
             let n: Int
-            do { n = try output.withUnsafeBytes { try UnixSocket.writeSome(fd, $0) } } catch {
+            do { n = try output.withUnsafeBytes { try UnixSocket.writeSome(socket.fd, $0) } } catch {
                 close()
                 return
             }
@@ -190,7 +194,7 @@ final class ControlConnection: @unchecked Sendable {
             if closeWhenDrained { close(); return }
             if refused && !shutForWriting {
                 shutForWriting = true
-                _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+                _ = Glibc.shutdown(socket.fd.rawValue, Int32(SHUT_WR))
             }
             if let writeSource, !writeSuspended { writeSource.suspend(); writeSuspended = true }
         } else {
@@ -205,7 +209,8 @@ final class ControlConnection: @unchecked Sendable {
             if writeSuspended { writeSource.resume(); writeSuspended = false }
             return
         }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: serverQueue)
+        guard let socket else { return }
+        let source = DispatchSource.makeWriteSource(fileDescriptor: socket.fd.rawValue, queue: serverQueue)
         source.setEventHandler { [weak self] in self?.flush() }
         source.resume()
         writeSource = source

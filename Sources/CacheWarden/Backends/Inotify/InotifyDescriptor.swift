@@ -19,24 +19,24 @@ struct InotifyDescriptor: Sendable {
 
     /// Closes the instance when the last copy of this value (the backend's, its read source's) is gone.
     private let owner: OwnedDescriptor
-    var fd: Int32 { owner.fd }
+    var fd: FileDescriptor { owner.fd }
 
     /// Opens a non-blocking, close-on-exec inotify instance.
     init() throws(Errno) {
-        owner = OwnedDescriptor(try Syscall.retrying { inotify_init1(CINOTIFY_IN_NONBLOCK | CINOTIFY_IN_CLOEXEC) })
+        owner = try OwnedDescriptor.opening { inotify_init1(CINOTIFY_IN_NONBLOCK | CINOTIFY_IN_CLOEXEC) }
     }
 
     /// Watches the directory open as `directory` for `mask` (`baseEvents`, or the opens instance's), through
     /// `/proc/self/fd/N` (never a path the kernel could resolve elsewhere). Returns the watch descriptor.
-    func addWatch(directory: Int32, mask: UInt32 = Self.baseEvents) throws(Errno) -> Int32 {
-        try Array("/proc/self/fd/\(directory)".utf8).withCString { p throws(Errno) in
-            try Syscall.retrying { inotify_add_watch(fd, p, mask | Self.flags) }
+    func addWatch(directory: FileDescriptor, mask: UInt32 = Self.baseEvents) throws(Errno) -> Int32 {
+        try Array(directory.procPath.utf8).withCString { p throws(Errno) in
+            try Syscall.retrying { inotify_add_watch(fd.rawValue, p, mask | Self.flags) }
         }
     }
 
     /// Removes a watch; one the kernel already dropped (`EINVAL`) is not an error.
     func removeWatch(_ wd: Int32) {
-        _ = try? Syscall.retrying { inotify_rm_watch(fd, wd) }
+        _ = try? Syscall.retrying { inotify_rm_watch(fd.rawValue, wd) }
     }
 
     /// Reads queued records into `buffer`; 0 when nothing is queued.
