@@ -20,7 +20,7 @@ enum DiscoveryPath {
     static func entries(_ path: String) -> [String] {
         guard let folder = try? Syscall.openDirectory(path: path) else { return [] }
         var names: [String] = []
-        try? Syscall.readDirectory(folder.fd) { names.append(String(cString: $0.name)) }
+        folder.borrow { listed in try? Syscall.readDirectory(listed) { names.append(String(cString: $0.name)) } }
         return names.sorted()
     }
 }

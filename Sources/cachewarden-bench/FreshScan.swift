@@ -13,13 +13,15 @@ struct FreshScan: Sendable, Equatable {
         var result = FreshScan(files: 0, bytes: 0)
         var seenLinks = Set<[UInt64]>()
         let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 { walk(FileDescriptor(rawValue: fd), &result, &seenLinks) }
+        if fd >= 0 { walk(fd, &result, &seenLinks) }
         return result
     }
 
-    /// `fd` is handed to `fdopendir`, whose `DIR` owns it from then on (`closedir` closes it), as `du`'s walk does.
-    private static func walk(_ fd: FileDescriptor, _ result: inout FreshScan, _ seenLinks: inout Set<[UInt64]>) {
-        guard let dir = fdopendir(fd.rawValue) else { close(fd.rawValue); return }
+    /// Takes `fd` over: it is handed to `fdopendir`, whose `DIR` owns it from then on (`closedir` closes it), as
+    /// `du`'s walk does. A raw number, not a `FileDescriptor` (borrowed, never closed by its receiver) nor an
+    /// `OwnedDescriptor` (which would close it a second time): this stands in for `du`, with its syscalls.
+    private static func walk(_ fd: CInt, _ result: inout FreshScan, _ seenLinks: inout Set<[UInt64]>) {
+        guard let dir = fdopendir(fd) else { close(fd); return }
         defer { closedir(dir) }
         let dfd = dirfd(dir)
         while let entry = readdir(dir) {
@@ -44,7 +46,7 @@ struct FreshScan: Sendable, Equatable {
                     }
                 }
             }
-            if let next, next >= 0 { walk(FileDescriptor(rawValue: next), &result, &seenLinks) }
+            if let next, next >= 0 { walk(next, &result, &seenLinks) }
         }
     }
 }

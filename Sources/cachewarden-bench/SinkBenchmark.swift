@@ -38,6 +38,8 @@ enum SinkBenchmark {
         guard let null = try? OwnedDescriptor.opening({ open("/dev/null", O_WRONLY | O_CLOEXEC) }) else {
             throw BenchError("cannot open /dev/null")
         }
+        // Open until both measurements are done: `fd` alone does not keep its owner alive.
+        defer { withExtendedLifetime(null) {} }
         let fd = null.fd
 
         var buffer: [UInt8] = []

@@ -101,7 +101,9 @@ extension ClientLocks {
             held.add(key, target)
             return nil
         }
-        do throws(Errno) { try Self.lock(file.descriptor.fd, kind, writable: file.writable) } catch {
+        do throws(Errno) {
+            try file.descriptor.borrow { (fd) throws(Errno) in try Self.lock(fd, kind, writable: file.writable) }
+        } catch {
             guard [.wouldBlock, .resourceTemporarilyUnavailable, .permissionDenied].contains(error) else {
                 return ClientLockBusy(
                     dir: dir, lock: target.display, why: .unusable,
@@ -109,7 +111,7 @@ extension ClientLocks {
             }
             return ClientLockBusy(
                 dir: dir, lock: target.display, why: .held,
-                holders: findHolders ? LockHolders.of(file.descriptor.fd) : [])
+                holders: findHolders ? file.descriptor.borrow { LockHolders.of($0) } : [])
         }
         onLocked?(target)
         // Still the file at its path? One removed or replaced meanwhile is not the one the next client locks.

@@ -174,10 +174,12 @@ enum LockHolders {
         guard let folder = try? Syscall.openDirectory(path: path) else { return [] }
         var out: [String] = []
         var open = true
-        try? Syscall.readDirectory(folder.fd) { entry in
-            guard open, out.count < limit else { return }
-            if out.count % 256 == 255 && monotonic() >= deadline { open = false }
-            out.append(String(cString: entry.name))
+        folder.borrow { listed in
+            try? Syscall.readDirectory(listed) { entry in
+                guard open, out.count < limit else { return }
+                if out.count % 256 == 255 && monotonic() >= deadline { open = false }
+                out.append(String(cString: entry.name))
+            }
         }
         return out
     }

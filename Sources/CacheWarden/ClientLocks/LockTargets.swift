@@ -187,9 +187,11 @@ enum LockTargets {
         let listing = try Syscall.reopenForListing(folder.fd)
         var names: [[UInt8]] = []
         let cPattern = pattern.map { CChar(bitPattern: $0) } + [0]
-        try Syscall.readDirectory(listing.fd) { entry in
-            if fnmatch(cPattern, entry.name, 0) == 0 {
-                names.append(Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name))))
+        try listing.borrow { (listed) throws(Errno) in
+            try Syscall.readDirectory(listed) { entry in
+                if fnmatch(cPattern, entry.name, 0) == 0 {
+                    names.append(Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name))))
+                }
             }
         }
         return names.sorted { $0.lexicographicallyPrecedes($1) }

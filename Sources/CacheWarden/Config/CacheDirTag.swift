@@ -44,7 +44,9 @@ package enum CacheDirTag {
             openat(folder.fd.rawValue, "CACHEDIR.TAG", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         }
         let bytes = Array(contents.utf8)
-        let written = bytes.withUnsafeBytes { b in Result { () throws(Errno) in try Syscall.writeAll(tag.fd, b) } }
+        let written = tag.borrow { fd in
+            bytes.withUnsafeBytes { b in Result { () throws(Errno) in try Syscall.writeAll(fd, b) } }
+        }
         try written.get()
     }
 }

@@ -41,7 +41,9 @@ package enum PathResolver {
                 })
                 != nil
             guard
-                let next = try? name.withCString({ n throws(Errno) in try Syscall.openDirectoryPath(at: folder.fd, n) })
+                let next = folder.borrow({ fd in
+                    try? name.withCString({ n throws(Errno) in try Syscall.openDirectoryPath(at: fd, n) })
+                })
             else { return nil }
             folder = next
         }

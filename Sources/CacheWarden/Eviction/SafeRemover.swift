@@ -181,10 +181,12 @@ struct SafeRemover: FileDeleter {
     private static func unlinkSymlinks(in fd: FileDescriptor) {
         guard let listing = try? Syscall.reopenForListing(fd) else { return }
         var links: [[CChar]] = []
-        try? Syscall.readDirectory(listing.fd) { entry in
-            let name = entry.name
-            if let st = try? Syscall.lstat(at: fd, name), st.isSymlink {
-                links.append(Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1)))
+        listing.borrow { listed in
+            try? Syscall.readDirectory(listed) { entry in
+                let name = entry.name
+                if let st = try? Syscall.lstat(at: fd, name), st.isSymlink {
+                    links.append(Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1)))
+                }
             }
         }
         for link in links { link.withUnsafeBufferPointer { _ = try? Syscall.unlink(at: fd, $0.baseAddress!) } }

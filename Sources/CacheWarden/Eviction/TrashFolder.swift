@@ -95,8 +95,11 @@ package enum TrashFolder {
         guard case .success(let trash) = opened else { return nil }
         guard let entries = try? entries(of: trash) else { return nil }
         var remover = TreeRemover()
-        for entry in entries where isOwnEntry(entry) { remover.removeEntry(entry, in: trash.fd) }
-        removeIfEmpty(in: root)
+        // The trash stays open until it is removed, as it did when its owner lived to the end of the scope.
+        withExtendedLifetime(trash) {
+            for entry in entries where isOwnEntry(entry) { remover.removeEntry(entry, in: trash.fd) }
+            removeIfEmpty(in: root)
+        }
         return remover.firstError
     }
 
@@ -120,8 +123,10 @@ package enum TrashFolder {
         }
         do throws(Errno) {
             let listing = try Syscall.reopenForListing(trash.fd)
-            try Syscall.readDirectory(listing.fd) { entry in
-                found.append(Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name))))
+            try listing.borrow { (listed) throws(Errno) in
+                try Syscall.readDirectory(listed) { entry in
+                    found.append(Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name))))
+                }
             }
         } catch { throw .system(error) }
         guard found.allSatisfy(isEntryName) else { throw .foreign }
@@ -131,8 +136,10 @@ package enum TrashFolder {
     /// Whether the folder at `root` (a path) holds something of the trash's name that CacheWarden did not make.
     package static func isForeign(in root: String) -> Bool {
         guard let folder = try? Syscall.openDirectoryPath(path: root) else { return false }
-        let opened = Array(name.utf8).withCString { n in
-            Result { () throws(Errno) in try Syscall.openDirectoryInMount(at: folder.fd, n, pathOnly: true) }
+        let opened = folder.borrow { fd in
+            Array(name.utf8).withCString { n in
+                Result { () throws(Errno) in try Syscall.openDirectoryInMount(at: fd, n, pathOnly: true) }
+            }
         }
         switch opened {
         case .success(let trash):
@@ -157,7 +164,8 @@ package enum TrashFolder {
         case .failure(let e): throw .system(e)
         }
         var remover = TreeRemover()
-        for entry in try entries(of: trash) { remover.removeEntry(entry, in: trash.fd) }
+        let found = try entries(of: trash)
+        trash.borrow { fd in for entry in found { remover.removeEntry(entry, in: fd) } }
         return remover.removed
     }
 }

@@ -81,17 +81,19 @@ struct UnitLinks {
         } catch { return fail("cannot open", n, nil, error, ledger) }
         var links: [[UInt8]] = [], files: [[UInt8]] = [], unknown: [UInt8]?, unreadable: Errno?
         do throws(Errno) {
-            try Syscall.readDirectory(listing.fd, buffer: buffer) { entry in
-                let name = Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name)))
-                switch Self.type(of: entry, in: fd) {
-                case .success(UInt8(DT_LNK)): links.append(name)
-                case .success(UInt8(DT_REG)): files.append(name)
-                case .success(UInt8(DT_DIR)):
-                    if name.withUnsafeBytes({ ledger.subdirectory(of: n, named: $0) }) == nil {
-                        unknown = unknown ?? name
+            try listing.borrow { (listed) throws(Errno) in
+                try Syscall.readDirectory(listed, buffer: buffer) { entry in
+                    let name = Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name)))
+                    switch Self.type(of: entry, in: fd) {
+                    case .success(UInt8(DT_LNK)): links.append(name)
+                    case .success(UInt8(DT_REG)): files.append(name)
+                    case .success(UInt8(DT_DIR)):
+                        if name.withUnsafeBytes({ ledger.subdirectory(of: n, named: $0) }) == nil {
+                            unknown = unknown ?? name
+                        }
+                    case .failure(let e): unreadable = unreadable ?? e
+                    default: break
                     }
-                case .failure(let e): unreadable = unreadable ?? e
-                default: break
                 }
             }
         } catch { return fail("cannot list", n, nil, error, ledger) }

@@ -22,6 +22,13 @@ package final class OwnedDescriptor: Sendable {
         OwnedDescriptor(taking: try Syscall.retrying(open))
     }
 
+    /// Runs `body` with the descriptor, this owner kept alive until `body` returns. Swift releases a local owner
+    /// after its last use, which may be the reading of `fd` passed to a call: a call that takes `fd` alone must
+    /// borrow it this way (or within `withExtendedLifetime`), so that the close waits for the call.
+    package func borrow<R, E: Error>(_ body: (FileDescriptor) throws(E) -> R) throws(E) -> R {
+        try withExtendedLifetime(self) { () throws(E) -> R in try body(fd) }
+    }
+
     /// `close(2)`, ignoring its result: on Linux the descriptor is released even when close reports an error
     /// (retrying on `EINTR` could close a descriptor another thread just got).
     deinit { _ = Glibc.close(fd.rawValue) }

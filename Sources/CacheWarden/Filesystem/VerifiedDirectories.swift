@@ -34,9 +34,10 @@ struct VerifiedDirectories {
         self.dev = account.dev
     }
 
-    /// A verified descriptor of directory `n`, borrowed from this cache (valid until `forget` or `close`). A node the ledger no longer
-    /// has (its folder was removed, or moved out of the tree) is refused with `ENOENT`: it has no way down from
-    /// the root, and must never be taken for the root itself.
+    /// A verified descriptor of directory `n`, borrowed from this cache: valid until the next `open`, `forget` or
+    /// `close` (an `open` that misses the cache may flush it, all of it when it is full). A node the ledger no
+    /// longer has (its folder was removed, or moved out of the tree) is refused with `ENOENT`: it has no way down
+    /// from the root, and must never be taken for the root itself.
     mutating func open(_ n: NodeID, in ledger: SizeLedger) throws(Errno) -> FileDescriptor {
         guard ledger.isLive(n), ledger.root(of: n) == root else { throw Errno.noSuchFileOrDirectory }
         if let last, last.node == n { return last.fd }

@@ -14,7 +14,9 @@ final class ControlConnection: @unchecked Sendable {
     /// A request line longer than this is refused and the connection closed.
     static let maxLine = 64 * 1024
 
-    /// The client's socket; dropped (closed) by `close()`, at once, whoever still holds the connection.
+    /// The client's socket. `close()` drops it; the read and write sources' cancel handlers hold it too, so it
+    /// closes once both sources are cancelled (as the server's listening socket does): a source never watches a
+    /// number closed under it, which the kernel may have handed out again. The client sees EOF then, right after.
     private var socket: OwnedDescriptor?
     let id: Int
     private let serverQueue: DispatchQueue
@@ -49,6 +51,7 @@ final class ControlConnection: @unchecked Sendable {
         guard let socket else { return }
         let source = DispatchSource.makeReadSource(fileDescriptor: socket.fd.rawValue, queue: serverQueue)
         source.setEventHandler { [weak self] in self?.readAvailable() }
+        source.setCancelHandler { withExtendedLifetime(socket) {} }
         source.resume()
         readSource = source
         checkIdle(after: idleTimeout)
@@ -122,7 +125,7 @@ final class ControlConnection: @unchecked Sendable {
             writeSource.cancel()
         }
         writeSource = nil
-        socket = nil
+        socket = nil // closed when the cancel handlers above have run
         onClose?(self)
         onClose = nil
         onLine = nil
@@ -212,6 +215,7 @@ final class ControlConnection: @unchecked Sendable {
         guard let socket else { return }
         let source = DispatchSource.makeWriteSource(fileDescriptor: socket.fd.rawValue, queue: serverQueue)
         source.setEventHandler { [weak self] in self?.flush() }
+        source.setCancelHandler { withExtendedLifetime(socket) {} }
         source.resume()
         writeSource = source
     }

@@ -116,10 +116,10 @@ package final class ControlServer: EventSink, @unchecked Sendable {
         guard (st.st_mode & S_IFMT) == S_IFSOCK else {
             throw .system(operation: "control socket: not a socket, refusing to replace", path: path, errno: EEXIST)
         }
-        if let probe = try? UnixSocket.make(Int32(SOCK_STREAM.rawValue)) {
-            if (try? UnixSocket.connect(probe.fd, path)) != nil {
-                throw .system(operation: "control socket: another daemon answers on", path: path, errno: EADDRINUSE)
-            }
+        if let probe = try? UnixSocket.make(Int32(SOCK_STREAM.rawValue)),
+            probe.borrow({ (try? UnixSocket.connect($0, path)) != nil })
+        {
+            throw .system(operation: "control socket: another daemon answers on", path: path, errno: EADDRINUSE)
         }
         _ = try? Array(path.utf8).withCString { p throws(Errno) in try Syscall.unlink(at: Syscall.currentDirectory, p) }
     }

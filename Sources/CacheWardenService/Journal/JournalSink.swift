@@ -40,7 +40,7 @@ package final class JournalSink: EventSink {
         guard let st = try? Syscall.lstat(path: path), st.st_mode & S_IFMT == S_IFSOCK else { return .notASocket }
         do throws(Errno) {
             let socket = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
-            try UnixSocket.connect(socket.fd, path)
+            try socket.borrow { (fd) throws(Errno) in try UnixSocket.connect(fd, path) }
             return .listening
         } catch {
             return .refused(error)
@@ -104,11 +104,13 @@ final class JournalSender: Sendable {
     func send(_ record: [UInt8]) throws(Errno) {
         // Held for the whole send: a `close()` meanwhile closes it only after.
         guard let socket = socket.withLock({ $0 }) else { throw Errno.badFileDescriptor }
-        do throws(Errno) {
-            try UnixSocket.sendDatagram(record, on: socket.fd, to: path)
-        } catch  where error == .messageTooLong || error == .noBufferSpace {
-            let memfd = try Syscall.sealedMemoryFile("cachewarden-journal", record)
-            try UnixSocket.sendDescriptor(memfd.fd, on: socket.fd, to: path)
+        try socket.borrow { (fd) throws(Errno) in
+            do throws(Errno) {
+                try UnixSocket.sendDatagram(record, on: fd, to: path)
+            } catch  where error == .messageTooLong || error == .noBufferSpace {
+                let memfd = try Syscall.sealedMemoryFile("cachewarden-journal", record)
+                try memfd.borrow { (file) throws(Errno) in try UnixSocket.sendDescriptor(file, on: fd, to: path) }
+            }
         }
     }
 

@@ -72,7 +72,7 @@ enum UnixSocket {
     /// Sends one datagram to `path` from an unbound socket.
     static func sendDatagram(_ message: [UInt8], to path: String) throws(Errno) {
         let socket = try make(Int32(SOCK_DGRAM.rawValue))
-        try sendDatagram(message, on: socket.fd, to: path)
+        try socket.borrow { (fd) throws(Errno) in try sendDatagram(message, on: fd, to: path) }
     }
 
     /// Sends one datagram to `path` from the unbound datagram socket `fd`.

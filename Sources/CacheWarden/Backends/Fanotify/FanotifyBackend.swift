@@ -117,10 +117,11 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         if let problem = FanotifyGroup.unavailability { return problem }
         guard let path else { return nil }
         do throws(Errno) {
-            let directory = try Syscall.openDirectory(path: path)
-            let fsid = try group(opens: false).mark(
-                filesystemOf: directory.fd, device: UInt64(try Syscall.fstat(directory.fd).st_dev))
-            _ = try FanotifyGroup.key(of: directory.fd, fsid: fsid)
+            try Syscall.openDirectory(path: path).borrow { (directory) throws(Errno) in
+                let fsid = try group(opens: false).mark(
+                    filesystemOf: directory, device: UInt64(try Syscall.fstat(directory).st_dev))
+                _ = try FanotifyGroup.key(of: directory, fsid: fsid)
+            }
             return nil
         } catch {
             return FanotifyGroup.explain(error)

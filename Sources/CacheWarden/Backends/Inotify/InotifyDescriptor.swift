@@ -53,13 +53,15 @@ struct InotifyDescriptor: Sendable {
     /// that does not exist, and answers -1 (inotify-tools/inotify-tools#240, Debian's 3.22.6).
     static var maxQueuedEvents: Int? {
         guard
-            let fd = try? FileDescriptor.open(
-                "/proc/sys/fs/inotify/max_queued_events", .readOnly,
-                options: .closeOnExec)
+            let file = try? OwnedDescriptor.opening({
+                open("/proc/sys/fs/inotify/max_queued_events", O_RDONLY | O_CLOEXEC)
+            })
         else { return nil }
-        defer { try? fd.close() }
         var bytes = [UInt8](repeating: 0, count: 24)
-        guard let n = try? bytes.withUnsafeMutableBytes({ try fd.read(into: $0) }) else { return nil }
+        let read = file.borrow { fd in
+            bytes.withUnsafeMutableBytes { b in Result { () throws(Errno) in try Syscall.read(fd, into: b) } }
+        }
+        guard let n = try? read.get() else { return nil }
         return Int(String(decoding: bytes[..<n].prefix { (0x30...0x39).contains($0) }, as: UTF8.self))
     }
 }
