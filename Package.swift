@@ -90,6 +90,7 @@ let package = Package(
                 "CacheWarden",
                 "CacheWardenService",
                 "CacheWardenCommandLine",
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // Examples/embed: the README's "Use it as a library" snippet, compiled.

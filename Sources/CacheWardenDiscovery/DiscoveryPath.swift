@@ -18,10 +18,9 @@ enum DiscoveryPath {
 
     /// The names in a directory (not `.` and `..`), sorted; empty when it cannot be read.
     static func entries(_ path: String) -> [String] {
-        guard let fd = try? Syscall.openDirectory(path: path) else { return [] }
-        defer { Syscall.close(fd) }
+        guard let folder = try? Syscall.openDirectory(path: path) else { return [] }
         var names: [String] = []
-        try? Syscall.readDirectory(fd) { names.append(String(cString: $0.name)) }
+        folder.borrow { listed in try? Syscall.readDirectory(listed) { names.append(String(cString: $0.name)) } }
         return names.sorted()
     }
 }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
+import SystemPackage
 
 /// Every child process the benchmark started and has not reaped yet, plus the temporary folder, so that neither
 /// outlives the benchmark: `Child.stop` reaps normally, and Ctrl-C / SIGTERM kill whatever is left and remove the
@@ -142,27 +143,27 @@ final class Child {
     /// end of stream. What was read is appended to `transcript`.
     func waitForStderr(containing text: String, timeout: Double, transcript: inout String) -> UInt64? {
         guard let fd = stderrPipe?.fileHandleForReading.fileDescriptor else { return nil }
-        return Self.wait(on: fd, containing: text, timeout: timeout, transcript: &transcript)
+        return Self.wait(on: FileDescriptor(rawValue: fd), containing: text, timeout: timeout, transcript: &transcript)
     }
 
     /// The same on the stdout pipe.
     func waitForStdout(containing text: String, timeout: Double, transcript: inout String) -> UInt64? {
         guard let fd = stdoutPipe?.fileHandleForReading.fileDescriptor else { return nil }
-        return Self.wait(on: fd, containing: text, timeout: timeout, transcript: &transcript)
+        return Self.wait(on: FileDescriptor(rawValue: fd), containing: text, timeout: timeout, transcript: &transcript)
     }
 
-    private static func wait(on fd: Int32, containing text: String, timeout: Double, transcript: inout String)
+    private static func wait(on fd: FileDescriptor, containing text: String, timeout: Double, transcript: inout String)
         -> UInt64?
     {
         let deadline = Clock.nanos() + UInt64(timeout * 1e9)
         var buffer = [UInt8](repeating: 0, count: 4096)
         var seen: [UInt8] = []
         while Clock.nanos() < deadline {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var pfd = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
             let ready = poll(&pfd, 1, 100)
             if ready < 0 && errno == EINTR { continue }
             if ready <= 0 { continue }
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n = buffer.withUnsafeMutableBytes { read(fd.rawValue, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
             seen.append(contentsOf: buffer[0..<n])

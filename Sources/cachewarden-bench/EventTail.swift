@@ -1,5 +1,7 @@
+import CacheWarden
 import Foundation
 import Glibc
+import SystemPackage
 
 /// Follows the JSON lines a watcher child writes to a file: counts `write` lines cheaply (by prefix) and decodes
 /// the others (`ready`, `status`, `overflow`, `rescan`, `dropped`, `error`, `stop`).
@@ -10,7 +12,7 @@ final class EventTail {
         var total: Int64
     }
 
-    private let fd: Int32
+    private let file: OwnedDescriptor
     private var pending: [UInt8] = []
     private var buffer = [UInt8](repeating: 0, count: 1 << 20)
     private static let writePrefix = Array(#"{"event":"write""#.utf8)
@@ -29,16 +31,16 @@ final class EventTail {
 
     /// Follows `path` (which the child is writing) from its start.
     init(path: String) throws {
-        fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw BenchError("cannot read \(path)") }
+        guard let file = try? OwnedDescriptor.opening({ open(path, O_RDONLY | O_CLOEXEC) }) else {
+            throw BenchError("cannot read \(path)")
+        }
+        self.file = file
     }
-
-    deinit { close(fd) }
 
     /// Reads whatever was appended since the last call and handles its complete lines.
     func poll() {
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n = buffer.withUnsafeMutableBytes { read(file.fd.rawValue, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
             pending.append(contentsOf: buffer[0..<n])

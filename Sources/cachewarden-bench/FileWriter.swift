@@ -1,6 +1,8 @@
+import CacheWarden
 import Dispatch
 import Foundation
 import Glibc
+import SystemPackage
 
 /// Writes numbered files of one size as fast as the syscalls allow: a new folder (`<root>/<prefix><n>`) every
 /// `fanOut` files, then one `openat`/`write`/`close` per file, with the name formatted in place (no `String` per
@@ -15,7 +17,8 @@ final class FileStream {
     /// Writes that failed (the file is then skipped), and the errno of the last one.
     private(set) var errors = 0
     private(set) var lastError: Int32 = 0
-    private var dirFD: Int32 = -1
+    /// The folder files are being written into now (closed as the next one replaces it).
+    private var folder: OwnedDescriptor?
     private var name = [CChar](repeating: 0, count: 32)
     private let payload: [UInt8]
 
@@ -29,8 +32,6 @@ final class FileStream {
         payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
     }
 
-    deinit { if dirFD >= 0 { close(dirFD) } }
-
     /// The path of file `index` of a stream with these parameters.
     static func path(root: String, prefix: String, fanOut: Int, index: Int) -> String {
         "\(root)/\(prefix)\(index / fanOut)/f\(index).bin"
@@ -40,17 +41,19 @@ final class FileStream {
     @discardableResult
     func writeOne() -> Bool {
         if Cleanup.shared.isStopping { return false }
-        if written % fanOut == 0 || dirFD < 0 {
-            if dirFD >= 0 { close(dirFD) }
+        if written % fanOut == 0 || folder == nil {
+            folder = nil
             let dir = "\(root)/\(prefix)\(written / fanOut)"
             mkdir(dir, 0o755)
-            dirFD = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            folder = try? OwnedDescriptor.opening { open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         }
         formatName(written)
         written += 1
-        let fd = openat(dirFD, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard let folder else { errors += 1; lastError = errno; return false }
+        // A client's write: opened and closed raw, as one would.
+        let fd = openat(folder.fd.rawValue, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { errors += 1; lastError = errno; return false }
-        let ok = payload.withUnsafeBytes { Files.writeAll(fd, $0) }
+        let ok = payload.withUnsafeBytes { Files.writeAll(FileDescriptor(rawValue: fd), $0) }
         if !ok { errors += 1; lastError = errno }
         close(fd)
         return ok

@@ -1,13 +1,14 @@
 import Foundation
 import Glibc
+import SystemPackage
 
 /// Small filesystem chores shared by the benchmarks.
 enum Files {
     /// Writes all of `bytes` to `fd`, retrying short writes and `EINTR`; `false` on any other error.
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    static func writeAll(_ fd: FileDescriptor, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            let n = write(fd.rawValue, bytes.baseAddress! + offset, bytes.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
                 return false

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// The ground truth for the exactness checks: a fresh walk of a tree, independent of the library.
 struct FreshScan: Sendable, Equatable {
@@ -16,7 +17,10 @@ struct FreshScan: Sendable, Equatable {
         return result
     }
 
-    private static func walk(_ fd: Int32, _ result: inout FreshScan, _ seenLinks: inout Set<[UInt64]>) {
+    /// Takes `fd` over: it is handed to `fdopendir`, whose `DIR` owns it from then on (`closedir` closes it), as
+    /// `du`'s walk does. A raw number, not a `FileDescriptor` (borrowed, never closed by its receiver) nor an
+    /// `OwnedDescriptor` (which would close it a second time): this stands in for `du`, with its syscalls.
+    private static func walk(_ fd: CInt, _ result: inout FreshScan, _ seenLinks: inout Set<[UInt64]>) {
         guard let dir = fdopendir(fd) else { close(fd); return }
         defer { closedir(dir) }
         let dfd = dirfd(dir)

@@ -2,6 +2,7 @@ import CacheWarden
 import Dispatch
 import Foundation
 import Glibc
+import SystemPackage
 
 /// JSON-lines throughput (benchmark 5).
 struct SinkResult: Sendable {
@@ -34,9 +35,12 @@ enum SinkBenchmark {
                 WardenEvent(.error(WardenIssue(message: "sample", dir: "bench", file: "w0/f0.bin", kind: "bench")))
             ]
         }
-        let fd = open("/dev/null", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw BenchError("cannot open /dev/null") }
-        defer { close(fd) }
+        guard let null = try? OwnedDescriptor.opening({ open("/dev/null", O_WRONLY | O_CLOEXEC) }) else {
+            throw BenchError("cannot open /dev/null")
+        }
+        // Open until both measurements are done: `fd` alone does not keep its owner alive.
+        defer { withExtendedLifetime(null) {} }
+        let fd = null.fd
 
         var buffer: [UInt8] = []
         buffer.reserveCapacity(64 * 1024)
@@ -73,7 +77,7 @@ enum SinkBenchmark {
     }
 
     /// The same lines through `JSONSerialization` and `ISO8601DateFormatter`, batched the same way; seconds taken.
-    private static func peer(lines: Int, events: [WardenEvent], fd: Int32) throws -> Double {
+    private static func peer(lines: Int, events: [WardenEvent], fd: FileDescriptor) throws -> Double {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         var buffer: [UInt8] = []

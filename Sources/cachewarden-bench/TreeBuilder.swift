@@ -1,5 +1,7 @@
+import CacheWarden
 import Foundation
 import Glibc
+import SystemPackage
 
 /// SplitMix64: a tiny seeded generator, so every run builds the same tree.
 struct SplitMix64: RandomNumberGenerator {
@@ -74,9 +76,9 @@ enum TreeBuilder {
         let payload = [UInt8]((0..<maxSize).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 17) })
         var directories = 1
         var bytes: Int64 = 0
-        var dirFD: Int32 = -1
+        /// The folder files go into now (closed as the next one replaces it).
+        var current: OwnedDescriptor?
         var lastGroup = -1
-        defer { if dirFD >= 0 { close(dirFD) } }
         for i in 0..<spec.files {
             if i % spec.fanOut == 0 {
                 if Cleanup.shared.isStopping { throw BenchError("interrupted") }
@@ -87,24 +89,27 @@ enum TreeBuilder {
                     directories += 1
                     lastGroup = group
                 }
-                if dirFD >= 0 { close(dirFD) }
+                current = nil
                 let dir = "\(root)/g\(group)/d\(folder)"
                 guard mkdir(dir, 0o755) == 0 || errno == EEXIST else {
                     throw BenchError("mkdir \(dir): \(String(cString: strerror(errno)))")
                 }
                 directories += 1
-                dirFD = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                current = try? OwnedDescriptor.opening { open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
             }
             let size =
                 large.contains(i)
                 ? Int.random(in: spec.largeSizes, using: &rng)
                 : Int.random(in: spec.smallSizes, using: &rng)
-            let fd = openat(dirFD, "f\(i).bin", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard let current else { throw BenchError("create f\(i).bin: its folder cannot be opened") }
+            let fd = openat(current.fd.rawValue, "f\(i).bin", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw BenchError("create f\(i).bin: \(String(cString: strerror(errno)))") }
             let ok =
                 spec.sparse
                 ? ftruncate(fd, off_t(size)) == 0
-                : payload.withUnsafeBytes { Files.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<size])) }
+                : payload.withUnsafeBytes {
+                    Files.writeAll(FileDescriptor(rawValue: fd), UnsafeRawBufferPointer(rebasing: $0[0..<size]))
+                }
             close(fd)
             guard ok else { throw BenchError("write f\(i).bin: \(String(cString: strerror(errno)))") }
             bytes += Int64(size)

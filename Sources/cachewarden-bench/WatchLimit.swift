@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemPackage
 
 /// `fs.inotify.max_user_watches` raised for the backends section and put back after it, so that inotify is
 /// measured without folders served past its limit (what a user who raised it for a big tree runs). Needs root;
@@ -36,6 +37,6 @@ struct WatchLimit {
         guard fd >= 0 else { return false }
         defer { close(fd) }
         let text = Array("\(value)\n".utf8)
-        return text.withUnsafeBytes { Files.writeAll(fd, $0) }
+        return text.withUnsafeBytes { Files.writeAll(FileDescriptor(rawValue: fd), $0) }
     }
 }

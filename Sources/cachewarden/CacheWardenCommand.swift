@@ -36,7 +36,7 @@ enum Main {
             switch try CommandLineParser(root: CacheWardenCommand.spec).parse(Array(CommandLine.arguments.dropFirst()))
             {
             case .print(let text):
-                StandardStreams.write(Array(text.utf8), to: 1)
+                StandardStreams.write(Array(text.utf8), to: .standardOutput)
             case .run(let arguments):
                 let name = arguments.commandPath.last
                 guard let type = CacheWardenCommand.commands.first(where: { $0.spec.name == name }) else {

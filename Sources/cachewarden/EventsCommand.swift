@@ -44,7 +44,7 @@ struct EventsCommand: CLICommand {
             }
             var out = line
             out.append(UInt8(ascii: "\n"))
-            guard StandardStreams.write(out, to: 1) else {
+            guard StandardStreams.write(out, to: .standardOutput) else {
                 return // our reader went away (a closed pipe): nothing more to print
             }
         }

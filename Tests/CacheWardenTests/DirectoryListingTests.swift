@@ -22,7 +22,7 @@ import Testing
         return entries
     }
 
-    static func listing(_ fd: Int32, fromStart: Bool = true) throws -> [String] {
+    static func listing(_ fd: FileDescriptor, fromStart: Bool = true) throws -> [String] {
         var entries: [String] = []
         try Syscall.readDirectory(fd, fromStart: fromStart) {
             entries.append("\(String(cString: $0.name)) \($0.type) \($0.ino)")
@@ -39,15 +39,14 @@ import Testing
         tree.write("big/sub/f", size: 1)
         symlink("/etc/hostname", tree.url("big/link"))
         mkfifo(tree.url("big/fifo"), 0o644)
-        let fd = try Syscall.openDirectory(path: tree.url("big"))
-        defer { Syscall.close(fd) }
-        let first = try Self.listing(fd, fromStart: false)
+        let folder = try Syscall.openDirectory(path: tree.url("big"))
+        let first = try Self.listing(folder.fd, fromStart: false)
         #expect(first.count == 3003)
         #expect(Set(first).count == first.count, "an entry was listed twice")
         #expect(Set(first) == Self.readdirReference(tree.url("big")))
         // The descriptor stays usable: read again from the start, and from where the first listing ended.
-        #expect(try Self.listing(fd) == first)
-        #expect(try Self.listing(fd, fromStart: false).isEmpty)
+        #expect(try Self.listing(folder.fd) == first)
+        #expect(try Self.listing(folder.fd, fromStart: false).isEmpty)
         let types = Dictionary(
             first.map { ($0.split(separator: " ")[0], $0.split(separator: " ")[1]) }, uniquingKeysWith: { a, _ in a })
         #expect(types["sub"] == "\(DT_DIR)" && types["link"] == "\(DT_LNK)" && types["fifo"] == "\(DT_FIFO)")
@@ -56,12 +55,10 @@ import Testing
     @Test func aListingOfAnEmptyDirectoryIsEmptyAndAFileIsAnError() throws {
         let tree = TemporaryTree()
         tree.write("f", size: 1)
-        let fd = try Syscall.openDirectory(path: tree.path)
-        #expect(try Self.listing(fd) == ["f \(DT_REG) \(UInt64(try Syscall.lstat(path: tree.url("f")).st_ino))"])
-        Syscall.close(fd)
-        let file = open(tree.url("f"), O_RDONLY)
-        defer { close(file) }
-        #expect(throws: Errno.notDirectory) { try Self.listing(file) }
+        let folder = try Syscall.openDirectory(path: tree.path)
+        #expect(try Self.listing(folder.fd) == ["f \(DT_REG) \(UInt64(try Syscall.lstat(path: tree.url("f")).st_ino))"])
+        let file = try OwnedDescriptor.opening { open(tree.url("f"), O_RDONLY) }
+        #expect(throws: Errno.notDirectory) { try Self.listing(file.fd) }
     }
 
     /// No mount inside a root is entered with `one_file_system` (the default): not a tmpfs, and not a bind mount of

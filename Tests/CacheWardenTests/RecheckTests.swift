@@ -87,6 +87,36 @@ import Testing
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
+    /// A file moved into the trash that fails its re-check there goes back; when a client renamed a newer file
+    /// over its name meanwhile, it goes beside that name. It is never deleted, though the client's own rename would
+    /// have replaced it: a deletion is only ever of a checked victim, with an `evict` line.
+    @Test func aMovedFileThatFailedItsRecheckIsPutBesideANewerOneNeverDeleted() throws {
+        let tree = TemporaryTree()
+        tree.write("cache/f", size: 300)
+        tree.write("cache/trash/f-1-1", size: 200)
+        var st = stat()
+        #expect(lstat(tree.url("cache"), &st) == 0)
+        var ledger = SizeLedger()
+        _ = ledger.addRoot(
+            RootID(0), path: Array(tree.url("cache").utf8), ino: UInt64(st.st_ino), dev: UInt64(st.st_dev),
+            ordered: false)
+        var remover = SafeRemover(root: RootID(0), in: ledger, fileStat: FileStat(basis: .apparent, order: .mtime))
+        let parent = try Syscall.openDirectory(path: tree.url("cache"))
+        let trash = try Syscall.openDirectory(path: tree.url("cache/trash"))
+        "f-1-1".withCString { moved in
+            "f".withCString { name in remover.putBack(moved, from: trash.fd, as: name, in: parent.fd) }
+        }
+        #expect(!tree.exists("cache/trash/f-1-1"))
+        #expect(Self.size(tree.url("cache/f")) == 300, "the newer file keeps its name")
+        #expect(Self.size(tree.url("cache/f.restored-by-cachewarden-1")) == 200, "the moved file is beside it")
+        #expect(remover.trashTrouble == nil)
+    }
+
+    static func size(_ path: String) -> Int? {
+        var st = stat()
+        return lstat(path, &st) == 0 ? Int(st.st_size) : nil
+    }
+
     /// Rewrites a file in place: same inode, new contents and mtime.
     static func rewrite(_ path: String, size: Int) {
         let fd = open(path, O_WRONLY | O_TRUNC)

@@ -252,8 +252,8 @@ import Testing
     }
 
     /// Watches held by one inotify descriptor, from /proc/self/fdinfo.
-    static func kernelWatches(_ fd: Int32) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/fdinfo/\(fd)", encoding: .utf8) else { return -1 }
+    static func kernelWatches(_ fd: FileDescriptor) -> Int {
+        guard let text = try? String(contentsOfFile: fd.procInfoPath, encoding: .utf8) else { return -1 }
         return text.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.count
     }
 }

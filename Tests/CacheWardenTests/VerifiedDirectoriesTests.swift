@@ -15,12 +15,11 @@ import Testing
         guard let inotify = try? InotifyDescriptor(), let fd = try? Syscall.openDirectory(path: tree.path) else {
             return false
         }
-        defer { Syscall.close(fd) }
-        guard (try? inotify.addWatch(directory: fd, mask: CINOTIFY_IN_OPEN | CINOTIFY_IN_CLOSE_NOWRITE)) != nil,
-            let probe = try? Syscall.openDirectoryPath(path: tree.path)
+        guard (try? inotify.addWatch(directory: fd.fd, mask: CINOTIFY_IN_OPEN | CINOTIFY_IN_CLOSE_NOWRITE)) != nil,
+            // Opened and closed at once: the owner is not kept.
+            (try? Syscall.openDirectoryPath(path: tree.path)) != nil
         else { return false }
-        Syscall.close(probe)
-        var p = pollfd(fd: inotify.fd, events: Int16(POLLIN), revents: 0)
+        var p = pollfd(fd: inotify.fd.rawValue, events: Int16(POLLIN), revents: 0)
         return poll(&p, 1, 0) == 0
     }()
 
@@ -58,8 +57,7 @@ import Testing
         let opens = try InotifyDescriptor()
         for path in [tree.path, tree.url("a"), tree.url("a/b")] {
             let fd = try Syscall.openDirectory(path: path)
-            defer { Syscall.close(fd) }
-            _ = try opens.addWatch(directory: fd, mask: CINOTIFY_IN_OPEN | CINOTIFY_IN_CLOSE_NOWRITE)
+            _ = try opens.addWatch(directory: fd.fd, mask: CINOTIFY_IN_OPEN | CINOTIFY_IN_CLOSE_NOWRITE)
         }
         #expect(try queued(opens) > 0, "the watches' own opens are heard")
 
@@ -73,7 +71,7 @@ import Testing
 
         // A listing reopens the directory for reading: that open is heard, so the silence above is not deafness.
         directories = VerifiedDirectories(root: RootID(0), in: ledger)
-        let listing = OwnedDescriptor(try Syscall.reopenForListing(try directories.open(b, in: ledger)))
+        let listing = try Syscall.reopenForListing(try directories.open(b, in: ledger))
         var names: [String] = []
         try Syscall.readDirectory(listing.fd) { names.append(String(cString: $0.name)) }
         directories.close()

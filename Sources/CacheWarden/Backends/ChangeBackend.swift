@@ -88,7 +88,7 @@ public struct PollPassCost: Sendable, Equatable {
 /// Watches directories for the tree walker. Thread-safe: parallel walkers call it from their own threads with a
 /// directory descriptor they verified and its `fstat` (the backend never resolves a path).
 struct DirectoryWatcher: Sendable {
-    let watch: @Sendable (_ directory: Int32, _ status: stat, _ events: WatchEvents) -> WatchAttempt
+    let watch: @Sendable (_ directory: FileDescriptor, _ status: stat, _ events: WatchEvents) -> WatchAttempt
 }
 
 /// How the engine wants the backend to go on after a batch.

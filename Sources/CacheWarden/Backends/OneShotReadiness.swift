@@ -22,22 +22,22 @@ import SystemPackage
 struct OneShotReadiness: Sendable {
     /// Closes the set when the last copy of this value (the backend's, its read source's) is gone.
     private let owner: OwnedDescriptor
-    var fd: Int32 { owner.fd }
+    var fd: FileDescriptor { owner.fd }
     /// Each descriptor, and whether it is in the set (armed, or fired and not yet disarmed).
-    private var members: [(descriptor: Int32, inSet: Bool)] = []
+    private var members: [(descriptor: FileDescriptor, inSet: Bool)] = []
 
     init() throws(Errno) {
-        owner = OwnedDescriptor(try Syscall.retrying { cwsys_epoll_create() })
+        owner = try OwnedDescriptor.opening { cwsys_epoll_create() }
     }
 
     /// Adds `descriptor`, armed.
-    mutating func add(_ descriptor: Int32) throws(Errno) {
-        _ = try Syscall.retrying { cwsys_epoll_add(fd, descriptor) }
+    mutating func add(_ descriptor: FileDescriptor) throws(Errno) {
+        _ = try Syscall.retrying { cwsys_epoll_add(fd.rawValue, descriptor.rawValue) }
         members.append((descriptor, true))
     }
 
     /// Takes `descriptor` out (before it is closed).
-    mutating func remove(_ descriptor: Int32) {
+    mutating func remove(_ descriptor: FileDescriptor) {
         guard let i = members.firstIndex(where: { $0.descriptor == descriptor }) else { return }
         if members[i].inSet { unregister(descriptor) }
         members.remove(at: i)
@@ -48,7 +48,8 @@ struct OneShotReadiness: Sendable {
         for i in members.indices where !members[i].inSet {
             // Fails only for a bad descriptor or without memory; the descriptor then stays unread until the next
             // arm, as before the set existed a failed registration would have left it.
-            members[i].inSet = (try? Syscall.retrying { cwsys_epoll_add(fd, members[i].descriptor) }) != nil
+            members[i].inSet =
+                (try? Syscall.retrying { cwsys_epoll_add(fd.rawValue, members[i].descriptor.rawValue) }) != nil
         }
     }
 
@@ -61,9 +62,9 @@ struct OneShotReadiness: Sendable {
     }
 
     /// Whether `descriptor` is in the set now (for tests).
-    func isArmed(_ descriptor: Int32) -> Bool { members.contains { $0.descriptor == descriptor && $0.inSet } }
+    func isArmed(_ descriptor: FileDescriptor) -> Bool { members.contains { $0.descriptor == descriptor && $0.inSet } }
 
-    private func unregister(_ descriptor: Int32) {
-        _ = try? Syscall.retrying { cwsys_epoll_remove(fd, descriptor) }
+    private func unregister(_ descriptor: FileDescriptor) {
+        _ = try? Syscall.retrying { cwsys_epoll_remove(fd.rawValue, descriptor.rawValue) }
     }
 }

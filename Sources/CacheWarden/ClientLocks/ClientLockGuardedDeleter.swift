@@ -82,7 +82,7 @@ struct ClientLockGuardedDeleter: FileDeleter {
     }
 
     /// A read-only look: nothing to guard.
-    mutating func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> Bool {
+    mutating func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome? {
         inner.surveyUnit(n, files: files, in: ledger)
     }
 

@@ -97,28 +97,29 @@ extension ClientLocks {
         }
         let key = LockFileRegistry.Key(file: file.identity, kind: kind)
         if held.registry.retain(key) {
-            // Held by this process already (another root's take, or this root's): shared, not taken again.
-            Syscall.close(file.fd)
+            // Held by this process already (another root's take, or this root's): shared, not taken again (this
+            // descriptor closes as `file` goes).
             held.add(key, target)
             return nil
         }
-        do throws(Errno) { try Self.lock(file.fd, kind, writable: file.writable) } catch {
-            defer { Syscall.close(file.fd) }
+        do throws(Errno) {
+            try file.descriptor.borrow { (fd) throws(Errno) in try Self.lock(fd, kind, writable: file.writable) }
+        } catch {
             guard [.wouldBlock, .resourceTemporarilyUnavailable, .permissionDenied].contains(error) else {
                 return ClientLockBusy(
                     dir: dir, lock: target.display, why: .unusable,
                     detail: Self.lockFailure(error, writable: file.writable))
             }
             return ClientLockBusy(
-                dir: dir, lock: target.display, why: .held, holders: findHolders ? LockHolders.of(file.fd) : [])
+                dir: dir, lock: target.display, why: .held,
+                holders: findHolders ? file.descriptor.borrow { LockHolders.of($0) } : [])
         }
         onLocked?(target)
         // Still the file at its path? One removed or replaced meanwhile is not the one the next client locks.
         guard let now = try? target.lstat(), LockFileRegistry.FileIdentity(now) == file.identity else {
-            Syscall.close(file.fd)
             return ClientLockBusy(dir: dir, lock: target.display, why: .replaced)
         }
-        held.registry.add(key, fd: file.fd)
+        held.registry.add(key, file: file.descriptor)
         held.add(key, target)
         return nil
     }
@@ -126,7 +127,8 @@ extension ClientLocks {
     /// What opening a target found.
     enum Opened {
         struct File {
-            let fd: Int32
+            /// Closed as its last holder goes: a lock taken on it is then released.
+            let descriptor: OwnedDescriptor
             let identity: LockFileRegistry.FileIdentity
             /// Open read-write (an OFD lock is then a write lock).
             let writable: Bool
@@ -156,7 +158,7 @@ extension ClientLocks {
                         : "it is \(FileContents.kind(of: st.st_mode)), not a regular file") : .skip
         }
         var writable = true
-        let fd: Int32
+        let fd: OwnedDescriptor
         do throws(Errno) {
             do throws(Errno) { fd = try target.open(O_RDWR) } catch {
                 guard [.permissionDenied, .notPermitted, .readOnlyFileSystem, .textFileBusy].contains(error) else {
@@ -171,13 +173,12 @@ extension ClientLocks {
             }
             return .unusable("it cannot be opened (\(error))")
         }
-        guard let opened = try? Syscall.fstat(fd), opened.isRegularFile,
+        guard let opened = try? Syscall.fstat(fd.fd), opened.isRegularFile,
             LockFileRegistry.FileIdentity(opened) == LockFileRegistry.FileIdentity(st)
         else {
-            Syscall.close(fd)
             return target.literal ? .replaced : .skip
         }
-        return .file(Opened.File(fd: fd, identity: LockFileRegistry.FileIdentity(st), writable: writable))
+        return .file(Opened.File(descriptor: fd, identity: LockFileRegistry.FileIdentity(st), writable: writable))
     }
 
     /// Why a lock could not be had at all. NFS makes `flock` a lock on the server, which an exclusive one needs
@@ -191,10 +192,10 @@ extension ClientLocks {
 
     /// `flock(LOCK_EX | LOCK_NB)`, or an OFD lock over the whole file: a write lock when the file is open
     /// read-write (it excludes a client's read locks too), else a read lock.
-    private static func lock(_ fd: Int32, _ kind: ClientLock.Kind, writable: Bool) throws(Errno) {
+    private static func lock(_ fd: FileDescriptor, _ kind: ClientLock.Kind, writable: Bool) throws(Errno) {
         switch kind {
-        case .flock: _ = try Syscall.retrying { flock(fd, LOCK_EX | LOCK_NB) }
-        case .ofd: _ = try Syscall.retrying { cwsys_ofd_try_lock(fd, writable ? 1 : 0) }
+        case .flock: _ = try Syscall.retrying { flock(fd.rawValue, LOCK_EX | LOCK_NB) }
+        case .ofd: _ = try Syscall.retrying { cwsys_ofd_try_lock(fd.rawValue, writable ? 1 : 0) }
         }
     }
 
@@ -211,8 +212,7 @@ extension ClientLocks {
             }
             for target in resolution.targets {
                 switch Self.open(target) {
-                case .file(let file): Syscall.close(file.fd)
-                case .absent, .skip, .replaced: break
+                case .file, .absent, .skip, .replaced: break // a file opened closes as it goes
                 case .unusable(let detail): return "\(target.display): \(detail)"
                 }
             }

@@ -17,7 +17,7 @@ struct LockFolderWatch {
         guard let held = try? Syscall.fstat(folder.fd),
             let there =
                 (try? folder.cPath.withUnsafeBufferPointer { p throws(Errno) in
-                    try Syscall.lstat(at: AT_FDCWD, p.baseAddress!)
+                    try Syscall.lstat(at: Syscall.currentDirectory, p.baseAddress!)
                 })
         else { return false }
         return LockFileRegistry.FileIdentity(there) == LockFileRegistry.FileIdentity(held)

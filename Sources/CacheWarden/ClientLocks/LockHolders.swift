@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// Who holds a lock on a file, from `/proc`: asked only when a lock was found busy, once per deferral.
 ///
@@ -44,7 +45,7 @@ enum LockHolders {
     }
 
     /// The holders of a lock on the file open as `fd` (this process's own descriptor is never one: it holds nothing).
-    static func of(_ fd: Int32) -> [ClientLockHolder] {
+    static func of(_ fd: FileDescriptor) -> [ClientLockHolder] {
         guard let st = try? Syscall.fstat(fd) else { return [] }
         let ino = UInt64(st.st_ino)
         let mount = ownMount(of: fd)
@@ -104,8 +105,8 @@ enum LockHolders {
 
     /// The device (as `/proc/locks` writes it) and filesystem type of the mount this process's descriptor `fd` is on:
     /// its `fdinfo`'s `mnt_id:`, found in this process's own `mountinfo` (the same namespace as that ID).
-    static func ownMount(of fd: Int32) -> (device: String, type: Substring)? {
-        guard let info = FileContents.read("/proc/self/fdinfo/\(fd)", limit: 1 << 16),
+    static func ownMount(of fd: FileDescriptor) -> (device: String, type: Substring)? {
+        guard let info = FileContents.read(fd.procInfoPath, limit: 1 << 16),
             let id = field("mnt_id:", in: info),
             let table = FileContents.read("/proc/self/mountinfo", limit: 16 << 20)
         else { return nil }
@@ -170,14 +171,15 @@ enum LockHolders {
     /// (looked at every 256 names: the listing itself goes to its end, a `getdents64` at a time); empty when it
     /// cannot be read.
     private static func names(in path: String, limit: Int = .max, until deadline: UInt64) -> [String] {
-        guard let fd = try? Syscall.openDirectory(path: path) else { return [] }
-        defer { Syscall.close(fd) }
+        guard let folder = try? Syscall.openDirectory(path: path) else { return [] }
         var out: [String] = []
         var open = true
-        try? Syscall.readDirectory(fd) { entry in
-            guard open, out.count < limit else { return }
-            if out.count % 256 == 255 && monotonic() >= deadline { open = false }
-            out.append(String(cString: entry.name))
+        folder.borrow { listed in
+            try? Syscall.readDirectory(listed) { entry in
+                guard open, out.count < limit else { return }
+                if out.count % 256 == 255 && monotonic() >= deadline { open = false }
+                out.append(String(cString: entry.name))
+            }
         }
         return out
     }

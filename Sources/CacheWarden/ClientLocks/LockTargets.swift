@@ -26,21 +26,20 @@ struct LockComponent: Equatable {
 /// a re-check looks there again (`stillHeld()`), so that a folder removed or replaced since is seen, not the old one
 /// through this descriptor.
 final class LockFolder {
-    let fd: Int32
+    private let owner: OwnedDescriptor
+    var fd: FileDescriptor { owner.fd }
     /// Its absolute path, and that NUL-terminated.
     let path: [UInt8]
     let cPath: [CChar]
     /// Relative to the root, as reports show it (`.`, `../`, `.locks/models--a`).
     let display: String
 
-    init(_ fd: Int32, path: [UInt8], display: [UInt8]) {
-        self.fd = fd
+    init(_ owner: OwnedDescriptor, path: [UInt8], display: [UInt8]) {
+        self.owner = owner
         self.path = path
         cPath = path.map { CChar(bitPattern: $0) } + [0]
         self.display = display.isEmpty ? "." : PathBytes.display(display)
     }
-
-    deinit { Syscall.close(fd) }
 }
 
 /// The files a client lock's path names now: the path walked from the root (or, for `../NAME`, from the root's
@@ -74,9 +73,11 @@ struct LockTarget {
     }
 
     /// Opens the lock file as it is (`O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC` and `access`), never creating it.
-    func open(_ access: Int32) throws(Errno) -> Int32 {
+    func open(_ access: Int32) throws(Errno) -> OwnedDescriptor {
         try cName.withUnsafeBufferPointer { p throws(Errno) in
-            try Syscall.retrying { openat(folder.fd, p.baseAddress!, access | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+            try OwnedDescriptor.opening {
+                openat(folder.fd.rawValue, p.baseAddress!, access | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            }
         }
     }
 }
@@ -106,7 +107,7 @@ enum LockTargets {
     static func resolve(_ components: [LockComponent], rootPath: String) throws(LockPathUnusable) -> LockResolution {
         let beside = components.first == LockComponent(literal: "..".utf8)
         let base = beside ? PathResolver.parent(of: rootPath) : rootPath
-        let fd: Int32
+        let fd: OwnedDescriptor
         do throws(Errno) { fd = try Syscall.openRoot(path: base) } catch {
             throw LockPathUnusable(
                 display: beside ? "../" : ".", detail: "its folder \(base) cannot be opened (\(error))")
@@ -154,7 +155,7 @@ enum LockTargets {
             return
         }
         for name in names {
-            let fd: Int32
+            let fd: OwnedDescriptor
             do throws(Errno) {
                 fd = try name.withCString { p throws(Errno) in try Syscall.openDirectoryPath(at: folder.fd, p) }
             } catch {
@@ -185,12 +186,13 @@ enum LockTargets {
     /// byte order.
     private static func matching(_ pattern: [UInt8], in folder: LockFolder) throws(Errno) -> [[UInt8]] {
         let listing = try Syscall.reopenForListing(folder.fd)
-        defer { Syscall.close(listing) }
         var names: [[UInt8]] = []
         let cPattern = pattern.map { CChar(bitPattern: $0) } + [0]
-        try Syscall.readDirectory(listing) { entry in
-            if fnmatch(cPattern, entry.name, 0) == 0 {
-                names.append(Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name))))
+        try listing.borrow { (listed) throws(Errno) in
+            try Syscall.readDirectory(listed) { entry in
+                if fnmatch(cPattern, entry.name, 0) == 0 {
+                    names.append(Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name))))
+                }
             }
         }
         return names.sorted { $0.lexicographicallyPrecedes($1) }

@@ -40,12 +40,13 @@ package enum CacheDirTag {
     /// Tags the folder open at `folder`, which this process has just created: the tag is created, never
     /// replaced, and never through a symlink. Throws when it cannot be written or a tag is already there.
     static func write(in folder: OwnedDescriptor) throws(Errno) {
-        let tag = OwnedDescriptor(
-            try Syscall.retrying {
-                openat(folder.fd, "CACHEDIR.TAG", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            })
+        let tag = try OwnedDescriptor.opening {
+            openat(folder.fd.rawValue, "CACHEDIR.TAG", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        }
         let bytes = Array(contents.utf8)
-        let written = bytes.withUnsafeBytes { b in Result { () throws(Errno) in try Syscall.writeAll(tag.fd, b) } }
+        let written = tag.borrow { fd in
+            bytes.withUnsafeBytes { b in Result { () throws(Errno) in try Syscall.writeAll(fd, b) } }
+        }
         try written.get()
     }
 }

@@ -30,10 +30,9 @@ package enum FileContents {
         // O_NONBLOCK: opening a FIFO must not wait for a writer; only a regular file is read.
         let file: OwnedDescriptor
         do throws(Errno) {
-            file = OwnedDescriptor(
-                try Array(path.utf8).withCString { p throws(Errno) in
-                    try Syscall.retrying { open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
-                })
+            file = try Array(path.utf8).withCString { p throws(Errno) in
+                try OwnedDescriptor.opening { open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+            }
         } catch { throw .system(error.rawValue) }
         let st: stat
         do throws(Errno) { st = try Syscall.fstat(file.fd) } catch { throw .system(error.rawValue) }

@@ -31,17 +31,21 @@ package enum PathResolver {
     /// it instead of leading it elsewhere. Returns the last folder and whether this call made it (not another
     /// process, in between); nil when a component is not a directory or cannot be made.
     static func makeDirectories(_ path: String) -> (folder: OwnedDescriptor, made: Bool)? {
-        guard var folder = try? OwnedDescriptor(Syscall.openDirectoryPath(path: "/")) else { return nil }
+        guard var folder = try? Syscall.openDirectoryPath(path: "/") else { return nil }
         var made = false
         for part in absolute(path, relativeTo: "/").split(separator: "/") {
             let name = Array(part.utf8)
             made =
-                (try? name.withCString { n throws(Errno) in try Syscall.retrying { mkdirat(folder.fd, n, 0o755) } })
+                (try? name.withCString { n throws(Errno) in
+                    try Syscall.retrying { mkdirat(folder.fd.rawValue, n, 0o755) }
+                })
                 != nil
             guard
-                let next = try? name.withCString({ n throws(Errno) in try Syscall.openDirectoryPath(at: folder.fd, n) })
+                let next = folder.borrow({ fd in
+                    try? name.withCString({ n throws(Errno) in try Syscall.openDirectoryPath(at: fd, n) })
+                })
             else { return nil }
-            folder = OwnedDescriptor(next)
+            folder = next
         }
         return (folder, made)
     }

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 import Synchronization
 
 /// What a folder is, whatever path reached it: device and inode, owner, and the mount it is seen through. Taken
@@ -25,7 +26,7 @@ package struct FolderIdentity: Sendable, Equatable {
     }
 
     /// The directory open at `fd`.
-    package init?(descriptor fd: Int32) {
+    package init?(descriptor fd: FileDescriptor) {
         guard let st = try? Syscall.fstat(fd), st.isDirectory else { return nil }
         self.init(st, mountID: try? Syscall.mountID(of: fd))
     }

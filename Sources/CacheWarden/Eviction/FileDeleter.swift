@@ -35,6 +35,9 @@ enum UnitOutcome: Equatable {
     case changed
     /// The system refused.
     case failed(Errno)
+    /// It holds what cannot leave whole, or what the trash could not empty (a mount point, a socket, a FIFO, a
+    /// device, a folder that cannot be read, or written and emptied): it stays, and an `error` line says why.
+    case kept(String)
     /// A client's lock of the root no longer stands (see `DeletionOutcome.lockLost`): it stays, the trim stops.
     case lockLost
     /// The unit's client holds its lock: it stays.
@@ -64,12 +67,14 @@ protocol FileDeleter {
     /// Deletes a unit's pointer if it is still the symlink found: moved into the trash, checked there, unlinked
     /// (else put back: `.changed`). `.vanished`: gone, or its folder went in this trim; any other error `.failed`.
     mutating func deleteLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome
-    /// Whether the folder of unit `n` holds exactly its counted `files` and nothing a unit cannot (a read-only
-    /// look, as `evictUnit` takes before its rename): asked before a unit's pointers go.
-    mutating func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> Bool
+    /// Why unit `n` cannot go whole now (`.changed`: it does not hold exactly its counted `files`; `.kept`: it
+    /// holds what a unit cannot), or nil: a read-only look, as `evictUnit` takes before its rename, asked before a
+    /// unit's pointers go.
+    mutating func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome?
     /// The filesystem refused the move into the trash (set once met; units then go file by file).
     var renameRefused: Errno? { get }
-    /// Something in the trash could not be deleted (it goes at the next start).
+    /// A file moved into the trash and kept (its check failed) could not be put back: its folder went, or no name
+    /// was free beside it. It stays in the trash and goes at the next start.
     var trashTrouble: Errno? { get }
     /// Units were moved into the trash, to be deleted there a moment later.
     var leftInTrash: Bool { get }
@@ -96,7 +101,7 @@ struct DryRunDeleter: FileDeleter {
     func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome { .simulated }
     func checkLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome? { nil }
     func deleteLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome { .simulated }
-    func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> Bool { true }
+    func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome? { nil }
     var renameRefused: Errno? { nil }
     var trashTrouble: Errno? { nil }
     var leftInTrash: Bool { false }
@@ -112,7 +117,7 @@ struct ReportOnlyDeleter: FileDeleter {
     func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome { .changed }
     func checkLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome? { .changed }
     func deleteLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome { .changed }
-    func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> Bool { false }
+    func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome? { .changed }
     var renameRefused: Errno? { nil }
     var trashTrouble: Errno? { nil }
     var leftInTrash: Bool { false }

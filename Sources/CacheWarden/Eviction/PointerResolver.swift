@@ -97,7 +97,7 @@ struct PointerResolver {
     /// What the link `link.name` of `link.dir` says now: nil when it is gone; `.failure` when it cannot be read or
     /// is no longer a link.
     mutating func reread(_ link: PointerLink, _ ledger: SizeLedger) -> Result<[UInt8], Errno>? {
-        let fd: Int32
+        let fd: FileDescriptor
         do throws(Errno) { fd = try directories.open(link.dir, in: ledger) } catch { return .failure(error) }
         return (link.name + [0]).withUnsafeBufferPointer { b in
             b.withMemoryRebound(to: CChar.self) { p -> Result<[UInt8], Errno>? in
@@ -114,7 +114,7 @@ struct PointerResolver {
     /// What `name` in folder `n` is, where the ledger has no folder of that name.
     private mutating func entry(_ name: [UInt8], in n: NodeID, _ ledger: SizeLedger) -> Entry {
         if name.withUnsafeBytes({ ledger.existingRecord(in: n, named: $0) }) != nil { return .end }
-        let fd: Int32
+        let fd: FileDescriptor
         do throws(Errno) { fd = try directories.open(n, in: ledger) } catch { return .unreadable(error) }
         return (name + [0]).withUnsafeBufferPointer { b in
             b.withMemoryRebound(to: CChar.self) { p -> Entry in

@@ -14,7 +14,7 @@ extension SafeRemover {
         // A folder the ledger no longer has went in this trim (a unit moved whole, or emptied and removed), and
         // the links in it with it.
         guard ledger.isLive(link.dir) else { return .vanished }
-        let dirfd: Int32
+        let dirfd: FileDescriptor
         do throws(Errno) { dirfd = try directories.open(link.dir, in: ledger) } catch { return .failed(error) }
         return (link.name + [0]).withUnsafeBufferPointer { b in
             b.withMemoryRebound(to: CChar.self) { Self.recheck($0.baseAddress!, in: dirfd, link) }
@@ -24,7 +24,7 @@ extension SafeRemover {
     mutating func deleteLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome {
         let trash = renameRefused == nil ? trashFolder(ledger) : nil
         guard ledger.isLive(link.dir) else { return .vanished }
-        let dirfd: Int32
+        let dirfd: FileDescriptor
         do throws(Errno) { dirfd = try directories.open(link.dir, in: ledger) } catch { return .failed(error) }
         TrashFolder.nextEntryName(UInt8(ascii: "f"), into: &movedName)
         let moved = movedName
@@ -41,14 +41,14 @@ extension SafeRemover {
         }
     }
 
-    mutating func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> Bool {
-        guard !ledger.isRoot(n), let fd = try? directories.open(n, in: ledger) else { return false }
-        return Self.holds(exactly: Set(files.map { ledger.record($0).ino }), fd)
+    mutating func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome? {
+        guard !ledger.isRoot(n), let fd = try? directories.open(n, in: ledger) else { return .changed }
+        return Self.refusal(holding: Set(files.map { ledger.record($0).ino }), fd)
     }
 
     private mutating func quarantineLink(
-        _ name: UnsafePointer<CChar>, in dirfd: Int32, as moved: UnsafePointer<CChar>,
-        in trash: Int32, _ link: PointerLink
+        _ name: UnsafePointer<CChar>, in dirfd: FileDescriptor, as moved: UnsafePointer<CChar>,
+        in trash: FileDescriptor, _ link: PointerLink
     ) -> DeletionOutcome {
         do throws(Errno) { try Syscall.renameNoReplace(at: dirfd, name, to: trash, moved) } catch {
             if Self.renameUnsupported.contains(error) {
@@ -58,18 +58,18 @@ extension SafeRemover {
             return error == .noSuchFileOrDirectory ? .vanished : .failed(error)
         }
         if let refused = Self.recheck(moved, in: trash, link) {
-            putBack(moved, from: trash, as: name, in: dirfd, replacing: false)
+            putBack(moved, from: trash, as: name, in: dirfd)
             return refused == .vanished ? .changed : refused
         }
         do throws(Errno) { try Syscall.unlink(at: trash, moved) } catch {
-            putBack(moved, from: trash, as: name, in: dirfd, replacing: false)
+            putBack(moved, from: trash, as: name, in: dirfd)
             return .failed(error)
         }
         return .removed
     }
 
     /// The link checked and unlinked where it is (no trash to be had).
-    private static func unlinkInPlace(_ name: UnsafePointer<CChar>, in dirfd: Int32, _ link: PointerLink)
+    private static func unlinkInPlace(_ name: UnsafePointer<CChar>, in dirfd: FileDescriptor, _ link: PointerLink)
         -> DeletionOutcome
     {
         if let refused = recheck(name, in: dirfd, link) { return refused }
@@ -81,7 +81,8 @@ extension SafeRemover {
 
     /// Why `name` in `dirfd` is not the link found (nil when it is): `.vanished` when nothing has the name,
     /// `.changed` when something else does, `.failed` when it cannot be looked at.
-    static func recheck(_ name: UnsafePointer<CChar>, in dirfd: Int32, _ link: PointerLink) -> DeletionOutcome? {
+    static func recheck(_ name: UnsafePointer<CChar>, in dirfd: FileDescriptor, _ link: PointerLink) -> DeletionOutcome?
+    {
         switch UnitLinks.link(name, in: dirfd) {
         case .success(let found?): return found.ino == link.ino && found.target == link.target ? nil : .changed
         case .success(nil):

@@ -11,7 +11,9 @@ extension SafeRemover {
     static let renameUnsupported: Set<Errno> = [.invalidArgument, .improperLink, .notPermitted, .resourceBusy]
 
     /// Moves the victim into the trash, checks it there, and unlinks it; puts back what is not the file counted.
-    mutating func quarantine(_ name: UnsafePointer<CChar>, in dirfd: Int32, trash: Int32, _ counted: Counted)
+    mutating func quarantine(
+        _ name: UnsafePointer<CChar>, in dirfd: FileDescriptor, trash: FileDescriptor, _ counted: Counted
+    )
         -> DeletionOutcome
     {
         // Under `order = ctime` the move itself sets the ctime: the full check is made in place first, and after
@@ -32,8 +34,8 @@ extension SafeRemover {
     }
 
     private mutating func moveCheckUnlink(
-        _ name: UnsafePointer<CChar>, in dirfd: Int32, as q: UnsafePointer<CChar>,
-        in trash: Int32, _ counted: Counted, before: stat?
+        _ name: UnsafePointer<CChar>, in dirfd: FileDescriptor, as q: UnsafePointer<CChar>,
+        in trash: FileDescriptor, _ counted: Counted, before: stat?
     ) -> DeletionOutcome {
         do throws(Errno) { try Syscall.renameNoReplace(at: dirfd, name, to: trash, q) } catch {
             if Self.renameUnsupported.contains(error) {
@@ -60,39 +62,38 @@ extension SafeRemover {
         }
         guard let refused else {
             do throws(Errno) { try Syscall.unlink(at: trash, q) } catch {
-                putBack(q, from: trash, as: name, in: dirfd, replacing: false)
+                putBack(q, from: trash, as: name, in: dirfd)
                 return .failed(error)
             }
             return .removed
         }
-        putBack(q, from: trash, as: name, in: dirfd, replacing: true)
+        putBack(q, from: trash, as: name, in: dirfd)
         return refused == .vanished ? .changed : refused
     }
 
-    /// Moves what the trash holds as `moved` back under `name` in `parent`. When a newer entry took the name
-    /// meanwhile and `replacing` (a client renamed a fresh file over the victim's name twice), a regular file moved
-    /// goes as that client's own rename would have replaced it; anything else is put beside the name
-    /// (`<name>.restored-by-cachewarden-N`), never deleted.
+    /// Moves what the trash holds as `moved` back under `name` in `parent`; when a newer entry took the name
+    /// meanwhile (a client renamed a fresh file over the victim's name twice), beside it
+    /// (`<name>.restored-by-cachewarden-N`). What failed its re-check is never deleted, even where the client's own
+    /// rename would have replaced it: a deletion is only ever of a checked victim, and says so in an `evict` line.
     mutating func putBack(
-        _ moved: UnsafePointer<CChar>, from trash: Int32, as name: UnsafePointer<CChar>, in parent: Int32,
-        replacing: Bool
+        _ moved: UnsafePointer<CChar>, from trash: FileDescriptor, as name: UnsafePointer<CChar>,
+        in parent: FileDescriptor
     ) {
+        var failure: Errno
         do throws(Errno) { try Syscall.renameNoReplace(at: trash, moved, to: parent, name); return } catch {
-            if error == .fileExists, replacing, (try? Syscall.lstat(at: trash, moved))?.isRegularFile == true {
-                _ = try? Syscall.unlink(at: trash, moved)
-                return
-            }
+            failure = error
         }
-        let base = UnsafeRawBufferPointer(start: name, count: strlen(name))
-        for attempt in 1...100 {
+        // Beside the name only when a newer entry holds it; the suffix fits in a name of 255 bytes.
+        let base = UnsafeRawBufferPointer(start: name, count: min(strlen(name), 255 - 32))
+        for attempt in 1...100 where failure == .fileExists {
             let beside = Array(base) + Array(".restored-by-cachewarden-\(attempt)".utf8)
-            if (try? beside.withCString({ b throws(Errno) in
-                try Syscall.renameNoReplace(at: trash, moved, to: parent, b)
-            })) != nil {
+            do throws(Errno) {
+                try beside.withCString { b throws(Errno) in try Syscall.renameNoReplace(at: trash, moved, to: parent, b)
+                }
                 return
-            }
+            } catch { failure = error }
         }
-        trashTrouble = .fileExists
+        trashTrouble = failure
     }
 
     /// The root's trash, opened or made once per trim; nil when it cannot be (the first problem is kept).
@@ -101,7 +102,7 @@ extension SafeRemover {
             do throws(Errno) {
                 let root = try directories.open(rootNode, in: ledger)
                 // A descriptor of its own for `finish`: `directories` may close its cached one before then.
-                trashParent = OwnedDescriptor(try Syscall.openDirectoryPath(at: root, "."))
+                trashParent = try Syscall.openDirectoryPath(at: root, ".")
                 trash = Result { () throws(TrashFolder.Problem) in try TrashFolder.open(in: root) }
             } catch {
                 trash = .failure(.system(error))

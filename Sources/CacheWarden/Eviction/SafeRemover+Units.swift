@@ -16,14 +16,14 @@ extension SafeRemover {
         guard !ledger.isRoot(node) else { return .changed }
         if let refused = renameRefused { return .notAtomic(refused) }
         let expected = Set(files.map { ledger.record($0).ino })
-        let unitFD: Int32
+        let unitFD: FileDescriptor
         do throws(Errno) { unitFD = try directories.open(node, in: ledger) } catch { return .changed }
-        guard Self.holds(exactly: expected, unitFD) else { return .changed }
+        if let refused = Self.refusal(holding: expected, unitFD) { return refused }
         guard let trash = trashFolder(ledger) else {
             if case .system(let e)? = trashProblem { return .notAtomic(e) }
             return .notAtomic(.fileExists)
         }
-        let parent: Int32
+        let parent: FileDescriptor
         do throws(Errno) { parent = try directories.open(ledger.parent(of: node), in: ledger) } catch {
             return .changed
         }
@@ -47,7 +47,8 @@ extension SafeRemover {
     }
 
     private mutating func moveUnit(
-        _ name: UnsafePointer<CChar>, in parent: Int32, as moved: UnsafePointer<CChar>, in trash: Int32,
+        _ name: UnsafePointer<CChar>, in parent: FileDescriptor, as moved: UnsafePointer<CChar>,
+        in trash: FileDescriptor,
         inode: UInt64, expected: Set<UInt64>, forgetting subtree: [NodeID]
     ) -> UnitOutcome {
         do throws(Errno) { try Syscall.renameNoReplace(at: parent, name, to: trash, moved) } catch {
@@ -59,11 +60,11 @@ extension SafeRemover {
         }
         for n in subtree { directories.forget(n) }
         // Out of the client's view now: what was moved must be the unit counted, holding the files counted.
-        let folder = try? OwnedDescriptor(Syscall.openDirectoryInMount(at: trash, moved, pathOnly: true))
-        let st = folder.flatMap { try? Syscall.fstat($0.fd) }
+        let folder = try? Syscall.openDirectoryInMount(at: trash, moved, pathOnly: true)
+        let st = folder.flatMap { folder in folder.borrow { try? Syscall.fstat($0) } }
         let isUnit = st.map { $0.isDirectory && UInt64($0.st_dev) == device && UInt64($0.st_ino) == inode } ?? false
-        guard isUnit, let folder, Self.holds(exactly: expected, folder.fd) else {
-            putBack(moved, from: trash, as: name, in: parent, replacing: false)
+        guard isUnit, let folder, folder.borrow({ Self.refusal(holding: expected, $0) }) == nil else {
+            putBack(moved, from: trash, as: name, in: parent)
             return .changed
         }
         // Deleted a moment later (`Engine.emptyTrashes`): a reader that opened the folder just before the rename
@@ -72,14 +73,16 @@ extension SafeRemover {
         return .moved
     }
 
-    /// Whether the folder open at `folder` holds exactly the regular files `expected` (inode numbers) and nothing a
+    /// Nil when the folder open at `folder` holds exactly the regular files `expected` (inode numbers) and nothing a
     /// unit cannot: by the listing's inode numbers, and where those do not agree (overlayfs may list other numbers
-    /// than `stat` reports) by every file's `lstat`.
-    static func holds(exactly expected: Set<UInt64>, _ folder: Int32) -> Bool {
+    /// than `stat` reports) by every file's `lstat`. Else `.kept` (what it holds cannot leave whole, which lasts)
+    /// or `.changed` (other files than those counted: a change the next stat catches up with).
+    static func refusal(holding expected: Set<UInt64>, _ folder: FileDescriptor) -> UnitOutcome? {
         let listed = UnitSurvey(folder, statting: false)
-        guard listed.unexpected == nil else { return false }
-        if listed.files == expected { return true }
+        if let why = listed.unexpected { return .kept(why) }
+        if listed.files == expected && !listed.vanished { return nil }
         let statted = UnitSurvey(folder, statting: true)
-        return statted.unexpected == nil && statted.files == expected
+        if let why = statted.unexpected { return .kept(why) }
+        return statted.files == expected && !statted.vanished ? nil : .changed
     }
 }

@@ -15,8 +15,8 @@ import SystemPackage
 ///    default), `ctime` and `opened` either shows as a newer timestamp, and the file is no longer the oldest.
 /// What is moved is what is checked and what is unlinked: a client that renames a fresh file over the victim's
 /// name an instant before the move has the fresh file moved, found not to be the one counted, and put back
-/// (`RENAME_NOREPLACE`: if a still newer file took the name meanwhile, that one stays and the moved one, which the
-/// client's own rename would have replaced, goes); a rename over the name after the move only makes a new name.
+/// (`RENAME_NOREPLACE`: if a still newer file took the name meanwhile, that one stays and the moved one goes beside
+/// it, never deleted); a rename over the name after the move only makes a new name.
 /// A directory swapped for a symlink, another mount, or a file replaced or rewritten since it was counted is
 /// refused (`.changed`: the engine stats it again), not deleted. Directory descriptors are cached for one trim
 /// (`finish()` releases them). Where the trash cannot be had (a read-only root, a full inode table), the victim is
@@ -55,8 +55,11 @@ struct SafeRemover: FileDeleter {
     }
 
     mutating func check(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome? {
-        let (dirfd, counted, refused) = locate(r, in: ledger, checkingAge: checkingAge)
-        if let refused { return refused }
+        let (dirfd, counted): (FileDescriptor, Counted)
+        switch locate(r, in: ledger, checkingAge: checkingAge) {
+        case .refused(let refused): return refused
+        case .found(let d, let c): (dirfd, counted) = (d, c)
+        }
         let name = scratch, fileStat = fileStat
         return name.withUnsafeBufferPointer { b in
             b.withMemoryRebound(to: CChar.self) { Self.recheck($0.baseAddress!, in: dirfd, counted, fileStat).refused }
@@ -65,8 +68,11 @@ struct SafeRemover: FileDeleter {
 
     mutating func delete(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> DeletionOutcome {
         let trash = renameRefused == nil ? trashFolder(ledger) : nil
-        let (dirfd, counted, refused) = locate(r, in: ledger, checkingAge: checkingAge)
-        if let refused { return refused }
+        let (dirfd, counted): (FileDescriptor, Counted)
+        switch locate(r, in: ledger, checkingAge: checkingAge) {
+        case .refused(let refused): return refused
+        case .found(let d, let c): (dirfd, counted) = (d, c)
+        }
         let name = scratch, fileStat = fileStat
         return name.withUnsafeBufferPointer { b in
             b.withMemoryRebound(to: CChar.self) { p in
@@ -78,7 +84,7 @@ struct SafeRemover: FileDeleter {
 
     /// The victim checked and unlinked where it is (no trash to be had).
     static func deleteInPlace(
-        _ name: UnsafePointer<CChar>, in dirfd: Int32, _ counted: Counted,
+        _ name: UnsafePointer<CChar>, in dirfd: FileDescriptor, _ counted: Counted,
         _ fileStat: FileStat
     ) -> DeletionOutcome {
         if let refused = recheck(name, in: dirfd, counted, fileStat).refused { return refused }
@@ -99,11 +105,16 @@ struct SafeRemover: FileDeleter {
         var byMtime = false
     }
 
-    /// Opens the victim's verified directory and puts its NUL-terminated name in `scratch`; returns the directory,
-    /// what was counted, or why the victim cannot be reached.
-    private mutating func locate(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> (
-        Int32, Counted, DeletionOutcome?
-    ) {
+    /// A victim's verified directory (borrowed from `directories`) and what was counted of it, or why it cannot be
+    /// reached.
+    private enum Located {
+        case found(FileDescriptor, Counted)
+        case refused(DeletionOutcome)
+    }
+
+    /// Opens the victim's verified directory and puts its NUL-terminated name in `scratch`; returns the directory
+    /// and what was counted, or why the victim cannot be reached.
+    private mutating func locate(_ r: RecordID, in ledger: SizeLedger, checkingAge: Bool) -> Located {
         let rec = ledger.record(r)
         let counted = Counted(
             ino: rec.ino, age: checkingAge ? ledger.victimAge(r) : nil,
@@ -113,22 +124,22 @@ struct SafeRemover: FileDeleter {
             scratch.removeAll(keepingCapacity: true)
             ledger.withName(ofRecord: r) { scratch.append(contentsOf: $0) }
             scratch.append(0)
-            return (dirfd, counted, nil)
+            return .found(dirfd, counted)
         } catch {
             switch error {
             // A directory on the way is gone, renamed, replaced or a symlink: the ledger is behind the disk (its
             // events are still queued). Not "vanished": the file may well exist, elsewhere.
             // `improperLink`: a mount now covers a directory on the way (never crossed; its files are hidden).
             case .staleNFSFileHandle, .tooManySymbolicLinkLevels, .notDirectory, .noSuchFileOrDirectory, .improperLink:
-                return (-1, counted, .changed)
-            default: return (-1, counted, .failed(error))
+                return .refused(.changed)
+            default: return .refused(.failed(error))
             }
         }
     }
 
     /// Why the name must not be deleted now (nil when it is still the file the ledger counted), and its status.
     static func recheck(
-        _ name: UnsafePointer<CChar>, in dirfd: Int32, _ counted: Counted,
+        _ name: UnsafePointer<CChar>, in dirfd: FileDescriptor, _ counted: Counted,
         _ fileStat: FileStat
     ) -> (refused: DeletionOutcome?, status: stat?) {
         let st: stat
@@ -168,13 +179,15 @@ struct SafeRemover: FileDeleter {
     /// Unlinks the symlinks in the verified directory `fd` — the links themselves (`unlinkat` never follows one),
     /// which the ledger does not count (Hugging Face's `snapshots/<rev>/` holds only links into `blobs/`) — so that
     /// a unit deleted whole leaves no folder of dangling links behind.
-    private static func unlinkSymlinks(in fd: Int32) {
-        guard let listing = try? OwnedDescriptor(Syscall.reopenForListing(fd)) else { return }
+    private static func unlinkSymlinks(in fd: FileDescriptor) {
+        guard let listing = try? Syscall.reopenForListing(fd) else { return }
         var links: [[CChar]] = []
-        try? Syscall.readDirectory(listing.fd) { entry in
-            let name = entry.name
-            if let st = try? Syscall.lstat(at: fd, name), st.isSymlink {
-                links.append(Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1)))
+        listing.borrow { listed in
+            try? Syscall.readDirectory(listed) { entry in
+                let name = entry.name
+                if let st = try? Syscall.lstat(at: fd, name), st.isSymlink {
+                    links.append(Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1)))
+                }
             }
         }
         for link in links { link.withUnsafeBufferPointer { _ = try? Syscall.unlink(at: fd, $0.baseAddress!) } }

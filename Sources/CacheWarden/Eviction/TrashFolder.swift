@@ -67,7 +67,7 @@ package enum TrashFolder {
 
     /// The trash of the root open at `root` (any descriptor of it), made if it is missing; `.foreign` when
     /// something else has its name.
-    static func open(in root: Int32) throws(Problem) -> OwnedDescriptor {
+    static func open(in root: FileDescriptor) throws(Problem) -> OwnedDescriptor {
         let name = Array(Self.name.utf8)
         let made = name.withCString { n in
             Result { () throws(Errno) in try Syscall.makeDirectory(at: root, n, mode: 0o700) }
@@ -75,9 +75,9 @@ package enum TrashFolder {
         if case .failure(let e) = made, e != .fileExists { throw .system(e) }
         let trash: OwnedDescriptor
         do throws(Errno) {
-            trash = OwnedDescriptor(
-                try name.withCString { n throws(Errno) in try Syscall.openDirectoryInMount(at: root, n, pathOnly: true)
-                })
+            trash = try name.withCString { n throws(Errno) in
+                try Syscall.openDirectoryInMount(at: root, n, pathOnly: true)
+            }
         } catch {
             throw error == .notDirectory || error == .tooManySymbolicLinkLevels || error == .improperLink
                 ? .foreign : .system(error)
@@ -88,16 +88,18 @@ package enum TrashFolder {
 
     /// Deletes what this process moved into the root's trash (names with its salt), then the trash itself if
     /// nothing is left in it; returns the first error met (what it concerns stays, for the next start).
-    static func empty(in root: Int32) -> Errno? {
+    static func empty(in root: FileDescriptor) -> Errno? {
         let opened = Array(name.utf8).withCString { n in
             Result { () throws(Errno) in try Syscall.openDirectoryInMount(at: root, n, pathOnly: true) }
         }
-        guard case .success(let fd) = opened else { return nil }
-        let trash = OwnedDescriptor(fd)
+        guard case .success(let trash) = opened else { return nil }
         guard let entries = try? entries(of: trash) else { return nil }
         var remover = TreeRemover()
-        for entry in entries where isOwnEntry(entry) { remover.removeEntry(entry, in: trash.fd) }
-        removeIfEmpty(in: root)
+        // The trash stays open until it is removed, as it did when its owner lived to the end of the scope.
+        withExtendedLifetime(trash) {
+            for entry in entries where isOwnEntry(entry) { remover.removeEntry(entry, in: trash.fd) }
+            removeIfEmpty(in: root)
+        }
         return remover.firstError
     }
 
@@ -108,7 +110,7 @@ package enum TrashFolder {
     }
 
     /// Removes the root's trash if nothing is left in it (at the end of a trim).
-    static func removeIfEmpty(in root: Int32) {
+    static func removeIfEmpty(in root: FileDescriptor) {
         _ = try? Array(name.utf8).withCString { n throws(Errno) in try Syscall.unlink(at: root, n, directory: true) }
     }
 
@@ -120,9 +122,11 @@ package enum TrashFolder {
             throw .foreign
         }
         do throws(Errno) {
-            let listing = OwnedDescriptor(try Syscall.reopenForListing(trash.fd))
-            try Syscall.readDirectory(listing.fd) { entry in
-                found.append(Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name))))
+            let listing = try Syscall.reopenForListing(trash.fd)
+            try listing.borrow { (listed) throws(Errno) in
+                try Syscall.readDirectory(listed) { entry in
+                    found.append(Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name))))
+                }
             }
         } catch { throw .system(error) }
         guard found.allSatisfy(isEntryName) else { throw .foreign }
@@ -131,13 +135,15 @@ package enum TrashFolder {
 
     /// Whether the folder at `root` (a path) holds something of the trash's name that CacheWarden did not make.
     package static func isForeign(in root: String) -> Bool {
-        guard let folder = try? OwnedDescriptor(Syscall.openDirectoryPath(path: root)) else { return false }
-        let opened = Array(name.utf8).withCString { n in
-            Result { () throws(Errno) in try Syscall.openDirectoryInMount(at: folder.fd, n, pathOnly: true) }
+        guard let folder = try? Syscall.openDirectoryPath(path: root) else { return false }
+        let opened = folder.borrow { fd in
+            Array(name.utf8).withCString { n in
+                Result { () throws(Errno) in try Syscall.openDirectoryInMount(at: fd, n, pathOnly: true) }
+            }
         }
         switch opened {
-        case .success(let fd):
-            do throws(Problem) { _ = try entries(of: OwnedDescriptor(fd)) } catch { return error == .foreign }
+        case .success(let trash):
+            do throws(Problem) { _ = try entries(of: trash) } catch { return error == .foreign }
             return false
         case .failure(let e): return e == .notDirectory || e == .tooManySymbolicLinkLevels || e == .improperLink
         }
@@ -146,19 +152,20 @@ package enum TrashFolder {
     /// Empties the trash of the root open at `root` of what an interrupted run left; returns how many files and
     /// folders went. Throws `.foreign` (touching nothing) when the trash's name is someone else's.
     @discardableResult
-    static func recover(in root: Int32) throws(Problem) -> Int {
+    static func recover(in root: FileDescriptor) throws(Problem) -> Int {
         let opened = Array(name.utf8).withCString { n in
             Result { () throws(Errno) in try Syscall.openDirectoryInMount(at: root, n, pathOnly: true) }
         }
         let trash: OwnedDescriptor
         switch opened {
-        case .success(let fd): trash = OwnedDescriptor(fd)
+        case .success(let opened): trash = opened
         case .failure(.noSuchFileOrDirectory): return 0
         case .failure(.notDirectory), .failure(.tooManySymbolicLinkLevels), .failure(.improperLink): throw .foreign
         case .failure(let e): throw .system(e)
         }
         var remover = TreeRemover()
-        for entry in try entries(of: trash) { remover.removeEntry(entry, in: trash.fd) }
+        let found = try entries(of: trash)
+        trash.borrow { fd in for entry in found { remover.removeEntry(entry, in: fd) } }
         return remover.removed
     }
 }

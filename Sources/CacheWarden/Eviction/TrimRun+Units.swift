@@ -173,8 +173,8 @@ extension TrimRun {
         }
         guard !unit.pointers.isEmpty else { return true }
         guard checkLinks(of: unit, &state) else { return false }
-        if let node = unit.node, !deleter.surveyUnit(node, files: unit.files, in: state.ledger) {
-            changed += unit.files
+        if let node = unit.node, let refused = deleter.surveyUnit(node, files: unit.files, in: state.ledger) {
+            if case .kept(let why) = refused { noteKept(why, unit, &state) } else { changed += unit.files }
             return false
         }
         return true
@@ -200,8 +200,16 @@ extension TrimRun {
         case .notAtomic(let errno):
             noteNotAtomic(errno, unit, &state)
             return deleteFileByFile(unit, &state)
+        case .kept(let why): noteKept(why, unit, &state); return (0, 0)
         }
         return whole
+    }
+
+    /// A unit that cannot leave whole stays, said at each trim that comes to it (it stays until its client or an
+    /// operator changes what it holds).
+    private func noteKept(_ why: String, _ unit: Unit, _ state: inout PipelineState) {
+        state.events.error(
+            "unit kept: \(why)", dir: runtime.name, file: PathBytes.display(unit.path), kind: "unit_kept")
     }
 
     /// Said once per root: the root remembers it (`RootRuntime.renameRefused`) and its later trims go file by file

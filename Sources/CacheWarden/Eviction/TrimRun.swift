@@ -306,7 +306,8 @@ struct TrimRun {
         inUse.removeAll()
         if let trouble = deleter.trashTrouble {
             state.events.error(
-                "something in \(TrashFolder.name) could not be deleted (\(trouble)); it goes at the next start",
+                "a file moved into \(TrashFolder.name) and kept could not be put back (\(trouble)); "
+                    + "it stays there and goes at the next start",
                 dir: runtime.name, kind: "trash")
         }
         if let refused = deleter.renameRefused, state.roots[root]?.renameRefused == nil {

@@ -75,24 +75,26 @@ struct UnitLinks {
 
     /// One folder: one listing for its links, regular files and subfolders; then each link read.
     private mutating func list(_ n: NodeID, _ ledger: SizeLedger) {
-        let fd: Int32, listing: OwnedDescriptor
+        let fd: FileDescriptor, listing: OwnedDescriptor
         do throws(Errno) {
             fd = try resolver.directories.open(n, in: ledger)
-            listing = OwnedDescriptor(try Syscall.reopenForListing(fd))
+            listing = try Syscall.reopenForListing(fd)
         } catch { return fail("cannot open", n, nil, error, ledger) }
         var links: [[UInt8]] = [], files: [[UInt8]] = [], unknown: [UInt8]?, unreadable: Errno?
         do throws(Errno) {
-            try Syscall.readDirectory(listing.fd, buffer: buffer) { entry in
-                let name = Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name)))
-                switch Self.type(of: entry, in: fd) {
-                case .success(UInt8(DT_LNK)): links.append(name)
-                case .success(UInt8(DT_REG)): files.append(name)
-                case .success(UInt8(DT_DIR)):
-                    if name.withUnsafeBytes({ ledger.subdirectory(of: n, named: $0) }) == nil {
-                        unknown = unknown ?? name
+            try listing.borrow { (listed) throws(Errno) in
+                try Syscall.readDirectory(listed, buffer: buffer) { entry in
+                    let name = Array(UnsafeRawBufferPointer(start: entry.name, count: strlen(entry.name)))
+                    switch Self.type(of: entry, in: fd) {
+                    case .success(UInt8(DT_LNK)): links.append(name)
+                    case .success(UInt8(DT_REG)): files.append(name)
+                    case .success(UInt8(DT_DIR)):
+                        if name.withUnsafeBytes({ ledger.subdirectory(of: n, named: $0) }) == nil {
+                            unknown = unknown ?? name
+                        }
+                    case .failure(let e): unreadable = unreadable ?? e
+                    default: break
                     }
-                case .failure(let e): unreadable = unreadable ?? e
-                default: break
                 }
             }
         } catch { return fail("cannot list", n, nil, error, ledger) }
@@ -112,7 +114,9 @@ struct UnitLinks {
 
     /// The link `name` of the folder open at `fd`; nil when it is gone or no longer a link (nothing to point with),
     /// or cannot be read (`problem`).
-    private mutating func read(_ name: [UInt8], in fd: Int32, _ n: NodeID, _ ledger: SizeLedger) -> PointerLink? {
+    private mutating func read(_ name: [UInt8], in fd: FileDescriptor, _ n: NodeID, _ ledger: SizeLedger)
+        -> PointerLink?
+    {
         let got: Result<(ino: UInt64, target: [UInt8])?, Errno> = (name + [0]).withUnsafeBufferPointer { b in
             b.withMemoryRebound(to: CChar.self) { Self.link($0.baseAddress!, in: fd) }
         }
@@ -153,7 +157,9 @@ struct UnitLinks {
     }
 
     /// `lstat` and `readlinkat` of `name` in `dir`: its inode and target; nil when it is gone or not a link.
-    static func link(_ name: UnsafePointer<CChar>, in dir: Int32) -> Result<(ino: UInt64, target: [UInt8])?, Errno> {
+    static func link(_ name: UnsafePointer<CChar>, in dir: FileDescriptor) -> Result<
+        (ino: UInt64, target: [UInt8])?, Errno
+    > {
         let st: stat
         do throws(Errno) { st = try Syscall.lstat(at: dir, name) } catch {
             return error == .noSuchFileOrDirectory ? .success(nil) : .failure(error)
@@ -167,10 +173,10 @@ struct UnitLinks {
     }
 
     /// `readlinkat(dir, name)`: what the link says (`EINVAL`: not a link).
-    static func readLink(_ name: UnsafePointer<CChar>, in dir: Int32) -> Result<[UInt8], Errno> {
+    static func readLink(_ name: UnsafePointer<CChar>, in dir: FileDescriptor) -> Result<[UInt8], Errno> {
         var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
         let n = buffer.withUnsafeMutableBufferPointer { b in
-            b.withMemoryRebound(to: CChar.self) { readlinkat(dir, name, $0.baseAddress!, $0.count) }
+            b.withMemoryRebound(to: CChar.self) { readlinkat(dir.rawValue, name, $0.baseAddress!, $0.count) }
         }
         if n < 0 { return .failure(Errno(rawValue: errno)) }
         guard n > 0, n < buffer.count else { return .failure(.fileNameTooLong) }
@@ -178,7 +184,7 @@ struct UnitLinks {
     }
 
     /// The entry's type from the listing, or its `lstat` where the filesystem lists none (`DT_UNKNOWN` when gone).
-    private static func type(of entry: DirectoryEntry, in dir: Int32) -> Result<UInt8, Errno> {
+    private static func type(of entry: DirectoryEntry, in dir: FileDescriptor) -> Result<UInt8, Errno> {
         guard entry.typeUnknown else { return .success(entry.type) }
         let st: stat
         do throws(Errno) { st = try Syscall.lstat(at: dir, entry.name) } catch {

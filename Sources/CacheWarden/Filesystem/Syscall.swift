@@ -20,8 +20,10 @@ package enum Syscall {
     }
 
     /// `openat(2)` of a directory that must not be a symlink, close-on-exec.
-    package static func openDirectory(at dirfd: Int32, _ name: UnsafePointer<CChar>) throws(Errno) -> Int32 {
-        try retrying { openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+    package static func openDirectory(at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>) throws(Errno)
+        -> OwnedDescriptor
+    {
+        try OwnedDescriptor.opening { openat(dirfd.rawValue, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
     }
 
     /// `openat(2)` of a directory that must not be a symlink, as an `O_PATH` descriptor: good as the directory of
@@ -30,8 +32,10 @@ package enum Syscall {
     /// watcher's own opens instance; a read-only open queued an `IN_OPEN` and woke the watcher for a second batch
     /// after every file it statted (older kernels report both kinds alike). It also needs only search permission,
     /// which is all a stat or an unlink in the directory needs.
-    package static func openDirectoryPath(at dirfd: Int32, _ name: UnsafePointer<CChar>) throws(Errno) -> Int32 {
-        try retrying { cwsys_open_directory_path(dirfd, name) }
+    package static func openDirectoryPath(at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>) throws(Errno)
+        -> OwnedDescriptor
+    {
+        try OwnedDescriptor.opening { cwsys_open_directory_path(dirfd.rawValue, name) }
     }
 
     /// `openat2(2)` of a directory that must not be a symlink nor another mount's (a mount point, or an automount
@@ -39,12 +43,13 @@ package enum Syscall {
     /// and where a seccomp filter refuses system calls it does not know (older container profiles answer `EPERM`)
     /// — found out once per process.
     /// `pathOnly` gives an `O_PATH` descriptor (see `openDirectoryPath(at:_:)`).
-    package static func openDirectoryInMount(at dirfd: Int32, _ name: UnsafePointer<CChar>, pathOnly: Bool = false)
-        throws(Errno) -> Int32
-    {
+    package static func openDirectoryInMount(
+        at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>, pathOnly: Bool = false
+    ) throws(Errno) -> OwnedDescriptor {
         guard openat2Usable.load(ordering: .relaxed) else { throw Errno.noFunction }
-        do throws(Errno) { return try retrying { cwsys_open_directory_in_mount(dirfd, name, pathOnly ? 1 : 0) } } catch
-        {
+        do throws(Errno) {
+            return try OwnedDescriptor.opening { cwsys_open_directory_in_mount(dirfd.rawValue, name, pathOnly ? 1 : 0) }
+        } catch {
             guard [.noFunction, .notPermitted, .invalidArgument, .argListTooLong].contains(error) else { throw error }
             openat2Usable.store(false, ordering: .relaxed)
             throw Errno.noFunction
@@ -54,17 +59,19 @@ package enum Syscall {
     private static let openat2Usable = Atomic<Bool>(true)
 
     /// `openat(2)` of a directory by absolute path (a root), never through a final symlink.
-    package static func openDirectory(path: String) throws(Errno) -> Int32 {
-        try Array(path.utf8).withCString { p throws(Errno) in try openDirectory(at: AT_FDCWD, p) }
+    package static func openDirectory(path: String) throws(Errno) -> OwnedDescriptor {
+        try Array(path.utf8).withCString { p throws(Errno) in try openDirectory(at: currentDirectory, p) }
     }
 
     /// An `O_PATH` descriptor of the directory at the canonical absolute `path`, opened without following a
     /// symlink anywhere in it (`openat2` with `RESOLVE_NO_SYMLINKS`; `ELOOP` for one). Where `openat2` cannot be
     /// used, the last component is opened `O_NOFOLLOW` and `/proc/self/fd` must show `path` itself.
-    package static func openRoot(path: String) throws(Errno) -> Int32 {
+    package static func openRoot(path: String) throws(Errno) -> OwnedDescriptor {
         if openat2Usable.load(ordering: .relaxed) {
             do throws(Errno) {
-                return try Array(path.utf8).withCString { p throws(Errno) in try retrying { cwsys_open_root(p) } }
+                return try Array(path.utf8).withCString { p throws(Errno) in
+                    try OwnedDescriptor.opening { cwsys_open_root(p) }
+                }
             } catch {
                 guard [.noFunction, .notPermitted, .invalidArgument, .argListTooLong].contains(error) else {
                     throw error
@@ -72,66 +79,80 @@ package enum Syscall {
                 openat2Usable.store(false, ordering: .relaxed)
             }
         }
-        let fd = try openDirectoryPath(path: path)
-        guard readLink("/proc/self/fd/\(fd)") == path else {
-            close(fd)
-            throw Errno.tooManySymbolicLinkLevels
-        }
-        return fd
+        let owned = try openDirectoryPath(path: path)
+        // A wrong one closes as `owned` goes.
+        guard readLink(owned.fd.procPath) == path else { throw Errno.tooManySymbolicLinkLevels }
+        return owned
     }
 
     /// `openDirectoryPath(at:_:)` of a root, by absolute path.
-    package static func openDirectoryPath(path: String) throws(Errno) -> Int32 {
-        try Array(path.utf8).withCString { p throws(Errno) in try openDirectoryPath(at: AT_FDCWD, p) }
+    package static func openDirectoryPath(path: String) throws(Errno) -> OwnedDescriptor {
+        try Array(path.utf8).withCString { p throws(Errno) in try openDirectoryPath(at: currentDirectory, p) }
     }
 
     /// The ID of the mount `name` in `dirfd` is on ("" for `dirfd` itself), as `/proc/self/mountinfo` numbers
     /// mounts: a bind mount of the same filesystem, which `st_dev` cannot tell, has an ID of its own. `ENOSYS`
     /// before Linux 5.8.
-    package static func mountID(at dirfd: Int32, _ name: UnsafePointer<CChar>) throws(Errno) -> UInt64 {
+    package static func mountID(at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>) throws(Errno) -> UInt64 {
         var id: UInt64 = 0
-        _ = try retrying { cwsys_mount_id(dirfd, name, &id) }
+        _ = try retrying { cwsys_mount_id(dirfd.rawValue, name, &id) }
         return id
     }
 
     /// `mountID(at:_:)` of an open descriptor.
-    package static func mountID(of fd: Int32) throws(Errno) -> UInt64 {
+    package static func mountID(of fd: FileDescriptor) throws(Errno) -> UInt64 {
         try mountID(at: fd, "")
     }
 
     /// `mountID(at:_:)` of a path.
     package static func mountID(path: String) throws(Errno) -> UInt64 {
-        try Array(path.utf8).withCString { p throws(Errno) in try mountID(at: AT_FDCWD, p) }
+        try Array(path.utf8).withCString { p throws(Errno) in try mountID(at: currentDirectory, p) }
     }
 
     /// `fstatat(2)` without following a final symlink.
-    package static func lstat(at dirfd: Int32, _ name: UnsafePointer<CChar>) throws(Errno) -> stat {
+    package static func lstat(at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>) throws(Errno) -> stat {
         var st = stat()
-        _ = try retrying { fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) }
+        _ = try retrying { fstatat(dirfd.rawValue, name, &st, AT_SYMLINK_NOFOLLOW) }
         return st
     }
 
     /// `lstat(2)` of a path.
     package static func lstat(path: String) throws(Errno) -> stat {
-        try Array(path.utf8).withCString { p throws(Errno) in try lstat(at: AT_FDCWD, p) }
+        try Array(path.utf8).withCString { p throws(Errno) in try lstat(at: currentDirectory, p) }
     }
 
     /// `fstat(2)` of an open descriptor.
-    package static func fstat(_ fd: Int32) throws(Errno) -> stat {
+    package static func fstat(_ fd: FileDescriptor) throws(Errno) -> stat {
         var st = stat()
-        _ = try retrying { Glibc.fstat(fd, &st) }
+        _ = try retrying { Glibc.fstat(fd.rawValue, &st) }
         return st
+    }
+
+    /// `fchmod(2)` of an open (not `O_PATH`) descriptor.
+    package static func changeMode(_ fd: FileDescriptor, to mode: mode_t) throws(Errno) {
+        _ = try retrying { fchmod(fd.rawValue, mode) }
+    }
+
+    /// Why this process may not add and remove names in directory `name` of `dirfd`, or nil when it may
+    /// (`faccessat(2)` with the effective IDs, `W_OK | X_OK`).
+    package static func namesChangeRefused(at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>) -> Errno? {
+        do throws(Errno) {
+            _ = try retrying { faccessat(dirfd.rawValue, name, W_OK | X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) }
+            return nil
+        } catch { return error }
     }
 
     /// A directory opened for listing (`getdents64`) from a descriptor of it, which may be an `O_PATH` one:
     /// `openat(fd, ".")` names the very directory `fd` holds, whatever has happened to its path since.
-    package static func reopenForListing(_ fd: Int32) throws(Errno) -> Int32 {
-        try retrying { openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+    package static func reopenForListing(_ fd: FileDescriptor) throws(Errno) -> OwnedDescriptor {
+        try OwnedDescriptor.opening { openat(fd.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
     }
 
     /// `unlinkat(2)` of a name in a directory (`AT_REMOVEDIR` for an empty directory).
-    package static func unlink(at dirfd: Int32, _ name: UnsafePointer<CChar>, directory: Bool = false) throws(Errno) {
-        _ = try retrying { unlinkat(dirfd, name, directory ? AT_REMOVEDIR : 0) }
+    package static func unlink(at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>, directory: Bool = false)
+        throws(Errno)
+    {
+        _ = try retrying { unlinkat(dirfd.rawValue, name, directory ? AT_REMOVEDIR : 0) }
     }
 
     /// `unlink(2)` of a path (a file CacheWarden itself wrote: never a victim, which goes through `unlink(at:)`).
@@ -142,15 +163,17 @@ package enum Syscall {
     /// `renameat2(2)` with `RENAME_NOREPLACE`: `from` in `fromDirectory` becomes `to` in `toDirectory` unless a
     /// name is there already (`EEXIST`); neither name is followed if it is a symlink.
     package static func renameNoReplace(
-        at fromDirectory: Int32, _ from: UnsafePointer<CChar>,
-        to toDirectory: Int32, _ to: UnsafePointer<CChar>
+        at fromDirectory: FileDescriptor, _ from: UnsafePointer<CChar>,
+        to toDirectory: FileDescriptor, _ to: UnsafePointer<CChar>
     ) throws(Errno) {
-        _ = try retrying { cwsys_rename_noreplace(fromDirectory, from, toDirectory, to) }
+        _ = try retrying { cwsys_rename_noreplace(fromDirectory.rawValue, from, toDirectory.rawValue, to) }
     }
 
     /// `mkdirat(2)` of `name` in `dirfd`.
-    package static func makeDirectory(at dirfd: Int32, _ name: UnsafePointer<CChar>, mode: mode_t) throws(Errno) {
-        _ = try retrying { mkdirat(dirfd, name, mode) }
+    package static func makeDirectory(at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>, mode: mode_t)
+        throws(Errno)
+    {
+        _ = try retrying { mkdirat(dirfd.rawValue, name, mode) }
     }
 
     /// `mkdir(2)`; an existing entry is not an error.
@@ -168,16 +191,16 @@ package enum Syscall {
     /// `fcntl`s and a `close` per directory on top of the reads (see `cwsys_read_directory`). A walker passes the
     /// `buffer` it reads every directory into; without one, one is made for the call.
     package static func readDirectory(
-        _ fd: Int32, fromStart: Bool = true, buffer reused: DirectoryBuffer? = nil,
+        _ fd: FileDescriptor, fromStart: Bool = true, buffer reused: DirectoryBuffer? = nil,
         _ body: (DirectoryEntry) -> Void
     ) throws(Errno) {
-        if fromStart { _ = try retrying { lseek(fd, 0, SEEK_SET) } }
+        if fromStart { _ = try retrying { lseek(fd.rawValue, 0, SEEK_SET) } }
         let owner = reused ?? DirectoryBuffer()
         defer { withExtendedLifetime(owner) {} }
         let buffer = owner.bytes
         let base = buffer.baseAddress!
         while true {
-            let n = try retrying { cwsys_read_directory(fd, base, buffer.count) }
+            let n = try retrying { cwsys_read_directory(fd.rawValue, base, buffer.count) }
             if n == 0 { return }
             var offset = 0
             var next = 0
@@ -190,9 +213,9 @@ package enum Syscall {
     }
 
     /// `read(2)` into `buffer`; 0 at end of file or when a non-blocking descriptor has nothing (`EAGAIN`).
-    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    package static func read(_ fd: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         do throws(Errno) {
-            return try retrying { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+            return try retrying { Glibc.read(fd.rawValue, buffer.baseAddress, buffer.count) }
         } catch {
             if error == .wouldBlock || error == .resourceTemporarilyUnavailable { return 0 }
             throw error
@@ -201,34 +224,29 @@ package enum Syscall {
 
     /// Writes all of `bytes` to `fd`, waiting (not spinning) when a non-blocking descriptor is full. The one
     /// write-everything loop: the JSON-lines sink, the metrics file and the CLI's messages use it.
-    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
+    package static func writeAll(_ fd: FileDescriptor, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
         var offset = 0
         while offset < bytes.count {
             do throws(Errno) {
-                offset += try retrying { write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
+                offset += try retrying { write(fd.rawValue, bytes.baseAddress! + offset, bytes.count - offset) }
             } catch {
                 guard error == .resourceTemporarilyUnavailable else { throw error }
-                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                var p = pollfd(fd: fd.rawValue, events: Int16(POLLOUT), revents: 0)
                 _ = try? retrying { poll(&p, 1, -1) }
             }
         }
     }
 
     /// A sealed memfd holding `bytes` (`memfd_create(2)`, written, then sealed against any change): how journald
-    /// takes a record too large for one datagram. The caller closes it.
-    package static func sealedMemoryFile(_ name: String, _ bytes: [UInt8]) throws(Errno) -> Int32 {
-        let fd = try retrying { cwsys_memfd(name) }
-        do throws(Errno) {
-            let written: Result<Void, Errno> = bytes.withUnsafeBytes { raw in
-                Result { () throws(Errno) in try writeAll(fd, raw) }
-            }
-            try written.get()
-            _ = try retrying { cwsys_seal(fd) }
-        } catch {
-            close(fd)
-            throw error
+    /// takes a record too large for one datagram. It closes as its owner goes (on an error, at once).
+    package static func sealedMemoryFile(_ name: String, _ bytes: [UInt8]) throws(Errno) -> OwnedDescriptor {
+        let owned = try OwnedDescriptor.opening { cwsys_memfd(name) }
+        let written: Result<Void, Errno> = bytes.withUnsafeBytes { raw in
+            Result { () throws(Errno) in try writeAll(owned.fd, raw) }
         }
-        return fd
+        try written.get()
+        _ = try retrying { cwsys_seal(owned.fd.rawValue) }
+        return owned
     }
 
     /// `statvfs(3)` of the filesystem holding `path`.
@@ -246,9 +264,9 @@ package enum Syscall {
     }
 
     /// The `f_type` magic and the `f_fsid` of the filesystem holding the open descriptor `fd` (`fstatfs(2)`).
-    package static func fileSystem(of fd: Int32) throws(Errno) -> (magic: UInt32, id: UInt64) {
+    package static func fileSystem(of fd: FileDescriptor) throws(Errno) -> (magic: UInt32, id: UInt64) {
         var magic: UInt32 = 0, id: UInt64 = 0
-        _ = try retrying { cwsys_descriptor_filesystem(fd, &magic, &id) }
+        _ = try retrying { cwsys_descriptor_filesystem(fd.rawValue, &magic, &id) }
         return (magic, id)
     }
 
@@ -269,11 +287,9 @@ package enum Syscall {
         return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// `close(2)`, ignoring its result: on Linux the descriptor is released even when close reports an error
-    /// (retrying on `EINTR` could close a descriptor another thread just got).
-    package static func close(_ fd: Int32) {
-        _ = Glibc.close(fd)
-    }
+    /// The `AT_FDCWD` stand-in for a directory descriptor: names are then resolved from the working directory
+    /// (absolute paths only, here).
+    package static let currentDirectory = FileDescriptor(rawValue: AT_FDCWD)
 
     /// `CLOCK_REALTIME_COARSE` in nanoseconds since 1970: the clock the kernel stamps file times with (up to a
     /// tick behind `CLOCK_REALTIME`). Times compared with mtimes — an `IN_OPEN` seen now — are taken on it, so a

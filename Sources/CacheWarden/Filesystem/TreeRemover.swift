@@ -22,7 +22,7 @@ struct TreeRemover {
 
     /// Removes `name` in the directory `parent`: a directory with everything in it, anything else by `unlinkat`.
     @discardableResult
-    mutating func removeEntry(_ name: [UInt8], in parent: Int32) -> Bool {
+    mutating func removeEntry(_ name: [UInt8], in parent: FileDescriptor) -> Bool {
         guard let st = try? name.withCString({ n throws(Errno) in try Syscall.lstat(at: parent, n) }) else {
             return false
         }
@@ -37,7 +37,7 @@ struct TreeRemover {
 
     /// Removes `name` in the directory `parent` with everything in it; returns whether it is gone.
     @discardableResult
-    mutating func remove(_ name: [UInt8], in parent: Int32) -> Bool {
+    mutating func remove(_ name: [UInt8], in parent: FileDescriptor) -> Bool {
         guard let top = open(name, in: parent) else { return false }
         var stack = [top]
         while !stack.isEmpty {
@@ -59,29 +59,31 @@ struct TreeRemover {
 
     /// Opens directory `name` of `parent` for listing, unlinks what in it is not a directory, and lists its
     /// subdirectories; nil (the error noted) when it cannot be opened.
-    private mutating func open(_ name: [UInt8], in parent: Int32) -> Frame? {
+    private mutating func open(_ name: [UInt8], in parent: FileDescriptor) -> Frame? {
         let opened = name.withCString { n in
             Result { () throws(Errno) in try Syscall.openDirectoryInMount(at: parent, n) }
         }
-        let fd: Int32
+        let folder: OwnedDescriptor
         switch opened {
-        case .success(let d): fd = d
+        case .success(let d): folder = d
         case .failure(.noFunction):
             // No openat2: a folder of another filesystem is not entered (the device tells it, not a bind mount).
             guard let d = try? name.withCString({ n throws(Errno) in try Syscall.openDirectory(at: parent, n) }) else {
                 return nil
             }
-            guard let mine = try? Syscall.fstat(d), let theirs = try? Syscall.fstat(parent),
+            // One on another filesystem closes as `d` goes.
+            guard let mine = try? Syscall.fstat(d.fd), let theirs = try? Syscall.fstat(parent),
                 mine.st_dev == theirs.st_dev
             else {
-                Syscall.close(d)
                 note(.improperLink)
                 return nil
             }
-            fd = d
+            folder = d
         case .failure(let e): note(e); return nil
         }
-        var frame = Frame(folder: OwnedDescriptor(fd), name: name)
+        let fd = folder.fd
+        Self.restoreOwnerWrite(fd)
+        var frame = Frame(folder: folder, name: name)
         var files: [[UInt8]] = []
         do throws(Errno) {
             try Syscall.readDirectory(fd, buffer: buffer) { entry in
@@ -102,6 +104,16 @@ struct TreeRemover {
             } catch { note(error) }
         }
         return frame
+    }
+
+    /// A folder its owner made read-only (Go's module cache makes every folder `0555`) cannot be emptied until
+    /// its owner's write bit is back. What this remover is given has left its client's view and is going, so the
+    /// bits are set back, as `go clean -modcache` does; only on a folder of this process's own user (anyone
+    /// else's cannot be changed, and the survey refuses a unit holding one).
+    private static func restoreOwnerWrite(_ fd: FileDescriptor) {
+        guard geteuid() != 0, let st = try? Syscall.fstat(fd), st.st_uid == geteuid(), st.st_mode & S_IRWXU != S_IRWXU
+        else { return }
+        try? Syscall.changeMode(fd, to: (st.st_mode & 0o7777) | S_IRWXU)
     }
 
     private mutating func note(_ error: Errno) {

@@ -11,11 +11,14 @@ struct WalkedFile: Sendable {
     var status: FileStatus
 }
 
+/// A directory's number within one walk (0 for the top, -1 for the top's parent): not a descriptor.
+typealias WalkID = Int32
+
 /// One directory a walk read, reported after its entries were read; parents are always reported before children.
 struct WalkedDirectory: Sendable {
     /// Walk-local id (0 for the top); `parent` is the id of the directory it was found in (-1 for the top).
-    var id: Int32
-    var parent: Int32
+    var id: WalkID
+    var parent: WalkID
     var name: [UInt8]
     var ino: UInt64
     /// The directory's own counted bytes.
@@ -60,8 +63,8 @@ struct TreeWalker: Sendable {
 
     /// A directory still to read: opened already (the top) or to be opened from its parent's descriptor.
     struct Pending: Sendable {
-        var id: Int32
-        var parent: Int32
+        var id: WalkID
+        var parent: WalkID
         var name: [UInt8]
         /// The inode the parent's entry named: from its `lstat`, or — `listed` — from the listing alone, whose
         /// type said directory (no `lstat`: the open checks it instead, see `open`).
@@ -70,24 +73,22 @@ struct TreeWalker: Sendable {
         /// Path relative to the root (kept only when there are `exclude` globs to match).
         var relative: [UInt8]
         var parentFD: OwnedDescriptor?
-        var fd: Int32
+        /// The top's descriptor, opened by the caller; nil for a directory still to be opened from `parentFD`.
+        var opened: OwnedDescriptor?
     }
 
-    /// The top of a walk; `fd` is owned by the walk (closed by it).
-    static func top(fd: Int32, ino: UInt64, relative: [UInt8]) -> Pending {
-        Pending(id: 0, parent: -1, name: [], ino: ino, relative: relative, parentFD: nil, fd: fd)
+    /// The top of a walk, opened as `top`.
+    static func top(_ top: OwnedDescriptor, ino: UInt64, relative: [UInt8]) -> Pending {
+        Pending(id: 0, parent: -1, name: [], ino: ino, relative: relative, parentFD: nil, opened: top)
     }
 
     /// Walks the tree on the calling thread. Stops early when `cancelled()` turns true.
     func walk(_ top: Pending, cancelled: () -> Bool, report: (WalkedDirectory) -> Void) {
-        var nextID: Int32 = 1
+        var nextID: WalkID = 1
         var stack = [top]
         let buffer = DirectoryBuffer()
         while let item = stack.popLast() {
-            if cancelled() {
-                if item.fd >= 0 { Syscall.close(item.fd) }
-                continue
-            }
+            if cancelled() { continue }
             let (dir, children) = read(item, buffer) {
                 defer { nextID += 1 }; return nextID
             }
@@ -104,7 +105,7 @@ struct TreeWalker: Sendable {
         report: @escaping @Sendable (WalkedDirectory) -> Void
     ) {
         let work = SharedWork(top)
-        let ids = Atomic<Int32>(1)
+        let ids = Atomic<WalkID>(1)
         let group = DispatchGroup()
         for n in 0..<max(1, threads) {
             group.enter()
@@ -112,7 +113,6 @@ struct TreeWalker: Sendable {
                 let buffer = DirectoryBuffer()
                 while let item = work.next() {
                     if cancelled() {
-                        if item.fd >= 0 { Syscall.close(item.fd) }
                         work.finished(adding: [])
                         continue
                     }
@@ -130,31 +130,29 @@ struct TreeWalker: Sendable {
 
     /// Opens (if needed), watches and reads one directory; returns its report (nil for a mount point the walk does
     /// not enter) and its subdirectories.
-    private func read(_ pending: Pending, _ buffer: DirectoryBuffer, nextID: () -> Int32) -> (
+    private func read(_ pending: Pending, _ buffer: DirectoryBuffer, nextID: () -> WalkID) -> (
         WalkedDirectory?, [Pending]
     ) {
         var dir = WalkedDirectory(id: pending.id, parent: pending.parent, name: pending.name, ino: pending.ino)
-        let opened: (fd: Int32, status: stat)?
+        let opened: (owner: OwnedDescriptor, status: stat)?
         do throws(Errno) { opened = try open(pending) } catch {
             dir.readError = error
             // Filed with the inode its name has (the listing's may be another number for it: overlayfs).
-            if pending.listed,
-                let st = try? pending.name.withCString({ n throws(Errno) in
-                    try Syscall.lstat(at: pending.parentFD?.fd ?? -1, n)
-                })
+            if pending.listed, let parentFD = pending.parentFD,
+                let st = try? pending.name.withCString({ n throws(Errno) in try Syscall.lstat(at: parentFD.fd, n) })
             {
                 dir.ino = UInt64(st.st_ino)
             }
             return (dir, [])
         }
-        guard let (fd, st) = opened else { return (nil, []) }
-        let shared = OwnedDescriptor(fd)
+        guard let (shared, st) = opened else { return (nil, []) }
+        let fd = shared.fd
         dir.ino = UInt64(st.st_ino)
         dir.bytes = fileStat.bytes(st)
         dir.watch = watcher?.watch(fd, st, events)
         var subdirectories: [Pending] = []
         do throws(Errno) {
-            try Syscall.readDirectory(fd, fromStart: pending.fd >= 0, buffer: buffer) { entry in
+            try Syscall.readDirectory(fd, fromStart: pending.opened != nil, buffer: buffer) { entry in
                 readEntry(entry, in: shared, pending, into: &dir, subdirectories: &subdirectories, nextID: nextID)
             }
         } catch {
@@ -175,19 +173,14 @@ struct TreeWalker: Sendable {
     /// was swapped — unless the filesystem is overlayfs, which may list another number than `stat` reports: there
     /// an `lstat` of the name must agree with the descriptor. Before Linux 5.6 (no `openat2`), only another
     /// filesystem's mounts are told apart.
-    private func open(_ pending: Pending) throws(Errno) -> (fd: Int32, status: stat)? {
-        if pending.fd >= 0 {
-            do throws(Errno) { return (pending.fd, try Syscall.fstat(pending.fd)) } catch {
-                Syscall.close(pending.fd)
-                throw error
-            }
-        }
+    private func open(_ pending: Pending) throws(Errno) -> (owner: OwnedDescriptor, status: stat)? {
+        if let top = pending.opened { return (top, try Syscall.fstat(top.fd)) }
         guard let parentFD = pending.parentFD else { throw Errno.badFileDescriptor }
-        return try pending.name.withCString { name throws(Errno) -> (fd: Int32, status: stat)? in
+        return try pending.name.withCString { name throws(Errno) -> (owner: OwnedDescriptor, status: stat)? in
             var expected = pending.ino
-            var fd: Int32 = -1
+            var inMount: OwnedDescriptor?
             if pending.listed || oneFileSystem {
-                do throws(Errno) { fd = try Syscall.openDirectoryInMount(at: parentFD.fd, name) } catch {
+                do throws(Errno) { inMount = try Syscall.openDirectoryInMount(at: parentFD.fd, name) } catch {
                     guard error == .improperLink || error == .noFunction else { throw error }
                     if error == .improperLink && oneFileSystem { return nil }
                     let st = try Syscall.lstat(at: parentFD.fd, name)
@@ -195,29 +188,27 @@ struct TreeWalker: Sendable {
                     expected = UInt64(st.st_ino)
                 }
             }
-            if fd < 0 { fd = try Syscall.openDirectory(at: parentFD.fd, name) }
-            do throws(Errno) {
-                let st = try Syscall.fstat(fd)
-                guard UInt64(st.st_dev) == dev else { throw Errno.staleNFSFileHandle }
-                if UInt64(st.st_ino) != expected {
-                    // Not what the listing named: a swap, or another number for the same directory (overlayfs).
-                    guard pending.listed, (try? Syscall.fileSystem(of: fd))?.magic == Syscall.overlayMagic,
-                        let now = try? Syscall.lstat(at: parentFD.fd, name),
-                        now.st_ino == st.st_ino, now.st_dev == st.st_dev
-                    else { throw Errno.staleNFSFileHandle }
-                }
-                return (fd, st)
-            } catch {
-                Syscall.close(fd)
-                throw error
+            let owner: OwnedDescriptor
+            if let inMount { owner = inMount } else { owner = try Syscall.openDirectory(at: parentFD.fd, name) }
+            // A descriptor refused below closes as `owner` goes.
+            let fd = owner.fd
+            let st = try Syscall.fstat(fd)
+            guard UInt64(st.st_dev) == dev else { throw Errno.staleNFSFileHandle }
+            if UInt64(st.st_ino) != expected {
+                // Not what the listing named: a swap, or another number for the same directory (overlayfs).
+                guard pending.listed, (try? Syscall.fileSystem(of: fd))?.magic == Syscall.overlayMagic,
+                    let now = try? Syscall.lstat(at: parentFD.fd, name),
+                    now.st_ino == st.st_ino, now.st_dev == st.st_dev
+                else { throw Errno.staleNFSFileHandle }
             }
+            return (owner, st)
         }
     }
 
     /// Opens subdirectory `name` of `parent` as the walk would (never through a symlink, not into another mount
     /// with `oneFileSystem`); nil for a mount point not entered.
-    static func openSubdirectory(at parent: Int32, _ name: UnsafePointer<CChar>, oneFileSystem: Bool) throws(Errno)
-        -> Int32?
+    static func openSubdirectory(at parent: FileDescriptor, _ name: UnsafePointer<CChar>, oneFileSystem: Bool)
+        throws(Errno) -> OwnedDescriptor?
     {
         do throws(Errno) { return try Syscall.openDirectoryInMount(at: parent, name) } catch {
             guard error == .improperLink || error == .noFunction else { throw error }
@@ -231,7 +222,7 @@ struct TreeWalker: Sendable {
     /// everything neither counted nor descended (symlinks, devices, sockets).
     private func readEntry(
         _ entry: DirectoryEntry, in parent: OwnedDescriptor, _ pending: Pending,
-        into dir: inout WalkedDirectory, subdirectories: inout [Pending], nextID: () -> Int32
+        into dir: inout WalkedDirectory, subdirectories: inout [Pending], nextID: () -> WalkID
     ) {
         let listedDirectory = entry.isDirectory && (pending.id != 0 || knownSubdirectories.isEmpty)
         guard entry.isDirectory || entry.isRegularFile || entry.typeUnknown else { return }
@@ -255,7 +246,7 @@ struct TreeWalker: Sendable {
             subdirectories.append(
                 Pending(
                     id: nextID(), parent: pending.id, name: Array(bytes), ino: entry.ino, listed: true,
-                    relative: relative, parentFD: parent, fd: -1))
+                    relative: relative, parentFD: parent))
         } else if st.isRegularFile {
             let status = fileStat.status(st, dirfd: parent.fd, name: name, noBirthTime: &dir.noBirthTime)
             dir.files.append(WalkedFile(nameStart: UInt32(dir.names.count), nameLength: UInt8(length), status: status))
@@ -267,7 +258,7 @@ struct TreeWalker: Sendable {
             subdirectories.append(
                 Pending(
                     id: nextID(), parent: pending.id, name: Array(bytes), ino: UInt64(st.st_ino),
-                    relative: relative, parentFD: parent, fd: -1))
+                    relative: relative, parentFD: parent))
         }
     }
 }

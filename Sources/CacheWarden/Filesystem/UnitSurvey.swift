@@ -9,15 +9,17 @@ import SystemPackage
 struct UnitSurvey {
     /// The regular files' inode numbers (with `statting`, from their `lstat`; else the listing's).
     private(set) var files: Set<UInt64> = []
-    /// A mount point, a socket, a FIFO or a device inside, or a folder that could not be read.
+    /// A mount point, a socket, a FIFO or a device inside, or a folder that could not be read or emptied.
     private(set) var unexpected: String?
+    /// A folder went while it was surveyed: the unit is changing (not a reason to keep it for good).
+    private(set) var vanished = false
 
     /// Surveys the folder open at `folder` (any descriptor of it). `statting`: `lstat` every entry; without, the
     /// listing's inode numbers and types are taken, and `lstat` only where the filesystem lists no type.
-    init(_ folder: Int32, statting: Bool) {
+    init(_ folder: FileDescriptor, statting: Bool) {
         var stack: [OwnedDescriptor] = []
-        do throws(Errno) { stack.append(OwnedDescriptor(try Syscall.reopenForListing(folder))) } catch {
-            unexpected = "cannot read it (\(error))"
+        do throws(Errno) { stack.append(try Syscall.reopenForListing(folder)) } catch {
+            note(error, "cannot read it")
             return
         }
         let buffer = DirectoryBuffer()
@@ -27,13 +29,13 @@ struct UnitSurvey {
                     note(entry, in: dir.fd, statting: statting, into: &stack)
                 }
             } catch {
-                unexpected = "cannot read a folder in it (\(error))"
+                note(error, "cannot read a folder in it")
             }
         }
     }
 
     private mutating func note(
-        _ entry: DirectoryEntry, in dir: Int32, statting: Bool, into stack: inout [OwnedDescriptor]
+        _ entry: DirectoryEntry, in dir: FileDescriptor, statting: Bool, into stack: inout [OwnedDescriptor]
     ) {
         var type = entry.type
         var st: stat?
@@ -46,8 +48,16 @@ struct UnitSurvey {
         case DT_REG: files.insert(st.map { UInt64($0.st_ino) } ?? entry.ino)
         case DT_LNK: break
         case DT_DIR:
+            guard Self.canEmpty(entry.name, in: dir) else {
+                unexpected = "it holds a folder CacheWarden can neither write nor make writable"
+                return
+            }
             do throws(Errno) { stack.append(try Self.openInMount(entry.name, in: dir)) } catch {
-                unexpected = error == .improperLink ? "it holds a mount point" : "cannot open a folder in it (\(error))"
+                if error == .improperLink {
+                    unexpected = "it holds a mount point"
+                } else {
+                    note(error, "cannot open a folder in it")
+                }
             }
         default: unexpected = "it holds a socket, a FIFO or a device"
         }
@@ -55,15 +65,31 @@ struct UnitSurvey {
 
     /// Folder `name` of `dir`, never through a symlink nor into another mount (before Linux 5.6, no `openat2`:
     /// into another filesystem, which the device tells).
-    private static func openInMount(_ name: UnsafePointer<CChar>, in dir: Int32) throws(Errno) -> OwnedDescriptor {
-        do throws(Errno) { return OwnedDescriptor(try Syscall.openDirectoryInMount(at: dir, name)) } catch {
+    private static func openInMount(_ name: UnsafePointer<CChar>, in dir: FileDescriptor) throws(Errno)
+        -> OwnedDescriptor
+    {
+        do throws(Errno) { return try Syscall.openDirectoryInMount(at: dir, name) } catch {
             guard error == .noFunction else { throw error }
-            let child = OwnedDescriptor(try Syscall.openDirectory(at: dir, name))
+            let child = try Syscall.openDirectory(at: dir, name)
             guard try Syscall.fstat(child.fd).st_dev == (try Syscall.fstat(dir)).st_dev else {
                 throw Errno.improperLink
             }
             return child
         }
+    }
+
+    private mutating func note(_ error: Errno, _ what: String) {
+        if error == .noSuchFileOrDirectory { vanished = true } else { unexpected = "\(what) (\(error))" }
+    }
+
+    /// Whether the trash can empty folder `name` of `dir` once the unit is there: this process may change the names
+    /// in it, or the folder is this user's own (`TreeRemover` sets a read-only one's write bit back). A unit whose
+    /// files could not be deleted would be reported evicted while its bytes stay in the trash. Only a plain
+    /// `EACCES` says no: root passes at once (as before), and any other answer (a read-only filesystem, a seccomp
+    /// profile refusing `faccessat2` with `EPERM`) leaves it to the rename and the deletions, which report theirs.
+    private static func canEmpty(_ name: UnsafePointer<CChar>, in dir: FileDescriptor) -> Bool {
+        guard geteuid() != 0, Syscall.namesChangeRefused(at: dir, name) == .permissionDenied else { return true }
+        return (try? Syscall.lstat(at: dir, name))?.st_uid == geteuid()
     }
 
     private static func direntType(_ mode: mode_t) -> UInt8 {

@@ -18,7 +18,7 @@ struct VerifiedDirectories {
     private var fds: [NodeID: OwnedDescriptor] = [:]
     /// The last directory asked for: a trim's victims come in runs from one directory, and this spares the
     /// dictionary's hashing for each.
-    private var last: (node: NodeID, fd: Int32)?
+    private var last: (node: NodeID, fd: FileDescriptor)?
     static let maxCached = 256
 
     /// Whether a mount placed over a folder of the tree is crossed (a bind mount of the root's own filesystem,
@@ -35,10 +35,11 @@ struct VerifiedDirectories {
         self.dev = account.dev
     }
 
-    /// A verified descriptor of directory `n` (owned by this cache: do not close it). A node the ledger no longer
-    /// has (its folder was removed, or moved out of the tree) is refused with `ENOENT`: it has no way down from
-    /// the root, and must never be taken for the root itself.
-    mutating func open(_ n: NodeID, in ledger: SizeLedger) throws(Errno) -> Int32 {
+    /// A verified descriptor of directory `n`, borrowed from this cache: valid until the next `open`, `forget` or
+    /// `close` (an `open` that misses the cache may flush it, all of it when it is full). A node the ledger no
+    /// longer has (its folder was removed, or moved out of the tree) is refused with `ENOENT`: it has no way down
+    /// from the root, and must never be taken for the root itself.
+    mutating func open(_ n: NodeID, in ledger: SizeLedger) throws(Errno) -> FileDescriptor {
         guard ledger.isLive(n), ledger.root(of: n) == root else { throw Errno.noSuchFileOrDirectory }
         if let last, last.node == n { return last.fd }
         let fd = try lookUp(n, in: ledger)
@@ -46,11 +47,11 @@ struct VerifiedDirectories {
         return fd
     }
 
-    private mutating func lookUp(_ n: NodeID, in ledger: SizeLedger) throws(Errno) -> Int32 {
+    private mutating func lookUp(_ n: NodeID, in ledger: SizeLedger) throws(Errno) -> FileDescriptor {
         if let owned = fds[n] { return owned.fd }
         if fds.count >= Self.maxCached { close() }
         var chain = ledger.chain(of: n)
-        var fd: Int32
+        var fd: FileDescriptor
         if let i = chain.lastIndex(where: { fds[$0] != nil }), let cached = fds[chain[i]] {
             fd = cached.fd
             chain.removeFirst(i + 1)
@@ -73,8 +74,8 @@ struct VerifiedDirectories {
     /// mount, even one of the same filesystem (`RESOLVE_NO_XDEV`; a mount point fails with `EXDEV`): a bind mount
     /// placed over a folder of the tree after it was read cannot lead a deletion outside. Before Linux 5.6, the
     /// device and inode check alone.
-    private static func openChild(at fd: Int32, _ name: UnsafePointer<CChar>, crossingMounts: Bool) throws(Errno)
-        -> Int32
+    private static func openChild(at fd: FileDescriptor, _ name: UnsafePointer<CChar>, crossingMounts: Bool)
+        throws(Errno) -> OwnedDescriptor
     {
         if crossingMounts { return try Syscall.openDirectoryPath(at: fd, name) }
         do throws(Errno) { return try Syscall.openDirectoryInMount(at: fd, name, pathOnly: true) } catch {
@@ -83,14 +84,13 @@ struct VerifiedDirectories {
         }
     }
 
-    /// Caches `fd` for node `n` if it is the directory the ledger recorded (and returns it); throws otherwise,
-    /// and the descriptor closes as its owner goes.
-    private mutating func adopt(_ fd: Int32, as n: NodeID, ino: UInt64) throws(Errno) -> Int32 {
-        let owned = OwnedDescriptor(fd)
+    /// Caches `owned` for node `n` if it is the directory the ledger recorded (and returns it, borrowed); throws
+    /// otherwise, and the descriptor closes as its owner goes.
+    private mutating func adopt(_ owned: OwnedDescriptor, as n: NodeID, ino: UInt64) throws(Errno) -> FileDescriptor {
         let st = try Syscall.fstat(owned.fd)
         guard UInt64(st.st_dev) == dev, UInt64(st.st_ino) == ino else { throw Errno.staleNFSFileHandle }
         fds[n] = owned
-        return fd
+        return owned.fd
     }
 
     /// Drops the cached descriptor of node `n` (after the directory was removed).

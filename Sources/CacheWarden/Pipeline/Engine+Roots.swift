@@ -57,7 +57,7 @@ extension Engine {
     /// The root at `path` (canonical) opened without following any symlink, and what it is.
     func openRoot(_ path: String) throws(WardenError) -> (OwnedDescriptor, FolderIdentity) {
         let folder: OwnedDescriptor
-        do throws(Errno) { folder = OwnedDescriptor(try Syscall.openRoot(path: path)) } catch {
+        do throws(Errno) { folder = try Syscall.openRoot(path: path) } catch {
             throw WardenError.path(error, path)
         }
         guard let identity = FolderIdentity(descriptor: folder.fd) else { throw .notADirectory(path) }

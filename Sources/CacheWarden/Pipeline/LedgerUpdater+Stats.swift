@@ -12,7 +12,7 @@ extension LedgerUpdater {
         }
         var directories = VerifiedDirectories(root: root, in: state.ledger, crossingMounts: !rt.settings.oneFileSystem)
         defer { directories.close() }
-        let parentFD: Int32
+        let parentFD: FileDescriptor
         do throws(Errno) { parentFD = try directories.open(parent, in: state.ledger) } catch {
             // The parent moved on disk beyond the changes applied so far: look again after the next batch — unless
             // a mount now covers it (never crossed).
@@ -23,21 +23,21 @@ extension LedgerUpdater {
         // another mount; the scan takes it over.
         let oneFileSystem = rt.settings.oneFileSystem
         guard
-            let fd = try? name.withCString({ n throws(Errno) in
+            let folder = try? name.withCString({ n throws(Errno) in
                 try TreeWalker.openSubdirectory(at: parentFD, n, oneFileSystem: oneFileSystem)
             })
         else { return }
-        guard let st = try? Syscall.fstat(fd), !rt.settings.oneFileSystem || UInt64(st.st_dev) == account.dev else {
-            Syscall.close(fd)
+        guard let st = try? Syscall.fstat(folder.fd), !rt.settings.oneFileSystem || UInt64(st.st_dev) == account.dev
+        else {
             return
         }
         let (node, isNew, stale) = name.withUnsafeBytes {
             state.ledger.addDirectory(parent: parent, name: $0, ino: UInt64(st.st_ino), bytes: rt.fileStat.bytes(st))
         }
         statAgain(stale)
-        guard isNew || !state.ledger.isWatched(node) else { Syscall.close(fd); return }
+        guard isNew || !state.ledger.isWatched(node) else { return }
         delta.touched.insert(root)
-        noteDiscovered(scanner.scan(node, root: root, discovered: true, openedTop: fd, &state))
+        noteDiscovered(scanner.scan(node, root: root, discovered: true, openedTop: folder, &state))
     }
 
     /// Keeps what a discovering scan read and announced.
@@ -148,7 +148,7 @@ extension LedgerUpdater {
                 let crossing = state.roots[rec.root]?.settings.oneFileSystem == false
                 directories[rec.root] = VerifiedDirectories(root: rec.root, in: state.ledger, crossingMounts: crossing)
             }
-            let dirfd: Int32
+            let dirfd: FileDescriptor
             do throws(Errno) { dirfd = try directories[rec.root]!.open(rec.dir, in: state.ledger) } catch {
                 // Behind a mount placed over a directory on the way (never crossed): hidden, as from a fresh
                 // scan. Otherwise the ledger is behind a rename: stat it after the next batch.
@@ -183,7 +183,9 @@ extension LedgerUpdater {
         dirtyDirectories.removeAll(keepingCapacity: true)
     }
 
-    private mutating func stat(_ r: RecordID, _ flags: DirtyFlags, in dirfd: Int32, _ state: inout PipelineState) {
+    private mutating func stat(
+        _ r: RecordID, _ flags: DirtyFlags, in dirfd: FileDescriptor, _ state: inout PipelineState
+    ) {
         let rec = state.ledger.record(r)
         guard let rt = state.roots[rec.root] else { return }
         let name = state.ledger.name(ofRecord: r)

@@ -42,7 +42,7 @@ struct TreeScanner {
     func scanRoot(_ id: RootID, ordered: Bool, folder: OwnedDescriptor, _ state: inout PipelineState) -> Outcome {
         guard let rt = state.roots[id] else { return Outcome() }
         let st: stat
-        let fd: Int32
+        let fd: OwnedDescriptor
         do throws(Errno) {
             st = try Syscall.fstat(folder.fd)
             fd = try Syscall.reopenForListing(folder.fd)
@@ -69,17 +69,16 @@ struct TreeScanner {
     /// subdirectories it names (name → inode, already in the ledger) are not descended, and the top's files found
     /// are returned (`Outcome.topFiles`).
     func scan(
-        _ top: NodeID, root: RootID, discovered: Bool, openedTop: Int32? = nil,
+        _ top: NodeID, root: RootID, discovered: Bool, openedTop: OwnedDescriptor? = nil,
         rereading known: [[UInt8]: UInt64]? = nil,
         _ state: inout PipelineState
     ) -> Outcome {
         var outcome = Outcome()
         outcome.rereading = known != nil
         guard let rt = state.roots[root], state.ledger.account(root) != nil, state.ledger.isLive(top) else {
-            if let openedTop { Syscall.close(openedTop) }
             return outcome
         }
-        let fd: Int32
+        let fd: OwnedDescriptor
         if let openedTop {
             fd = openedTop
         } else {
@@ -95,7 +94,7 @@ struct TreeScanner {
         walker.knownSubdirectories = known ?? [:]
         if state.ledger.isRoot(top) { walker.skipped = TrashFolder.isTrashName }
         let start = TreeWalker.top(
-            fd: fd, ino: state.ledger.node(top).ino, relative: state.ledger.relativePath(of: top))
+            fd, ino: state.ledger.node(top).ino, relative: state.ledger.relativePath(of: top))
         var nodes = WalkNodes(top: top)
         walker.walk(start, cancelled: { false }) { walked in
             try? file(walked, root: root, nodes: &nodes, discovered: discovered, strict: false, &state, &outcome)
@@ -111,12 +110,14 @@ struct TreeScanner {
     }
 
     /// The initial scan: walkers on threads of their own, this queue filing what they report.
-    private func walkInParallel(root: RootID, top: NodeID, fd: Int32, _ state: inout PipelineState) -> Outcome {
-        guard let rt = state.roots[root] else { Syscall.close(fd); return Outcome() }
+    private func walkInParallel(root: RootID, top: NodeID, fd: OwnedDescriptor, _ state: inout PipelineState)
+        -> Outcome
+    {
+        guard let rt = state.roots[root] else { return Outcome() }
         var configured = self.walker(for: rt, state.ledger)
         configured.skipped = TrashFolder.isTrashName
         let walker = configured
-        let start = TreeWalker.top(fd: fd, ino: state.ledger.node(top).ino, relative: [])
+        let start = TreeWalker.top(fd, ino: state.ledger.node(top).ino, relative: [])
         let channel = WalkChannel()
         let thread = Thread {
             walker.walkInParallel(

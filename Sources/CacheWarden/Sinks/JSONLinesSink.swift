@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// Writes every event as one JSON line (the exact line `cachewarden run` prints) to a file descriptor, from a
 /// writer thread of its own, so a slow or stuck reader never stalls the watcher: lines wait in a bounded buffer;
 /// past the bound they are dropped and counted, and a `{"event":"dropped","count":N}` line goes out as soon as
@@ -7,7 +9,10 @@ public final class JSONLinesSink: EventSink {
     private let writer: BoundedWriter
 
     /// A sink writing to `fd` (default: stdout), holding at most `bufferLimit` bytes of lines for a slow reader.
-    public init(fd: Int32 = 1, bufferLimit: Int = 8 << 20, onClosed: (@Sendable () -> Void)? = nil) {
+    /// `fd` is borrowed: the caller keeps it open as long as the sink writes.
+    public init(
+        fd: FileDescriptor = .standardOutput, bufferLimit: Int = 8 << 20, onClosed: (@Sendable () -> Void)? = nil
+    ) {
         writer = BoundedWriter(
             name: "cachewarden.lines", limit: bufferLimit,
             droppedNote: { WardenEvent(.dropped(count: $0)).jsonLineBytes() },

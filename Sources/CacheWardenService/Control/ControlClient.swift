@@ -7,7 +7,7 @@ import SystemPackage
 /// sends one JSON request per line and reads the reply lines. The typed calls (`status()`, `trim(_:to:)`, …) are
 /// in `ControlClient+Requests`.
 package final class ControlClient {
-    private let fd: Int32
+    private let socket: OwnedDescriptor
     private var buffer: [UInt8] = []
     /// The socket this client is connected to.
     package let path: String
@@ -17,20 +17,17 @@ package final class ControlClient {
     /// Connects to the socket at `path`; nil when nobody answers there.
     /// - Throws: `ControlClientError` when a socket is there that this user may not connect to (`EACCES`, `EPERM`).
     package init?(path: String, timeout: Double = 30) throws(ControlClientError) {
-        guard let fd = try? UnixSocket.make(Int32(SOCK_STREAM.rawValue)) else { return nil }
-        do throws(Errno) { try UnixSocket.connect(fd, path) } catch {
-            Syscall.close(fd)
+        guard let socket = try? UnixSocket.make(Int32(SOCK_STREAM.rawValue)) else { return nil }
+        do throws(Errno) { try UnixSocket.connect(socket.fd, path) } catch {
             guard error == .permissionDenied || error == .notPermitted else { return nil }
             throw ControlClientError(
                 "permission denied on \(path): this user may not connect to the daemon's socket (run as the daemon's user, or give the socket a group with control_socket_mode = 0660)"
             )
         }
-        self.fd = fd
+        self.socket = socket
         self.path = path
         self.timeout = timeout
     }
-
-    deinit { Syscall.close(fd) }
 
     /// Sends `request` (one JSON object) and returns the reply, parsed.
     package func request(_ request: [String: JSONValue]) throws -> [String: JSONValue] {
@@ -56,7 +53,7 @@ package final class ControlClient {
     package func sendRaw(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = try bytes[offset...].withUnsafeBytes { try UnixSocket.writeSome(fd, $0) }
+            let n = try bytes[offset...].withUnsafeBytes { try UnixSocket.writeSome(socket.fd, $0) }
             guard n > 0 else { throw ControlClientError("the daemon does not read its socket") }
             offset += n
         }
@@ -70,11 +67,11 @@ package final class ControlClient {
                 defer { buffer.removeSubrange(...newline) }
                 return Array(buffer[..<newline])
             }
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var p = pollfd(fd: socket.fd.rawValue, events: Int16(POLLIN), revents: 0)
             let ready = try Syscall.retrying { poll(&p, 1, wait ? -1 : Int32(timeout * 1000)) }
             guard ready > 0 else { throw ControlClientError("no reply from the daemon within \(timeout) s") }
             var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-            let n = try chunk.withUnsafeMutableBytes { try Syscall.read(fd, into: $0) }
+            let n = try chunk.withUnsafeMutableBytes { try Syscall.read(socket.fd, into: $0) }
             if n == 0 {
                 defer { buffer.removeAll() }
                 return buffer.isEmpty ? nil : buffer

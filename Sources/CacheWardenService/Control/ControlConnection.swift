@@ -14,7 +14,10 @@ final class ControlConnection: @unchecked Sendable {
     /// A request line longer than this is refused and the connection closed.
     static let maxLine = 64 * 1024
 
-    let fd: Int32
+    /// The client's socket. `close()` drops it; the read and write sources' cancel handlers hold it too, so it
+    /// closes once both sources are cancelled (as the server's listening socket does): a source never watches a
+    /// number closed under it, which the kernel may have handed out again. The client sees EOF then, right after.
+    private var socket: OwnedDescriptor?
     let id: Int
     private let serverQueue: DispatchQueue
     let requests: DispatchQueue
@@ -35,8 +38,8 @@ final class ControlConnection: @unchecked Sendable {
     /// When the last complete request came or the last reply was made (uptime nanoseconds).
     private var lastActive = DispatchTime.now().uptimeNanoseconds
 
-    init(fd: Int32, id: Int, serverQueue: DispatchQueue, idleTimeout: Double) {
-        self.fd = fd
+    init(socket: OwnedDescriptor, id: Int, serverQueue: DispatchQueue, idleTimeout: Double) {
+        self.socket = socket
         self.id = id
         self.serverQueue = serverQueue
         self.idleTimeout = idleTimeout
@@ -45,8 +48,10 @@ final class ControlConnection: @unchecked Sendable {
 
     func start() {
         assertOnQueue(serverQueue)
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: serverQueue)
+        guard let socket else { return }
+        let source = DispatchSource.makeReadSource(fileDescriptor: socket.fd.rawValue, queue: serverQueue)
         source.setEventHandler { [weak self] in self?.readAvailable() }
+        source.setCancelHandler { withExtendedLifetime(socket) {} }
         source.resume()
         readSource = source
         checkIdle(after: idleTimeout)
@@ -120,7 +125,7 @@ final class ControlConnection: @unchecked Sendable {
             writeSource.cancel()
         }
         writeSource = nil
-        Syscall.close(fd)
+        socket = nil // closed when the cancel handlers above have run
         onClose?(self)
         onClose = nil
         onLine = nil
@@ -128,10 +133,11 @@ final class ControlConnection: @unchecked Sendable {
 
     private func readAvailable() {
         assertOnQueue(serverQueue)
+        guard let socket else { return }
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         let n: Int
         do {
-            n = try chunk.withUnsafeMutableBytes { buf in try Syscall.read(fd, into: buf) }
+            n = try chunk.withUnsafeMutableBytes { buf in try Syscall.read(socket.fd, into: buf) }
         } catch {
             close()
             return
@@ -177,9 +183,10 @@ final class ControlConnection: @unchecked Sendable {
 
     private func flush() {
         assertOnQueue(serverQueue)
+        guard let socket else { return }
         while !output.isEmpty {
             let n: Int
-            do { n = try output.withUnsafeBytes { try UnixSocket.writeSome(fd, $0) } } catch {
+            do { n = try output.withUnsafeBytes { try UnixSocket.writeSome(socket.fd, $0) } } catch {
                 close()
                 return
             }
@@ -190,7 +197,7 @@ final class ControlConnection: @unchecked Sendable {
             if closeWhenDrained { close(); return }
             if refused && !shutForWriting {
                 shutForWriting = true
-                _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+                _ = Glibc.shutdown(socket.fd.rawValue, Int32(SHUT_WR))
             }
             if let writeSource, !writeSuspended { writeSource.suspend(); writeSuspended = true }
         } else {
@@ -205,8 +212,10 @@ final class ControlConnection: @unchecked Sendable {
             if writeSuspended { writeSource.resume(); writeSuspended = false }
             return
         }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: serverQueue)
+        guard let socket else { return }
+        let source = DispatchSource.makeWriteSource(fileDescriptor: socket.fd.rawValue, queue: serverQueue)
         source.setEventHandler { [weak self] in self?.flush() }
+        source.setCancelHandler { withExtendedLifetime(socket) {} }
         source.resume()
         writeSource = source
     }

@@ -33,7 +33,8 @@ package final class ControlServer: EventSink, @unchecked Sendable {
     private weak var watcher: Watcher?
     private var reload: @Sendable () -> String? = { "reload is not available" }
     private let queue = DispatchQueue(label: "cachewarden.control")
-    private var listener: Int32 = -1
+    /// The listening socket; the accept source's cancel handler holds it too, until the source is done with it.
+    private var listener: OwnedDescriptor?
     private var socketIno: UInt64 = 0
     private var acceptSource: DispatchSourceRead?
     /// The accept source is suspended (`pauseAccepting`).
@@ -62,35 +63,30 @@ package final class ControlServer: EventSink, @unchecked Sendable {
     /// - Throws: `WardenError` when the socket cannot be created, or another daemon answers on it.
     package func listen() throws(WardenError) {
         try replaceStaleSocket()
-        let fd: Int32
+        let socket: OwnedDescriptor
         do throws(Errno) {
-            fd = try UnixSocket.make(Int32(SOCK_STREAM.rawValue), nonBlocking: true)
-            do throws(Errno) {
-                try UnixSocket.bindPrivately(fd, path)
-                try UnixSocket.listen(fd)
-                try applyMode()
-                socketIno = UInt64(try Syscall.lstat(path: path).st_ino)
-            } catch {
-                Syscall.close(fd)
-                throw error
-            }
+            // One that fails here closes as `socket` goes.
+            socket = try UnixSocket.make(Int32(SOCK_STREAM.rawValue), nonBlocking: true)
+            try UnixSocket.bindPrivately(socket.fd, path)
+            try UnixSocket.listen(socket.fd)
+            try applyMode()
+            socketIno = UInt64(try Syscall.lstat(path: path).st_ino)
         } catch {
             throw .system(operation: "listen on control socket", path: path, errno: error.rawValue)
         }
-        queue.sync { listener = fd }
+        queue.sync { listener = socket }
     }
 
     /// Starts answering about `watcher` (call `listen` first). `reload` re-reads the settings and applies them,
     /// returning nil or what went wrong.
     package func serve(watcher: Watcher, reload: @escaping @Sendable () -> String?) {
         queue.sync {
-            guard listener >= 0, acceptSource == nil else { return }
+            guard let listener, acceptSource == nil else { return }
             self.watcher = watcher
             self.reload = reload
-            let fd = listener
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            let source = DispatchSource.makeReadSource(fileDescriptor: listener.fd.rawValue, queue: queue)
             source.setEventHandler { [unowned self] in self.acceptAll() }
-            source.setCancelHandler { Syscall.close(fd) }
+            source.setCancelHandler { withExtendedLifetime(listener) {} }
             source.resume()
             acceptSource = source
         }
@@ -101,14 +97,16 @@ package final class ControlServer: EventSink, @unchecked Sendable {
     package func stop() {
         queue.sync {
             resumeAccepting() // a suspended source must not be released
-            if let acceptSource { acceptSource.cancel() } else if listener >= 0 { Syscall.close(listener) }
+            acceptSource?.cancel()
             acceptSource = nil
             for c in connections.values { c.closeAfterLastWrite() }
             connections.removeAll()
-            if listener >= 0, let st = try? Syscall.lstat(path: path), UInt64(st.st_ino) == socketIno {
-                _ = try? Array(path.utf8).withCString { p throws(Errno) in try Syscall.unlink(at: AT_FDCWD, p) }
+            if listener != nil, let st = try? Syscall.lstat(path: path), UInt64(st.st_ino) == socketIno {
+                _ = try? Array(path.utf8).withCString { p throws(Errno) in
+                    try Syscall.unlink(at: Syscall.currentDirectory, p)
+                }
             }
-            listener = -1
+            listener = nil
         }
     }
 
@@ -118,13 +116,12 @@ package final class ControlServer: EventSink, @unchecked Sendable {
         guard (st.st_mode & S_IFMT) == S_IFSOCK else {
             throw .system(operation: "control socket: not a socket, refusing to replace", path: path, errno: EEXIST)
         }
-        if let probe = try? UnixSocket.make(Int32(SOCK_STREAM.rawValue)) {
-            defer { Syscall.close(probe) }
-            if (try? UnixSocket.connect(probe, path)) != nil {
-                throw .system(operation: "control socket: another daemon answers on", path: path, errno: EADDRINUSE)
-            }
+        if let probe = try? UnixSocket.make(Int32(SOCK_STREAM.rawValue)),
+            probe.borrow({ (try? UnixSocket.connect($0, path)) != nil })
+        {
+            throw .system(operation: "control socket: another daemon answers on", path: path, errno: EADDRINUSE)
         }
-        _ = try? Array(path.utf8).withCString { p throws(Errno) in try Syscall.unlink(at: AT_FDCWD, p) }
+        _ = try? Array(path.utf8).withCString { p throws(Errno) in try Syscall.unlink(at: Syscall.currentDirectory, p) }
     }
 
     /// The socket's mode; with group bits, its folder's group.
@@ -138,18 +135,18 @@ package final class ControlServer: EventSink, @unchecked Sendable {
     private func acceptAll() {
         assertOnQueue(queue)
         while true {
-            let fd: Int32
+            let client: OwnedDescriptor
             do throws(Errno) {
-                guard let accepted = try UnixSocket.accept(listener) else { return }
-                fd = accepted
+                guard let listener, let accepted = try UnixSocket.accept(listener.fd) else { return }
+                client = accepted
             } catch {
                 if error == .connectionAbort { continue } // that client left before it was accepted
                 pauseAccepting()
                 return
             }
-            guard connections.count < maxConnections else { turnAway(fd); continue }
+            guard connections.count < maxConnections else { turnAway(client); continue }
             nextID += 1
-            let c = ControlConnection(fd: fd, id: nextID, serverQueue: queue, idleTimeout: idleTimeout)
+            let c = ControlConnection(socket: client, id: nextID, serverQueue: queue, idleTimeout: idleTimeout)
             c.onLine = { [unowned self] c, line in self.handle(line, from: c) }
             c.onClose = { [unowned self] c in
                 self.connections[c.id] = nil
@@ -161,11 +158,11 @@ package final class ControlServer: EventSink, @unchecked Sendable {
     }
 
     /// A client beyond `maxConnections`: one error reply (a new socket's buffer takes it whole), and it is closed.
-    private func turnAway(_ fd: Int32) {
+    private func turnAway(_ client: OwnedDescriptor) {
         assertOnQueue(queue)
         let note = ControlReply.error(nil, "too many clients: \(maxConnections) are connected; try again later")
-        _ = try? note.withUnsafeBytes { try UnixSocket.writeSome(fd, $0) }
-        Syscall.close(fd)
+        _ = try? note.withUnsafeBytes { try UnixSocket.writeSome(client.fd, $0) }
+        // Closed as `client` goes.
     }
 
     /// How long accepting pauses after it failed, unless a client leaves first.

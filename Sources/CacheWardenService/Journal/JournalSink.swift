@@ -39,9 +39,8 @@ package final class JournalSink: EventSink {
     package static func listener(at path: String) -> Listener {
         guard let st = try? Syscall.lstat(path: path), st.st_mode & S_IFMT == S_IFSOCK else { return .notASocket }
         do throws(Errno) {
-            let fd = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
-            defer { Syscall.close(fd) }
-            try UnixSocket.connect(fd, path)
+            let socket = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
+            try socket.borrow { (fd) throws(Errno) in try UnixSocket.connect(fd, path) }
             return .listening
         } catch {
             return .refused(error)
@@ -86,25 +85,32 @@ package final class JournalSink: EventSink {
 /// The sending end: one unbound datagram socket, used by the sink's thread alone.
 final class JournalSender: Sendable {
     let path: String
-    private let fd: Int32
+    /// Dropped (closed) by `close()`, when the sink's thread ends.
+    private let socket: Mutex<OwnedDescriptor?>
     /// A send failed and none has succeeded since: the next failure is not reported again.
     private let failing = Mutex(false)
 
     init(path: String, sendBuffer: Int) throws(Errno) {
         self.path = path
-        fd = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
+        let made = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
+        socket = Mutex(made)
         var size = Int32(clamping: sendBuffer)
-        _ = try? Syscall.retrying { setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+        _ = try? Syscall.retrying {
+            setsockopt(made.fd.rawValue, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
     }
 
     /// Sends one record: a datagram, or a sealed memfd when the record is too large for one.
     func send(_ record: [UInt8]) throws(Errno) {
-        do throws(Errno) {
-            try UnixSocket.sendDatagram(record, on: fd, to: path)
-        } catch  where error == .messageTooLong || error == .noBufferSpace {
-            let memfd = try Syscall.sealedMemoryFile("cachewarden-journal", record)
-            defer { Syscall.close(memfd) }
-            try UnixSocket.sendDescriptor(memfd, on: fd, to: path)
+        // Held for the whole send: a `close()` meanwhile closes it only after.
+        guard let socket = socket.withLock({ $0 }) else { throw Errno.badFileDescriptor }
+        try socket.borrow { (fd) throws(Errno) in
+            do throws(Errno) {
+                try UnixSocket.sendDatagram(record, on: fd, to: path)
+            } catch  where error == .messageTooLong || error == .noBufferSpace {
+                let memfd = try Syscall.sealedMemoryFile("cachewarden-journal", record)
+                try memfd.borrow { (file) throws(Errno) in try UnixSocket.sendDescriptor(file, on: fd, to: path) }
+            }
         }
     }
 
@@ -121,5 +127,5 @@ final class JournalSender: Sendable {
         }
     }
 
-    func close() { Syscall.close(fd) }
+    func close() { socket.withLock { $0 = nil } }
 }

@@ -13,24 +13,34 @@ package enum AtomicFile {
         let folder = PathResolver.parent(of: path)
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let temporary = PathResolver.absolute(".\(name).\(getpid()).tmp", relativeTo: folder)
-        let fd = try Syscall.retrying { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode) }
-        do throws(Errno) {
-            defer { Syscall.close(fd) }
-            let written: Result<Void, Errno> = bytes.withUnsafeBytes { b in
-                Result { () throws(Errno) in try Syscall.writeAll(fd, b) }
-            }
-            try written.get()
-            _ = try Syscall.retrying { fchmod(fd, mode) } // not narrowed by the umask
-        } catch {
-            try? Syscall.unlink(path: temporary)
-            throw error
-        }
+        try write(bytes, mode: mode, to: temporary)
         defer { if !replacing { try? Syscall.unlink(path: temporary) } }
         do throws(Errno) {
             _ = try Syscall.retrying { replacing ? rename(temporary, path) : link(temporary, path) }
         } catch {
             if replacing { try? Syscall.unlink(path: temporary) }
             throw error
+        }
+    }
+
+    /// Writes `bytes` to a new file at `temporary` with `mode`; on an error, the file is removed. Closed before
+    /// this returns (its owner is held to the end), so the rename or link that follows names a complete file.
+    private static func write(_ bytes: [UInt8], mode: mode_t, to temporary: String) throws(Errno) {
+        let file = try OwnedDescriptor.opening {
+            open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
+        }
+        // Open to the end (a failed file is removed before it closes), as when its owner lived to the scope's end.
+        try withExtendedLifetime(file) { () throws(Errno) in
+            do throws(Errno) {
+                let written: Result<Void, Errno> = bytes.withUnsafeBytes { b in
+                    Result { () throws(Errno) in try Syscall.writeAll(file.fd, b) }
+                }
+                try written.get()
+                _ = try Syscall.retrying { fchmod(file.fd.rawValue, mode) } // not narrowed by the umask
+            } catch {
+                try? Syscall.unlink(path: temporary)
+                throw error
+            }
         }
     }
 }

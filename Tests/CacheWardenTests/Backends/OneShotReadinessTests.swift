@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 import Testing
 @testable import CacheWarden
 
@@ -8,15 +9,14 @@ import Testing
     /// Whether the set's descriptor is readable right now. inotify queues a record inside the syscall that made the
     /// change, and the epoll callback runs there too, so a poll right after the change needs no waiting.
     private func readable(_ set: OneShotReadiness) -> Bool {
-        var p = pollfd(fd: set.fd, events: Int16(POLLIN), revents: 0)
+        var p = pollfd(fd: set.fd.rawValue, events: Int16(POLLIN), revents: 0)
         return poll(&p, 1, 0) == 1 && p.revents & Int16(POLLIN) != 0
     }
 
     private func watched(_ tree: TemporaryTree) throws -> (InotifyDescriptor, OneShotReadiness) {
         let inotify = try InotifyDescriptor()
         let dir = try Syscall.openDirectory(path: tree.path)
-        defer { Syscall.close(dir) }
-        _ = try inotify.addWatch(directory: dir)
+        _ = try inotify.addWatch(directory: dir.fd)
         var set = try OneShotReadiness()
         try set.add(inotify.fd)
         return (inotify, set)
@@ -82,11 +82,12 @@ import Testing
     }
 
     /// The descriptors the kernel lists as registered in epoll set `fd` (`tfd:` lines of its fdinfo).
-    private func registered(_ set: OneShotReadiness) -> [Int32] {
-        guard let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(set.fd)", encoding: .utf8) else { return [] }
+    private func registered(_ set: OneShotReadiness) -> [FileDescriptor] {
+        guard let info = try? String(contentsOfFile: set.fd.procInfoPath, encoding: .utf8) else { return [] }
         return info.split(separator: "\n").compactMap { line in
             guard line.hasPrefix("tfd:") else { return nil }
-            return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int32($0) }
+            return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int32($0) }.map(
+                FileDescriptor.init(rawValue:))
         }
     }
 

@@ -272,7 +272,7 @@ import Testing
         func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome { act(); return .moved }
         func checkLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome? { nil }
         func deleteLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome { act(); return .removed }
-        func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> Bool { true }
+        func surveyUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome? { nil }
         var renameRefused: Errno? { nil }
         var trashTrouble: Errno? { nil }
         var leftInTrash: Bool { false }

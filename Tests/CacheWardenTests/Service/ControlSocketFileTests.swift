@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemPackage
 import Testing
 @testable import CacheWarden
 @testable import CacheWardenService
@@ -42,12 +43,10 @@ import Testing
         let field = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") })
         let wide = try #require(mode_t(field.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8))
         let plain = try UnixSocket.make(Int32(SOCK_STREAM.rawValue))
-        defer { Syscall.close(plain) }
-        try UnixSocket.bind(plain, tree.url("plain.sock"))
+        try UnixSocket.bind(plain.fd, tree.url("plain.sock"))
         #expect(mode(tree.url("plain.sock")).mode == 0o777 & ~wide)
         let narrow = try UnixSocket.make(Int32(SOCK_STREAM.rawValue))
-        defer { Syscall.close(narrow) }
-        try UnixSocket.bindPrivately(narrow, tree.url("private.sock"))
+        try UnixSocket.bindPrivately(narrow.fd, tree.url("private.sock"))
         #expect(mode(tree.url("private.sock")) == (0o600 & ~wide, getgid(), true))
     }
 
@@ -67,9 +66,10 @@ import Testing
         let tree = TemporaryTree()
         let path = tree.url("cw.sock")
         // A socket file nobody listens on any more (a daemon that was killed).
-        let stale = try UnixSocket.make(Int32(SOCK_STREAM.rawValue))
-        try UnixSocket.bind(stale, path)
-        Syscall.close(stale)
+        do {
+            let stale = try UnixSocket.make(Int32(SOCK_STREAM.rawValue))
+            try UnixSocket.bind(stale.fd, path)
+        } // closed as its owner goes
         #expect(mode(path).isSocket)
         let first = ControlServer(path: path)
         let w = try watcher(tree, sinks: [first])

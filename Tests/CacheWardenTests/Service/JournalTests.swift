@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemPackage
 import Testing
 @testable import CacheWarden
 @testable import CacheWardenService
@@ -111,9 +112,10 @@ import Testing
     @Test func aStaleJournalSocketIsToldApartAtOnce() throws {
         let tree = TemporaryTree()
         let stale = tree.url("stale.sock")
-        let fd = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
-        try UnixSocket.bind(fd, stale)
-        close(fd) // the file stays, nothing behind it
+        do {
+            let socket = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
+            try UnixSocket.bind(socket.fd, stale)
+        } // closed as its owner goes: the file stays, nothing behind it
         let start = Date()
         guard case .refused(let error) = JournalSink.listener(at: stale) else {
             Issue.record("a stale socket taken for a listener"); return

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import SystemPackage
 import Testing
 @testable import CacheWarden
 @testable import CacheWardenService
@@ -16,15 +17,16 @@ final class NotifyListener: Sendable {
     }
 
     let address: String
-    private let fd: Int32
+    private let socket: OwnedDescriptor
     private let messages = Messages()
 
     init(address: String) throws {
         self.address = address
-        fd = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
-        try UnixSocket.bind(fd, address)
-        let fd = self.fd
-        Foundation.Thread.detachNewThread { [messages] in
+        socket = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
+        try UnixSocket.bind(socket.fd, address)
+        // The thread holds the socket too: it closes once the thread is done with it.
+        Foundation.Thread.detachNewThread { [messages, socket] in
+            let fd = socket.fd.rawValue
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
                 let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -36,8 +38,7 @@ final class NotifyListener: Sendable {
     }
 
     deinit {
-        shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
+        shutdown(socket.fd.rawValue, Int32(SHUT_RDWR))
         if !address.hasPrefix("@") { unlink(address) }
     }
 

@@ -1,3 +1,4 @@
+import SystemPackage
 import Dispatch
 import Glibc
 import Logging
@@ -44,7 +45,7 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
     func directoryWatcher(for events: WatchEvents, route: WatchRoute) -> DirectoryWatcher {
         let (handles, refuse, root) = (self.handles, self.refuse, self.root)
         return DirectoryWatcher { fd, _, _ in
-            let full = Syscall.readLink("/proc/self/fd/\(fd)") ?? ""
+            let full = Syscall.readLink(fd.procPath) ?? ""
             let relative = full == root ? "" : String(full.dropFirst(root.count + 1))
             if refuse(relative) { return .servedPastLimit(handles.add(relative, backend: .poll), limit: 1) }
             return .watched(handles.add(relative, backend: .inotify))

@@ -1,3 +1,4 @@
+import SystemPackage
 import Foundation
 import Glibc
 import Synchronization
@@ -21,16 +22,16 @@ final class JournalListener: Sendable {
     }
 
     let path: String
-    private let fd: Int32
+    private let socket: OwnedDescriptor
     private let received = Mutex<[Record]>([])
 
     init(path: String) throws {
         self.path = path
-        fd = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
-        try UnixSocket.bind(fd, path)
-        let fd = self.fd
+        socket = try UnixSocket.make(Int32(SOCK_DGRAM.rawValue))
+        try UnixSocket.bind(socket.fd, path)
+        let fd = socket.fd
         Foundation.Thread.detachNewThread { [self] in
-            while let (data, passed) = Self.receive(fd) {
+            while let (data, passed) = Self.receive(fd.rawValue) {
                 var bytes = data
                 if let passed { bytes = Self.readAll(passed); close(passed) }
                 received.withLock { $0.append(Record(bytes: bytes, viaMemfd: passed != nil)) }
@@ -39,8 +40,7 @@ final class JournalListener: Sendable {
     }
 
     deinit {
-        shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
+        shutdown(socket.fd.rawValue, Int32(SHUT_RDWR))
         unlink(path)
     }
 

@@ -1,3 +1,4 @@
+import SystemPackage
 import Dispatch
 import Foundation
 import Logging
@@ -94,7 +95,7 @@ final class InotifyCapture: Sendable {
     }
 
     var backend: InotifyBackend? { made.withLock { $0 } }
-    var descriptor: Int32? { backend?.descriptor }
+    var descriptor: FileDescriptor? { backend?.descriptor }
 }
 
 /// The backends a guarantee test runs on here: inotify and polling always, fanotify where this process may mark

@@ -118,10 +118,11 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         if let problem = FanotifyGroup.unavailability { return problem }
         guard let path else { return nil }
         do throws(Errno) {
-            let directory = OwnedDescriptor(try Syscall.openDirectory(path: path))
-            let fsid = try group(opens: false).mark(
-                filesystemOf: directory.fd, device: UInt64(try Syscall.fstat(directory.fd).st_dev))
-            _ = try FanotifyGroup.key(of: directory.fd, fsid: fsid)
+            try Syscall.openDirectory(path: path).borrow { (directory) throws(Errno) in
+                let fsid = try group(opens: false).mark(
+                    filesystemOf: directory, device: UInt64(try Syscall.fstat(directory).st_dev))
+                _ = try FanotifyGroup.key(of: directory, fsid: fsid)
+            }
             return nil
         } catch {
             return FanotifyGroup.explain(error)
@@ -145,9 +146,9 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         let groups = made.withLock { [$0.main, $0.opens].compactMap { $0 } }
         do throws(Errno) {
             if readiness == nil { readiness = try OneShotReadiness() }
-            for group in groups where !attached.contains(group.fd) {
+            for group in groups where !attached.contains(group.fd.rawValue) {
                 try readiness!.add(group.fd)
-                attached.insert(group.fd)
+                attached.insert(group.fd.rawValue)
             }
             if pacing.isSuspended { readiness!.disarm() }
         } catch {
@@ -156,7 +157,7 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
             return
         }
         guard source == nil, let readiness else { return }
-        let source = DispatchSource.makeReadSource(fileDescriptor: readiness.fd, queue: queue)
+        let source = DispatchSource.makeReadSource(fileDescriptor: readiness.fd.rawValue, queue: queue)
         source.setEventHandler { @Sendable [unowned self] in self.readBatch() }
         // The cancel handler holds the descriptors until the source is done with them (see InotifyBackend).
         let held = (groups, readiness)

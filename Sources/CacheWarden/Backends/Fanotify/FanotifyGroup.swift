@@ -26,7 +26,7 @@ final class FanotifyGroup: Sendable {
     static let openEvents: UInt64 = CFAN_OPEN | CFAN_CLOSE_WRITE | CFAN_CLOSE_NOWRITE
 
     private let owner: OwnedDescriptor
-    var fd: Int32 { owner.fd }
+    var fd: FileDescriptor { owner.fd }
     /// What this group marks each filesystem for (`mainEvents` or `openEvents`).
     let events: UInt64
     /// The filesystems marked, by device (with the bits marked and the fsid events name it by); which device each
@@ -41,7 +41,7 @@ final class FanotifyGroup: Sendable {
 
     /// A group; `bounded` keeps fanotify's default queue bound (tests that make it overflow).
     init(events: UInt64, bounded: Bool = false) throws(Errno) {
-        owner = OwnedDescriptor(try Syscall.retrying { cfan_init(bounded ? 0 : 1) })
+        owner = try OwnedDescriptor.opening { cfan_init(bounded ? 0 : 1) }
         self.events = events
     }
 
@@ -51,7 +51,7 @@ final class FanotifyGroup: Sendable {
     /// idempotent). The fsid is asked of the kernel (`fstatfs`) only then, not for every directory. A filesystem
     /// whose fsid another one has already (a cloned image, some overlays) is refused with `EXDEV`: their events
     /// could not be told apart. A filesystem that could not be marked is refused again at once.
-    func mark(filesystemOf directory: Int32, device: UInt64, again: Bool = false) throws(Errno) -> UInt64 {
+    func mark(filesystemOf directory: FileDescriptor, device: UInt64, again: Bool = false) throws(Errno) -> UInt64 {
         let renames = events & CFAN_ONDIR != 0 // the main group follows renames; the opens group does not
         let result: Result<UInt64, Errno> = marks.withLock { m in
             if let refusal = m.refused[device] { return .failure(refusal) }
@@ -63,7 +63,7 @@ final class FanotifyGroup: Sendable {
             if let old = m.devices[device]?.fsid, old != fsid, m.owners[old] == device { m.owners[old] = nil }
             let wanted = events | (renames ? (m.pairsRenames ? CFAN_RENAME : CFAN_MOVED_FROM | CFAN_MOVED_TO) : 0)
             do throws(Errno) {
-                _ = try Syscall.retrying { cfan_mark_filesystem(fd, directory, wanted) }
+                _ = try Syscall.retrying { cfan_mark_filesystem(fd.rawValue, directory.rawValue, wanted) }
                 m.devices[device] = (wanted, fsid)
             } catch {
                 // Before Linux 5.17 there is no FAN_RENAME: renames then come as a deletion and a creation.
@@ -73,7 +73,9 @@ final class FanotifyGroup: Sendable {
                 }
                 m.pairsRenames = false
                 let halves = events | CFAN_MOVED_FROM | CFAN_MOVED_TO
-                do throws(Errno) { _ = try Syscall.retrying { cfan_mark_filesystem(fd, directory, halves) } } catch {
+                do throws(Errno) {
+                    _ = try Syscall.retrying { cfan_mark_filesystem(fd.rawValue, directory.rawValue, halves) }
+                } catch {
                     m.refused[device] = error
                     return .failure(error)
                 }
@@ -106,10 +108,10 @@ final class FanotifyGroup: Sendable {
     }
 
     /// The key fanotify reports the open directory `directory` by, on the filesystem of fsid `fsid`.
-    static func key(of directory: Int32, fsid: UInt64) throws(Errno) -> DirectoryKey {
+    static func key(of directory: FileDescriptor, fsid: UInt64) throws(Errno) -> DirectoryKey {
         try withUnsafeTemporaryAllocation(byteCount: Int(CFAN_KEY_MAX), alignment: 8) { b throws(Errno) in
             let n = try Syscall.retrying {
-                cfan_directory_key(directory, fsid, b.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                cfan_directory_key(directory.rawValue, fsid, b.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
             return DirectoryKey(UnsafeRawBufferPointer(rebasing: b[..<Int(n)]))
         }

@@ -72,7 +72,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     }
 
     /// The inotify descriptor (for tests that count the kernel's watches in `/proc/self/fdinfo`).
-    var descriptor: Int32 { inotify.fd }
+    var descriptor: FileDescriptor { inotify.fd }
     /// Whether `node` has a watch (for tests of watch bookkeeping).
     func hasWatch(_ node: NodeID) -> Bool { nodeToWd[node] != nil }
     var watchCount: Int { wdToNode.count }
@@ -83,7 +83,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         let opens = events.contains(.opens) ? opensInstance() : nil
         return DirectoryWatcher { fd, _, events in
             do throws(Errno) {
-                if let override, let injected = override(Syscall.readLink("/proc/self/fd/\(fd)") ?? "") {
+                if let override, let injected = override(Syscall.readLink(fd.procPath) ?? "") {
                     throw injected
                 }
                 let wd = try inotify.addWatch(directory: fd)
@@ -150,7 +150,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError) {
         assertOnQueue(queue)
         self.deliver = deliver
-        let source = DispatchSource.makeReadSource(fileDescriptor: readiness.fd, queue: queue)
+        let source = DispatchSource.makeReadSource(fileDescriptor: readiness.fd.rawValue, queue: queue)
         source.setEventHandler { @Sendable [unowned self] in self.readBatch() }
         // The cancel handler holds the descriptors until the source is done with them: closed earlier, a number
         // could be reused by another descriptor while the cancellation is still pending.

@@ -19,24 +19,24 @@ struct InotifyDescriptor: Sendable {
 
     /// Closes the instance when the last copy of this value (the backend's, its read source's) is gone.
     private let owner: OwnedDescriptor
-    var fd: Int32 { owner.fd }
+    var fd: FileDescriptor { owner.fd }
 
     /// Opens a non-blocking, close-on-exec inotify instance.
     init() throws(Errno) {
-        owner = OwnedDescriptor(try Syscall.retrying { inotify_init1(CINOTIFY_IN_NONBLOCK | CINOTIFY_IN_CLOEXEC) })
+        owner = try OwnedDescriptor.opening { inotify_init1(CINOTIFY_IN_NONBLOCK | CINOTIFY_IN_CLOEXEC) }
     }
 
     /// Watches the directory open as `directory` for `mask` (`baseEvents`, or the opens instance's), through
     /// `/proc/self/fd/N` (never a path the kernel could resolve elsewhere). Returns the watch descriptor.
-    func addWatch(directory: Int32, mask: UInt32 = Self.baseEvents) throws(Errno) -> Int32 {
-        try Array("/proc/self/fd/\(directory)".utf8).withCString { p throws(Errno) in
-            try Syscall.retrying { inotify_add_watch(fd, p, mask | Self.flags) }
+    func addWatch(directory: FileDescriptor, mask: UInt32 = Self.baseEvents) throws(Errno) -> Int32 {
+        try Array(directory.procPath.utf8).withCString { p throws(Errno) in
+            try Syscall.retrying { inotify_add_watch(fd.rawValue, p, mask | Self.flags) }
         }
     }
 
     /// Removes a watch; one the kernel already dropped (`EINVAL`) is not an error.
     func removeWatch(_ wd: Int32) {
-        _ = try? Syscall.retrying { inotify_rm_watch(fd, wd) }
+        _ = try? Syscall.retrying { inotify_rm_watch(fd.rawValue, wd) }
     }
 
     /// Reads queued records into `buffer`; 0 when nothing is queued.
@@ -53,13 +53,15 @@ struct InotifyDescriptor: Sendable {
     /// that does not exist, and answers -1 (inotify-tools/inotify-tools#240, Debian's 3.22.6).
     static var maxQueuedEvents: Int? {
         guard
-            let fd = try? FileDescriptor.open(
-                "/proc/sys/fs/inotify/max_queued_events", .readOnly,
-                options: .closeOnExec)
+            let file = try? OwnedDescriptor.opening({
+                open("/proc/sys/fs/inotify/max_queued_events", O_RDONLY | O_CLOEXEC)
+            })
         else { return nil }
-        defer { try? fd.close() }
         var bytes = [UInt8](repeating: 0, count: 24)
-        guard let n = try? bytes.withUnsafeMutableBytes({ try fd.read(into: $0) }) else { return nil }
+        let read = file.borrow { fd in
+            bytes.withUnsafeMutableBytes { b in Result { () throws(Errno) in try Syscall.read(fd, into: b) } }
+        }
+        guard let n = try? read.get() else { return nil }
         return Int(String(decoding: bytes[..<n].prefix { (0x30...0x39).contains($0) }, as: UTF8.self))
     }
 }

@@ -37,7 +37,7 @@ final class InotifyOpens: @unchecked Sendable {
 
     /// Watches the verified directory `fd` for opens; nil when it cannot (open tracking is best effort: a
     /// directory without this watch is still counted exactly by the main instance).
-    func addWatch(directory fd: Int32) -> Int32? {
+    func addWatch(directory fd: FileDescriptor) -> Int32? {
         try? inotify.addWatch(directory: fd, mask: Self.mask)
     }
 

@@ -20,8 +20,8 @@ struct PollSnapshot: Sendable {
 
     /// The snapshot of the open directory `fd`, whose `fstat` is `st`, at `now` (nanoseconds since 1970 on the
     /// clock file times use).
-    init(directory fd: Int32, status st: stat, route: WatchRoute, now: Int64) throws(Errno) {
-        guard let path = Syscall.readLink("/proc/self/fd/\(fd)"), path.hasPrefix("/") else {
+    init(directory fd: FileDescriptor, status st: stat, route: WatchRoute, now: Int64) throws(Errno) {
+        guard let path = Syscall.readLink(fd.procPath), path.hasPrefix("/") else {
             throw Errno.noSuchFileOrDirectory
         }
         self.route = route
