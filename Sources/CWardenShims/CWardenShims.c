@@ -143,7 +143,7 @@ long cwsys_drop_clean_program_pages(void) {
 int cwsys_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
 int cwsys_epoll_add(int epfd, int fd) {
-    struct epoll_event event = { .events = EPOLLIN | EPOLLONESHOT, .data = { .fd = fd } };
+    struct epoll_event event = { .events = EPOLLIN, .data = { .fd = fd } };
     return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
 }
 

@@ -94,4 +94,58 @@ import Testing
         #expect(writer.state.closed && writer.state.pending.isEmpty && writer.state.dropped == 0)
         #expect(writer.flush(timeout: 0))
     }
+    /// An inline write that takes `room` bytes in all, then nothing (a pipe that fills), recording what it took.
+    final class Room: Sendable {
+        let left: Mutex<Int>
+        let taken = Mutex<[UInt8]>([])
+        init(_ room: Int) { left = Mutex(room) }
+
+        func write(_ bytes: UnsafeRawBufferPointer) -> Int {
+            left.withLock { left in
+                let n = min(left, bytes.count)
+                left -= n
+                taken.withLock { $0 += bytes.prefix(n) }
+                return n
+            }
+        }
+    }
+
+    @Test func withRoomLinesAreWrittenInlineAndTheThreadIsNeverHandedAnything() throws {
+        let room = Room(1 << 20)
+        let delivered = Mutex<Int>(0)
+        let writer = BoundedWriter(
+            name: "test.writer", limit: 1 << 20, droppedNote: { _ in [] },
+            deliver: { chunks in
+                delivered.withLock { $0 += chunks.count }; return true
+            },
+            inline: { room.write($0) })
+        writer.enqueue([Array("one\n".utf8), Array("two\n".utf8)])
+        writer.enqueue([Array("three\n".utf8)])
+        #expect(writer.flush(timeout: 10))
+        #expect(String(decoding: room.taken.withLock { $0 }, as: UTF8.self) == "one\ntwo\nthree\n")
+        #expect(delivered.withLock { $0 } == 0)
+        #expect(writer.state.pending.isEmpty)
+    }
+
+    @Test func whatDoesNotFitGoesToTheThreadInOrderAndLaterLinesWaitBehindIt() throws {
+        let gate = Gate()
+        let room = Room(8)
+        let writer = BoundedWriter(
+            name: "test.writer", limit: 1 << 20, droppedNote: { _ in [] },
+            deliver: { gate.deliver($0) }, inline: { room.write($0) })
+        // The pipe takes "first\n" and two bytes of "second\n": the rest of that line is queued whole.
+        writer.enqueue([Array("first\n".utf8), Array("second\n".utf8), Array("third\n".utf8)])
+        #expect(gate.entered.wait(timeout: .now() + 10) == .success)
+        // The thread is delivering: a line now waits behind it even though the pipe has room again.
+        room.left.withLock { $0 = 1 << 20 }
+        writer.enqueue([Array("fourth\n".utf8)])
+        gate.release.signal()
+        #expect(gate.entered.wait(timeout: .now() + 10) == .success)
+        gate.release.signal()
+        #expect(writer.flush(timeout: 20))
+        let inline = String(decoding: room.taken.withLock { $0 }, as: UTF8.self)
+        let threaded = gate.delivered.withLock { $0 }.map { String(decoding: $0, as: UTF8.self) }.joined()
+        #expect(inline == "first\nse")
+        #expect(threaded == "cond\nthird\nfourth\n")
+    }
 }

@@ -100,8 +100,8 @@ long cwsys_drop_clean_program_pages(void);
 /// A close-on-exec epoll descriptor, or -1 with errno set.
 int cwsys_epoll_create(void);
 
-/// Adds `fd` to the set armed: `EPOLLIN | EPOLLONESHOT` (the packed `struct epoll_event` is built here). Returns 0,
-/// or -1 with errno set.
+/// Adds `fd` to the set, level-triggered `EPOLLIN` (the packed `struct epoll_event` is built here). Returns 0, or
+/// -1 with errno set.
 int cwsys_epoll_add(int epfd, int fd);
 
 /// Takes `fd` out of the set. Returns 0, or -1 with errno set.

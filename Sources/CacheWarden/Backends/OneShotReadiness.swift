@@ -1,24 +1,25 @@
 import CWardenShims
 import SystemPackage
 
-/// An epoll set holding a backend's notification descriptors (inotify's, fanotify's) one-shot, so that the kernel
-/// wakes a reader once per batch instead of once per event.
+/// An epoll set holding a backend's notification descriptors (inotify's, fanotify's), which a one-shot
+/// `DispatchSourceRead` watches, so that the kernel wakes a reader once per batch instead of once per event.
 ///
 /// Why: a `DispatchSourceRead` on an inotify descriptor keeps it armed in libdispatch's epoll, and every record the
 /// kernel queues then runs the wake-up chain (inotify's wait queue → epoll callback → waking the dispatch thread)
 /// in the context of whoever made the change. Suspending the source does not take it out. A watched `unlinkat`
 /// costs much more with a thread waiting in `epoll_wait` on the queue than with the queue unread (figures in
 /// docs/performance.md, Notes), a large share of a trim's `unlinkat` time, and a writer under the watcher pays
-/// the same on each of its own records. Here each descriptor is registered `EPOLLONESHOT`: the first record
-/// after arming wakes the dispatch source (which watches this set's descriptor), the backend disarms it, and
-/// nothing is woken again until the backend has read and processed its batch and calls `arm()` — while a trim
-/// deletes, its `IN_DELETE` records only queue. Re-arming polls the descriptor again, so a record queued in
-/// between is never missed.
+/// the same on each of its own records. Here each descriptor is in the set level-triggered, and the read source
+/// on this set's descriptor is one-shot in libdispatch's epoll (libdispatch disarms it when it fires and arms it
+/// again once the handler has returned): the first record wakes the handler, the records queued while it reads and
+/// processes its batch wake nobody (their callback stops at the disarmed source), and re-arming polls the set, so
+/// a record queued in between is never missed. No `epoll_ctl` of this set per batch.
 ///
-/// Disarmed means out of the set (`EPOLL_CTL_DEL`), not registered with no events: a registered entry stays on the
-/// inotify queue's wait list, and every record still runs epoll's callback (a lock taken with interrupts off, in
-/// the deleting thread) only to find it disarmed, still visible in a trim's `unlinkat` time. Arming adds it back
-/// (`EPOLL_CTL_ADD` polls it at once, as a re-arm does).
+/// While a trim deletes, or reading rests (`ReadPacing`), the backend disarms the set: disarmed means out of the
+/// set (`EPOLL_CTL_DEL`), not registered with no events: a registered entry stays on the inotify queue's wait
+/// list, and every record still runs epoll's callback (a lock taken with interrupts off, in the deleting thread)
+/// only to find it disarmed, still visible in a trim's `unlinkat` time. Arming adds it back (`EPOLL_CTL_ADD`
+/// polls it at once).
 struct OneShotReadiness: Sendable {
     /// Closes the set when the last copy of this value (the backend's, its read source's) is gone.
     private let owner: OwnedDescriptor

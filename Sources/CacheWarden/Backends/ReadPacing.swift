@@ -1,27 +1,54 @@
 import Dispatch
 
 /// How a kernel backend holds its reading, shared by inotify and fanotify: nested suspensions (while a trim
-/// deletes, so its own deletions do not wake the reader one by one) and a short rest after a batch, so that a busy
-/// writer's changes arrive in batches. `hold` and `release` stop and start the reading (the backend disarms and
-/// arms its `OneShotReadiness`); they run on the first suspension and the last resume. Confined to the engine's
-/// queue.
+/// deletes, so its own deletions do not wake the reader one by one) and, only while changes come fast, a short
+/// rest between batches, so that a busy writer's changes arrive in batches. `hold` and `release` stop and start
+/// the reading (the backend disarms and arms its `OneShotReadiness`); they run on the first suspension and the
+/// last resume. Confined to the engine's queue.
+///
+/// Each wake-up costs several thread switches (libdispatch's manager thread takes the epoll wake-up, a worker runs
+/// the handler, the manager re-arms the source), so a timer is used only where it saves wake-ups: a batch that
+/// read fewer than `restChanges` changes per `delay` is followed by no rest (at 400 files/s a rest would gather
+/// one file, and cost a timer's wake-ups on top of the read's). A rest reads at its end itself, on the timer's
+/// thread, without arming (no epoll wake-up, no re-arm); it rests again while each rest gathers a batch's worth,
+/// and arms once one does not.
 /// `@unchecked Sendable` by that confinement (`queue`, the engine's), checked with `assertOnQueue` (debug builds).
 final class ReadPacing: @unchecked Sendable {
+    /// Changes a rest must be expected to gather (at the rate of the batch just read) to be taken; the batch just
+    /// read must hold half as many (a file's creation and its close read in two wake-ups a moment apart is not a
+    /// fast stream).
+    static let restChanges = 8
+
     private let queue: DispatchQueue
     private let delay: DispatchTimeInterval
+    private let delayNanoseconds: UInt64
     private let hold: () -> Void
     private let release: () -> Void
+    /// The backend's read pass, run at the end of a rest (set once the backend starts).
+    var read: (() -> Void)?
     private var suspensions = 0
     private var resting = false
+    /// When the last batch ended (uptime nanoseconds; 0: none yet).
+    private var lastBatchEnd: UInt64 = 0
 
     init(queue: DispatchQueue, delay: DispatchTimeInterval, hold: @escaping () -> Void, release: @escaping () -> Void) {
         self.queue = queue
         self.delay = delay
+        if case .milliseconds(let ms) = delay {
+            delayNanoseconds = UInt64(ms) * 1_000_000
+        } else if case .microseconds(let us) = delay {
+            delayNanoseconds = UInt64(us) * 1_000
+        } else {
+            delayNanoseconds = 2_000_000
+        }
         self.hold = hold
         self.release = release
     }
 
     var isSuspended: Bool { suspensions > 0 }
+
+    /// Whether reading is held only by a rest (the rest's end may read).
+    var isOnlyResting: Bool { resting && suspensions == 1 }
 
     func suspend() {
         assertOnQueue(queue)
@@ -36,16 +63,41 @@ final class ReadPacing: @unchecked Sendable {
         if suspensions == 0 { release() }
     }
 
-    /// Holds reading for `delay` (once: a rest already under way is not extended).
-    func rest() {
+    /// A batch of `changes` ended (`pace`: what the engine asked); rests if changes come fast enough for a rest to
+    /// gather a batch's worth and `mayRest`, otherwise ends a rest under way (reading is armed again).
+    func batchEnded(changes: Int, pace: BackendPace, mayRest: Bool) {
         assertOnQueue(queue)
-        guard !resting else { return }
-        resting = true
-        suspend()
+        let now = DispatchTime.now().uptimeNanoseconds
+        let since = lastBatchEnd == 0 ? UInt64.max : now &- lastBatchEnd
+        lastBatchEnd = now
+        // changes / since ≥ restChanges / delay, without dividing (a product past UInt64 is a long pause: slow).
+        let gathered = UInt64(max(0, changes)).multipliedReportingOverflow(by: delayNanoseconds)
+        let wanted = UInt64(Self.restChanges).multipliedReportingOverflow(by: since)
+        let fast =
+            changes >= Self.restChanges / 2 && !wanted.overflow
+            && (gathered.overflow || gathered.partialValue >= wanted.partialValue)
+        if fast && pace == .rest && mayRest {
+            rest()
+        } else if resting {
+            resting = false
+            resume()
+        }
+    }
+
+    /// Holds reading for `delay`, then reads (`read`) without arming; what that batch finds decides the next rest.
+    private func rest() {
+        if !resting {
+            resting = true
+            suspend()
+        }
         queue.asyncAfter(deadline: .now() + delay) { @Sendable [weak self] in
             guard let self, self.resting else { return }
-            self.resting = false
-            self.resume()
+            if self.isOnlyResting, let read = self.read {
+                read() // ends with `batchEnded`: rests again or arms
+            } else {
+                self.resting = false
+                self.resume()
+            }
         }
     }
 
@@ -54,5 +106,6 @@ final class ReadPacing: @unchecked Sendable {
     func reset() {
         suspensions = 0
         resting = false
+        lastBatchEnd = 0
     }
 }

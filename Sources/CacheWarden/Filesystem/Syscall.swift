@@ -222,6 +222,22 @@ package enum Syscall {
         }
     }
 
+    /// One `write(2)` of what fits now (a non-blocking descriptor); returns the bytes written.
+    package static func writeNow(_ fd: FileDescriptor, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try retrying { write(fd.rawValue, bytes.baseAddress, bytes.count) }
+    }
+
+    /// One `send(2)` with `MSG_DONTWAIT` (no `SIGPIPE`): what fits in the socket now; returns the bytes sent.
+    package static func sendNow(_ fd: FileDescriptor, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try retrying { send(fd.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// The file `fd` holds (a FIFO), opened again for writing non-blocking through `/proc/self/fd`: a description
+    /// of its own, so the shared one keeps its flags.
+    package static func reopenNonBlocking(_ fd: FileDescriptor) throws(Errno) -> OwnedDescriptor {
+        try OwnedDescriptor.opening { open(fd.procPath, O_WRONLY | O_NONBLOCK | O_CLOEXEC) }
+    }
+
     /// Writes all of `bytes` to `fd`, waiting (not spinning) when a non-blocking descriptor is full. The one
     /// write-everything loop: the JSON-lines sink, the metrics file and the CLI's messages use it.
     package static func writeAll(_ fd: FileDescriptor, _ bytes: UnsafeRawBufferPointer) throws(Errno) {

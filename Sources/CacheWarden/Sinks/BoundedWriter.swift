@@ -4,6 +4,10 @@
 /// before the next chunk there is room for. When the destination is gone for good (`deliver` returns false),
 /// everything is discarded from then on and `onClosed` runs once.
 ///
+/// With `inline` (a write that never blocks), a batch that finds nothing queued and nothing on its way is written
+/// at once on the caller's thread, and only what does not fit (the destination is full) is queued for the thread:
+/// a reader that keeps up costs no thread switch per batch, and a stuck one still never stalls the caller.
+///
 /// The thread holds the queue, not the writer: when the writer goes, the thread delivers what is left, runs
 /// `onEnd` and ends. Waiting (the thread for work, `flush` for an empty queue) is on a condition, not a poll.
 package final class BoundedWriter: Sendable {
@@ -25,16 +29,21 @@ package final class BoundedWriter: Sendable {
     private let queue = ConditionLock(State())
     private let limit: Int
     private let droppedNote: @Sendable (Int) -> [UInt8]
+    private let inline: (@Sendable (UnsafeRawBufferPointer) -> Int)?
 
     /// A writer holding at most `limit` bytes. `deliver` runs on the thread (named `name`) with every chunk queued
-    /// since its last turn, in order, and returns false when the destination is gone for good.
+    /// since its last turn, in order, and returns false when the destination is gone for good. `inline`, if given,
+    /// writes what it can of some bytes without blocking and returns how many it wrote (0 when the destination is
+    /// full, or on any error: the thread's `deliver` then meets it).
     package init(
         name: String, limit: Int, droppedNote: @escaping @Sendable (Int) -> [UInt8],
         deliver: @escaping @Sendable ([[UInt8]]) -> Bool,
+        inline: (@Sendable (UnsafeRawBufferPointer) -> Int)? = nil,
         onClosed: (@Sendable () -> Void)? = nil, onEnd: @escaping @Sendable () -> Void = {}
     ) {
         self.limit = limit
         self.droppedNote = droppedNote
+        self.inline = inline
         let queue = self.queue
         let thread = Thread { Self.run(queue, deliver: deliver, onClosed: onClosed, onEnd: onEnd) }
         thread.name = name
@@ -45,10 +54,28 @@ package final class BoundedWriter: Sendable {
         queue.withLock(wakingWaiters: true) { $0.ended = true }
     }
 
-    /// Queues the chunks (built before the lock is taken) and wakes the thread.
+    /// Writes the chunks (built before the lock is taken) inline where it can; queues the rest and wakes the thread.
     package func enqueue(_ chunks: [[UInt8]]) {
-        let limit = self.limit, droppedNote = self.droppedNote
-        queue.withLock(wakingWaiters: true) { s in
+        let limit = self.limit, droppedNote = self.droppedNote, inline = self.inline
+        let queued = queue.withLock { s in
+            let before = s.pending.count
+            var chunks = chunks[...]
+            // Nothing ahead of them: what fits goes out now, in order. The lock is held while writing, so the
+            // thread cannot start on later chunks meanwhile.
+            if let inline, !chunks.isEmpty, s.pending.isEmpty, !s.delivering, !s.closed, s.dropped == 0 {
+                let batch = chunks.count == 1 ? chunks[chunks.startIndex] : Array(chunks.joined())
+                var written = batch.withUnsafeBytes { inline($0) }
+                while let first = chunks.first, written >= first.count {
+                    written -= first.count
+                    chunks.removeFirst()
+                }
+                // A chunk written in part: its rest is queued whatever the bound (a line is never cut).
+                if written > 0, let first = chunks.popFirst() {
+                    let rest = Array(first[written...])
+                    s.pending.append(rest)
+                    s.bytes += rest.count
+                }
+            }
             for chunk in chunks where !s.closed {
                 if s.bytes + chunk.count > limit {
                     s.dropped += 1
@@ -63,7 +90,9 @@ package final class BoundedWriter: Sendable {
                 s.pending.append(chunk)
                 s.bytes += chunk.count
             }
+            return s.pending.count > before
         }
+        if queued { queue.withLock(wakingWaiters: true) { _ in } }
     }
 
     /// Waits (up to `timeout` seconds) until every queued chunk is delivered, or the destination is gone; asleep

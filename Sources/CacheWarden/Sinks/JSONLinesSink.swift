@@ -1,7 +1,9 @@
 import SystemPackage
 
-/// Writes every event as one JSON line (the exact line `cachewarden run` prints) to a file descriptor, from a
-/// writer thread of its own, so a slow or stuck reader never stalls the watcher: lines wait in a bounded buffer;
+/// Writes every event as one JSON line (the exact line `cachewarden run` prints) to a file descriptor: at once,
+/// on the caller's thread, when the destination has room (a pipe or a socket written without blocking:
+/// `DirectWrite`), otherwise from a writer thread of its own, so a slow or stuck reader never stalls the watcher:
+/// lines that do not fit wait in a bounded buffer;
 /// past the bound they are dropped and counted, and a `{"event":"dropped","count":N}` line goes out as soon as
 /// there is room again. All pending lines go out in one `write(2)`, so a reader sees each batch promptly. When
 /// the reader is gone (`EPIPE`), lines are discarded from then on and `onClosed` runs once.
@@ -13,6 +15,8 @@ public final class JSONLinesSink: EventSink {
     public init(
         fd: FileDescriptor = .standardOutput, bufferLimit: Int = 8 << 20, onClosed: (@Sendable () -> Void)? = nil
     ) {
+        let inline: (@Sendable (UnsafeRawBufferPointer) -> Int)? =
+            if let direct = DirectWrite(fd) { { direct.write($0) } } else { nil }
         writer = BoundedWriter(
             name: "cachewarden.lines", limit: bufferLimit,
             droppedNote: { WardenEvent(.dropped(count: $0)).jsonLineBytes() },
@@ -20,6 +24,7 @@ public final class JSONLinesSink: EventSink {
                 let batch = lines.count == 1 ? lines[0] : Array(lines.joined())
                 return batch.withUnsafeBytes { (try? Syscall.writeAll(fd, $0)) != nil }
             },
+            inline: inline,
             onClosed: onClosed)
     }
 

@@ -136,6 +136,7 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError) {
         assertOnQueue(queue)
         self.deliver = deliver
+        pacing.read = { [unowned self] in self.drainAndDeliver(passes: 1) }
         attach()
     }
 
@@ -189,29 +190,49 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         pending.removeAll()
     }
 
-    /// The read source's handler: up to `maxReadsPerBatch` reads of the main group, then of the opens group (a
-    /// trim decided on this batch knows every close that came before the writes it saw), delivered as one batch.
+    /// The read source's handler. The descriptors stay in the set while it runs: the source itself is one-shot
+    /// (libdispatch re-arms it once the handler returns, and events queued meanwhile make it fire again at once).
     private func readBatch() {
         assertOnQueue(queue)
-        readiness?.disarm()
-        let groups = made.withLock { $0 }
-        guard let deliver, !pacing.isSuspended, let main = groups.main else { return }
-        batch.removeAll()
-        var readAny = read(main, opens: false)
-        if let opens = groups.opens, read(opens, opens: true) { readAny = true }
-        // Rest after any read, even one whose events were all of other directories: a busy filesystem would
-        // otherwise wake the reader, and every writer on it, once per event.
-        if deliver(&batch) == .rest && readAny {
-            if source != nil { pacing.rest() }
-        } else if !pacing.isSuspended {
-            readiness?.arm()
-        }
+        guard !pacing.isSuspended else { return } // resume() arms again
+        drainAndDeliver(passes: Self.maxPasses)
     }
 
-    /// Reads `group` into the batch; returns whether anything was read (events of other directories included).
+    /// Batches one wake-up reads at most (see `drainAndDeliver`).
+    static let maxPasses = 4
+
+    /// Up to `maxReadsPerBatch` reads of the main group, then of the opens group (a trim decided on this batch knows
+    /// every close that came before the writes it saw), delivered as one batch; again while a pass finds events
+    /// (`passes` at most: what came while a batch was processed is read in the same wake-up); then `ReadPacing`
+    /// decides whether reading rests. Also what a rest runs at its end (one pass), without arming.
+    private func drainAndDeliver(passes: Int) {
+        let groups = made.withLock { $0 }
+        guard let main = groups.main else { return }
+        // The pace counts every event read, even those of other directories: a busy filesystem would otherwise
+        // wake the reader, and every writer on it, once per event.
+        var count = 0
+        var pace = BackendPace.rest
+        for i in 0..<passes {
+            guard let deliver, !pacing.isSuspended || pacing.isOnlyResting else { break }
+            batch.removeAll()
+            var read = self.read(main, opens: false)
+            if let opens = groups.opens { read += self.read(opens, opens: true) }
+            if i > 0 && read == 0 { break }
+            count += read
+            if deliver(&batch) == .keepReading { pace = .keepReading }
+            if read == 0 { break }
+        }
+        pacing.batchEnded(changes: count, pace: pace, mayRest: source != nil)
+    }
+
+    /// Room a read leaves when it took every queued event: more than the largest event (metadata, two directory
+    /// handles and two names, for a rename).
+    private static let largestEvent = 4096
+
+    /// Reads `group` into the batch; returns how many events were read (those of other directories included).
     @discardableResult
-    private func read(_ group: FanotifyGroup, opens: Bool) -> Bool {
-        var readAny = false
+    private func read(_ group: FanotifyGroup, opens: Bool) -> Int {
+        var readAny = 0
         for _ in 0..<Self.maxReadsPerBatch {
             let n: Int
             do throws(Errno) { n = try group.read(into: readBuffer) } catch {
@@ -219,7 +240,6 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
                 return readAny
             }
             if n == 0 { return readAny }
-            readAny = true
             let bytes = UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]).bindMemory(to: UInt8.self)
             var event = cfan_event()
             var offset = 0
@@ -233,8 +253,11 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
                     break
                 }
                 events.translate(&event, opens: opens, into: &batch)
+                readAny += 1
                 offset = next
             }
+            // Room for the largest event left: the read took everything queued (a further one would say EAGAIN).
+            if n <= readBuffer.count - Self.largestEvent { return readAny }
         }
         return readAny
     }

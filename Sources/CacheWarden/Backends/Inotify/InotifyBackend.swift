@@ -18,8 +18,9 @@ import SystemPackage
 final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     /// Reads per batch: a batch ends when the queue is empty or after this many 64 KiB reads.
     static let maxReadsPerBatch = 16
-    /// After a batch with records, reading rests this long, so a busy writer's records arrive in batches of
-    /// hundreds instead of a wake-up per handful. An idle watcher schedules nothing.
+    /// While records come fast, reading rests this long after a batch, so a busy writer's records arrive in
+    /// batches of hundreds instead of a wake-up per handful (`ReadPacing`). A slow writer's or an idle watcher's
+    /// schedules nothing.
     static let coalescingDelay: DispatchTimeInterval = .milliseconds(2)
 
     private let queue: DispatchQueue
@@ -150,6 +151,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     func start(_ deliver: @escaping (inout ChangeBatch) -> BackendPace) throws(WardenError) {
         assertOnQueue(queue)
         self.deliver = deliver
+        pacing.read = { [unowned self] in self.drainAndDeliver(passes: 1) }
         let source = DispatchSource.makeReadSource(fileDescriptor: readiness.fd.rawValue, queue: queue)
         source.setEventHandler { @Sendable [unowned self] in self.readBatch() }
         // The cancel handler holds the descriptors until the source is done with them: closed earlier, a number
@@ -189,13 +191,42 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
 
     // MARK: Reading
 
-    /// The read source's handler: up to `maxReadsPerBatch` reads, translated and delivered as one batch.
+    /// The read source's handler. The descriptors stay in the set while it runs: the source itself is one-shot
+    /// (libdispatch re-arms it once the handler returns, and records queued meanwhile make it fire again at once).
     private func readBatch() {
         assertOnQueue(queue)
-        readiness.disarm()
-        guard let deliver, !pacing.isSuspended else { return } // resume() arms again
+        guard !pacing.isSuspended else { return } // resume() arms again
+        drainAndDeliver(passes: Self.maxPasses)
+    }
+
+    /// Reads and delivers batches until a read finds the queue empty (`passes` at most): the records that came
+    /// while a batch was processed (a file's close after its creation) are read in the same wake-up instead of
+    /// waking the reader again. Then `ReadPacing` decides whether reading rests. Also what a rest runs at its
+    /// end (one pass: a rest is there to gather one batch), without arming.
+    private func drainAndDeliver(passes: Int) {
+        var changes = 0
+        var pace = BackendPace.rest
+        for i in 0..<passes {
+            guard let deliver, !pacing.isSuspended || pacing.isOnlyResting else { break }
+            let pass = readPass(deliver, first: i == 0)
+            changes += pass.changes
+            if pass.pace == .keepReading { pace = .keepReading }
+            if !pass.readAny { break }
+        }
+        pacing.batchEnded(changes: changes, pace: pace, mayRest: source != nil)
+    }
+
+    /// Batches one wake-up of the read source reads at most, each up to `maxReadsPerBatch` reads.
+    static let maxPasses = 4
+
+    /// Up to `maxReadsPerBatch` reads, translated and delivered as one batch (after the `first`, only a batch with
+    /// changes): the changes delivered, whether any read found records, and what the engine asked.
+    private func readPass(_ deliver: (inout ChangeBatch) -> BackendPace, first: Bool)
+        -> (changes: Int, readAny: Bool, pace: BackendPace)
+    {
         batch.removeAll()
         var drained = false
+        var readAny = false
         for _ in 0..<Self.maxReadsPerBatch {
             let n: Int
             do throws(Errno) { n = try inotify.read(into: readBuffer) } catch {
@@ -204,7 +235,11 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
                 break
             }
             if n == 0 { drained = true; break }
+            readAny = true
             InotifyRecords.forEach(in: UnsafeRawBufferPointer(rebasing: readBuffer[0..<n])) { translate($0) }
+            // A read that left room for the largest record took everything queued: the queue was empty then, as
+            // a further read returning EAGAIN would say (a record queued since makes the set readable again).
+            if n <= readBuffer.count - Self.largestRecord { drained = true; break }
         }
         // A rename split across reads pairs up in a later read; once the queue is empty, an unpaired
         // `IN_MOVED_FROM` means the entry left the watched trees.
@@ -217,14 +252,16 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
         // Then the opens and closes, read after this instance: a trim decided on this batch knows every close
         // that came before the writes it saw. Those that came after a create or rename still queued here are
         // matched when it arrives (`LedgerUpdater`, deferred closes).
+        let before = batch.changes.count
         opens?.read(into: &batch)
-        let hadRecords = !batch.isEmpty
-        if deliver(&batch) == .rest && hadRecords {
-            if source != nil { pacing.rest() }
-        } else if !pacing.isSuspended {
-            readiness.arm()
-        }
+        let changes = batch.changes.count
+        if changes > before { readAny = true }
+        guard first || changes > 0 else { return (0, readAny, .rest) }
+        return (changes, readAny, deliver(&batch))
     }
+
+    /// The largest inotify record: its header and a name of `NAME_MAX` bytes with its terminator.
+    private static let largestRecord = 16 + 256
 
     private func translate(_ r: InotifyRecords.Record) {
         if logger.logLevel <= .debug {

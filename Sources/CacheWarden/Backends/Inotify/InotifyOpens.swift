@@ -74,6 +74,7 @@ final class InotifyOpens: @unchecked Sendable {
         for _ in 0..<InotifyBackend.maxReadsPerBatch {
             guard let n = try? inotify.read(into: buffer), n > 0 else { break }
             InotifyRecords.forEach(in: UnsafeRawBufferPointer(rebasing: buffer[0..<n])) { translate($0, &batch) }
+            if n <= buffer.count - 16 - 256 { break } // room for the largest record left: the queue was emptied
         }
     }
 

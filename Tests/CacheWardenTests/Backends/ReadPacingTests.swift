@@ -1,0 +1,73 @@
+import Dispatch
+import Glibc
+import Synchronization
+import Testing
+@testable import CacheWarden
+
+/// When reading rests between batches: only while changes come fast enough for a rest to gather a batch's worth;
+/// a slow stream (a file every few milliseconds) is read as it comes, with no timer.
+@Suite struct ReadPacingTests {
+    final class Probe: Sendable {
+        let holds = Atomic<Int>(0)
+        let releases = Atomic<Int>(0)
+        let reads = Atomic<Int>(0)
+    }
+
+    private func pacing(_ queue: DispatchQueue, _ probe: Probe) -> ReadPacing {
+        ReadPacing(
+            queue: queue, delay: .milliseconds(2),
+            hold: { probe.holds.add(1, ordering: .relaxed) }, release: { probe.releases.add(1, ordering: .relaxed) })
+    }
+
+    @Test func aSlowStreamNeverRests() {
+        let queue = DispatchQueue(label: "test.pacing")
+        let probe = Probe()
+        queue.sync {
+            let p = pacing(queue, probe)
+            // A file's changes (5) every 3 ms: a rest would gather about three.
+            for _ in 0..<5 {
+                p.batchEnded(changes: 5, pace: .rest, mayRest: true)
+                usleep(3000)
+            }
+            // Its creation and its close read in two wake-ups a moment apart: not a fast stream either.
+            p.batchEnded(changes: 2, pace: .rest, mayRest: true)
+            p.batchEnded(changes: 3, pace: .rest, mayRest: true)
+            #expect(!p.isSuspended)
+        }
+        #expect(probe.holds.load(ordering: .relaxed) == 0)
+    }
+
+    @Test func aFastStreamRestsThenReadsWithoutArmingAndArmsOnceItSlows() {
+        let queue = DispatchQueue(label: "test.pacing")
+        let probe = Probe()
+        let done = DispatchSemaphore(value: 0)
+        let p = queue.sync { pacing(queue, probe) }
+        queue.sync {
+            // The rest's end reads (and reports a batch): the first finds a batch's worth, the second little.
+            p.read = {
+                let n = probe.reads.add(1, ordering: .relaxed).newValue
+                p.batchEnded(changes: n == 1 ? 40 : 1, pace: .rest, mayRest: true)
+                if n == 2 { done.signal() }
+            }
+            p.batchEnded(changes: 10, pace: .rest, mayRest: true)
+            p.batchEnded(changes: 10, pace: .rest, mayRest: true) // 10 changes in microseconds: rest
+            #expect(p.isSuspended)
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        queue.sync { #expect(!p.isSuspended) }
+        #expect(probe.holds.load(ordering: .relaxed) == 1, "one hold for both rests")
+        #expect(probe.releases.load(ordering: .relaxed) == 1)
+        #expect(probe.reads.load(ordering: .relaxed) == 2)
+    }
+
+    @Test func nearAQuotaReadingNeverRests() {
+        let queue = DispatchQueue(label: "test.pacing")
+        let probe = Probe()
+        queue.sync {
+            let p = pacing(queue, probe)
+            for _ in 0..<5 { p.batchEnded(changes: 100, pace: .keepReading, mayRest: true) }
+            #expect(!p.isSuspended)
+        }
+        #expect(probe.holds.load(ordering: .relaxed) == 0)
+    }
+}
