@@ -27,10 +27,14 @@ let package = Package(
         .target(name: "CFanotify"),
         // The C shim under the filesystem layer and engine: statx birth times, malloc_trim (see CWardenShims.h).
         .target(name: "CWardenShims"),
+        // The ledger of sizes: pure bookkeeping, no system calls, and nothing of the pipeline. Its storage is
+        // internal to it, so only its own methods change it; the pipeline sees what is `package`.
+        .target(name: "CacheWardenLedger"),
         // The pipeline: backend → ledger → policies → evictor → sinks.
         .target(
             name: "CacheWarden",
             dependencies: [
+                "CacheWardenLedger",
                 "CInotify",
                 "CFanotify",
                 "CWardenShims",
@@ -98,7 +102,8 @@ let package = Package(
         .testTarget(
             name: "CacheWardenTests",
             dependencies: [
-                "CacheWarden", "CacheWardenService", "CacheWardenDiscovery", "CacheWardenCommandLine", "CInotify",
+                "CacheWarden", "CacheWardenLedger", "CacheWardenService", "CacheWardenDiscovery",
+                "CacheWardenCommandLine", "CInotify",
             ]
         ),
     ],

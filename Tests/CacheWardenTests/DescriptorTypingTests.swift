@@ -11,10 +11,10 @@ import Testing
 /// (writers, lock takers) and for `du` (`FreshScan`) open, wrap and close raw numbers in their loops as those
 /// programs do, because what it measures is the daemon against those very syscalls; what it keeps is owned.
 @Suite struct DescriptorTypingTests {
-    /// The folders of Sources/ checked: every module that opens descriptors.
+    /// The folders of Sources/ checked: every module that opens descriptors, and the ledger, which must hold none.
     static let modules = [
-        "CacheWarden", "CacheWardenService", "CacheWardenDiscovery", "CacheWardenCommandLine", "cachewarden",
-        "cachewarden-bench",
+        "CacheWarden", "CacheWardenLedger", "CacheWardenService", "CacheWardenDiscovery", "CacheWardenCommandLine",
+        "cachewarden", "cachewarden-bench",
     ]
     /// The wrapper files, where raw descriptors are made, passed to Glibc and closed.
     static let wrappers: Set = ["CacheWarden/Filesystem/Syscall.swift", "CacheWarden/Filesystem/OwnedDescriptor.swift"]

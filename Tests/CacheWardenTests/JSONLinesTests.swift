@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// Every line is one JSON object that real parsers accept, whatever the file names.
 @Suite struct JSONLinesTests {

@@ -2,6 +2,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// The deleter's re-check of identity and age right before each unlink: it keeps what changed since it was
 /// counted, and never keeps a file for ever.
@@ -13,14 +14,14 @@ import Testing
         var ledger = SizeLedger()
         let dir = ledger.addRoot(RootID(0), path: Array("/cache".utf8), ino: 1, dev: 1, ordered: true)
         let r = Array("f".utf8).withUnsafeBytes { ledger.record(in: dir, named: $0).record }
-        ledger.apply(FileStatus(ino: 2, bytes: 100, age: 1_000, links: 1), to: r, keepOpenedAge: true)
+        _ = ledger.apply(FileStatus(ino: 2, bytes: 100, age: 1_000, links: 1), to: r, keepOpenedAge: true)
         ledger.markOpened(r, time: 900)
         #expect(ledger.victimAge(r) == 1_000)
         ledger.markOpened(r, time: 2_000)
         #expect(ledger.victimAge(r) == 2_000)
-        ledger.apply(FileStatus(ino: 2, bytes: 150, age: 2_500, links: 1), to: r, keepOpenedAge: true)
+        _ = ledger.apply(FileStatus(ino: 2, bytes: 150, age: 2_500, links: 1), to: r, keepOpenedAge: true)
         #expect(ledger.victimAge(r) == 2_500)
-        ledger.apply(FileStatus(ino: 2, bytes: 150, age: 1_500, links: 1), to: r, keepOpenedAge: true)
+        _ = ledger.apply(FileStatus(ino: 2, bytes: 150, age: 1_500, links: 1), to: r, keepOpenedAge: true)
         #expect(ledger.victimAge(r) == 2_500, "an mtime set back does not make the file older than its last use")
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// Registering many directories costs time in proportion to their number: `check` of 5,000 took 47.7 s when the
 /// nesting check compared every pair, and `run` searched the registered names and IDs once per directory.

@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// Defects found in review of the core split, each pinned by the reproduction that found it.
 @Suite struct ReviewRegressionTests {
@@ -28,7 +29,7 @@ import Testing
         // Insertion order builds the heap [a0, r1, b0, s10, c2, x7, L5].
         func add(_ name: String, ino: UInt64, age: Int64, links: UInt32 = 1) -> RecordID {
             let r = Self.newRecord(&l, top, name)
-            l.apply(FileStatus(ino: ino, bytes: 100, age: age, links: links), to: r, keepOpenedAge: false)
+            _ = l.apply(FileStatus(ino: ino, bytes: 100, age: age, links: links), to: r, keepOpenedAge: false)
             return r
         }
         _ = add("a", ino: 10, age: 0)
@@ -40,7 +41,7 @@ import Testing
         _ = add("L", ino: 16, age: 5)
         #expect(Self.heapIsValid(l, root))
         // Name r now names inode 99 (a link to s's file), whose age moved on (ctime order, or s's stat is old).
-        l.apply(FileStatus(ino: 99, bytes: 100, age: 20, links: 3), to: r, keepOpenedAge: false)
+        _ = l.apply(FileStatus(ino: 99, bytes: 100, age: 20, links: 3), to: r, keepOpenedAge: false)
         #expect(Self.heapIsValid(l, root), "heap order broken after an inode change into an existing group")
         var order: [Int64] = []
         while case let g = l.popOldestGroup(root), !g.isEmpty { order += g.map(\.age) }
@@ -53,17 +54,17 @@ import Testing
         let root = RootID(0)
         let top = l.addRoot(root, path: Self.bytes("/c"), ino: 1, dev: 1)
         let a = Self.newRecord(&l, top, "a")
-        l.apply(FileStatus(ino: 50, bytes: 1000, age: 1, links: 1), to: a, keepOpenedAge: false)
+        _ = l.apply(FileStatus(ino: 50, bytes: 1000, age: 1, links: 1), to: a, keepOpenedAge: false)
         let c = Self.newRecord(&l, top, "c")
-        l.apply(FileStatus(ino: 60, bytes: 7, age: 1, links: 1), to: c, keepOpenedAge: false)
+        _ = l.apply(FileStatus(ino: 60, bytes: 7, age: 1, links: 1), to: c, keepOpenedAge: false)
         // `mv a a2` whose IN_MOVED_TO comes in the next batch; meanwhile `ln c d` is statted (builds the index).
         l.detachRecord(a)
         let d = Self.newRecord(&l, top, "d")
-        l.apply(FileStatus(ino: 60, bytes: 7, age: 1, links: 2), to: d, keepOpenedAge: false)
-        Self.bytes("a2").withUnsafeBytes { l.attachRecord(a, dir: top, name: $0) }
+        _ = l.apply(FileStatus(ino: 60, bytes: 7, age: 1, links: 2), to: d, keepOpenedAge: false)
+        _ = Self.bytes("a2").withUnsafeBytes { l.attachRecord(a, dir: top, name: $0) }
         // `ln a2 e`: only e gets an event (the link count change is no IN_ATTRIB for the directory watch).
         let e = Self.newRecord(&l, top, "e")
-        l.apply(FileStatus(ino: 50, bytes: 1000, age: 1, links: 2), to: e, keepOpenedAge: false)
+        _ = l.apply(FileStatus(ino: 50, bytes: 1000, age: 1, links: 2), to: e, keepOpenedAge: false)
         #expect(l.account(root)!.files == 2, "files \(l.account(root)!.files), disk has 2 inodes")
         #expect(l.total(root) == 1007, "total \(l.total(root)), disk 1007")
     }

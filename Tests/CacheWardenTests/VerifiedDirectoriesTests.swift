@@ -3,6 +3,7 @@ import Glibc
 import SystemPackage
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// The verified directories that stats and deletions go through: `O_PATH` descriptors, opened from the root down
 /// and checked against the ledger, which the watcher's own opens instance does not hear about.
@@ -105,7 +106,7 @@ import Testing
         var (ledger, _, b) = try ledger(tree)
         var directories = VerifiedDirectories(root: RootID(0), in: ledger)
         _ = try directories.open(b, in: ledger)
-        ledger.removeSubtree(b)
+        _ = ledger.removeSubtree(b)
         directories.forget(b)
         #expect(throws: Errno.noSuchFileOrDirectory) { try directories.open(b, in: ledger) }
         directories.close()

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// One change a backend saw, in the ledger's terms: a name in a watched directory node, or the node itself.
 /// Names are kept in the batch's shared byte buffer (`ChangeBatch.names`), so a busy batch allocates nothing per
 /// change.

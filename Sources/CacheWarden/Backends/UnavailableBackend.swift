@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import SystemPackage
 
 /// A backend that serves nothing: what `RoutingBackend` holds in place of fanotify when a test makes it

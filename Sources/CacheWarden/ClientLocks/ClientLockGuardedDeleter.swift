@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import SystemPackage
 
 /// A deleter that deletes only while the client locks stand. The root's (`HeldClientLocks.stillHeld()`): a lock file

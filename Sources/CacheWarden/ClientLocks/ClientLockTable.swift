@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// The engine's client locks (`PipelineState.clientLocks`): those taken for the goal running now, released when it
 /// ends, and the trims waiting for a client's lock, each retried with back-off (1, 2, 4 … 60 s) until it runs.
 struct ClientLockTable {

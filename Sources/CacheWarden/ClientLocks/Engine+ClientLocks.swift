@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// The client locks of a request (`trim`, `clear`): taken for every root it names before anything is deleted, all
 /// or none. When one is busy the request is refused with who holds it (`WardenError.clientLockBusy`) and nothing is
 /// deleted: the daemon never waits on a lock, the command that asked does, retrying.

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// The trims waiting for a client's lock: begun with one `deferred` line, retried with back-off, reported once
 /// past `client_lock_wait` (an `error` line of kind `client_lock_wait`), and forgotten once the trim runs, or its
 /// policy no longer asks for it.

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// A trim takes its cache's client locks before it deletes anything in a root, and waits while the client holds
 /// one: the root is skipped (nothing deleted there), one `deferred` line says why and who holds it, and the trim is
 /// tried again with back-off on the policy's wake-up; past `client_lock_wait` one `error` line says so, and it

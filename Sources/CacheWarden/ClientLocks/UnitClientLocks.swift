@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// Per-unit client locks (`{unit}`: huggingface_hub's per-blob locks of a repository) for one goal's trims of a root
 /// of units: the one place they are taken, for a unit deleted whole (`take`, just before it goes) and for files
 /// deleted one by one (`admit`: each file's unit is found in the ledger, its folder at the unit's depth or the file

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// The outcome of a manual clear.
 public struct ClearReport: Sendable, Equatable {
     /// Files removed.
@@ -54,7 +56,7 @@ struct ClearRunner {
             changed += outcome.changed
             freed = freedBefore + (r?.freed ?? 0)
             removed = removedBefore + (r?.removed ?? 0)
-            if state.roots[id]?.settings.pruneDirs == true { pruneEmptyDirectories(id, &state) }
+            if state.roots[id]?.settings.pruneDirs == true { changed += pruneEmptyDirectories(id, &state) }
         }
         report(.postCalculating, 1, freed: freed, removed: removed, &state)
         report(.done, 1, freed: freed, removed: removed, &state)
@@ -63,9 +65,10 @@ struct ClearRunner {
 
     /// Removes the subdirectories of a root that hold nothing, deepest first (never the root itself), under the
     /// clear's client locks: none once the root's lock was lost, none in a unit whose lock is held or was found held
-    /// (or unusable) earlier in the clear.
-    private func pruneEmptyDirectories(_ id: RootID, _ state: inout PipelineState) {
-        guard let top = state.ledger.account(id)?.rootNode, let rt = state.roots[id] else { return }
+    /// (or unusable) earlier in the clear. Returns what the ledger said to stat again (nothing: they hold no file).
+    private func pruneEmptyDirectories(_ id: RootID, _ state: inout PipelineState) -> [RecordID] {
+        guard let top = state.ledger.account(id)?.rootNode, let rt = state.roots[id] else { return [] }
+        var stale: [RecordID] = []
         var order: [NodeID] = []
         state.ledger.forEachNode(under: top) { order.append($0) }
         // The goal's unit lock set: a unit found busy earlier in this clear stays busy here.
@@ -75,7 +78,10 @@ struct ClearRunner {
         for n in order.reversed() where n != top {
             guard state.ledger.isLive(n), state.ledger.node(n).files.isEmpty, state.ledger.node(n).subdirs.isEmpty
             else { continue }
-            if deleter.deleteEmptyDirectory(n, in: state.ledger, withSymlinks: false) { state.ledger.removeSubtree(n) }
+            if deleter.deleteEmptyDirectory(n, in: state.ledger, withSymlinks: false) {
+                stale += state.ledger.removeSubtree(n)
+            }
         }
+        return stale
     }
 }

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// Carries out eviction goals for every policy (quota, `max_files`, groups, age, low disk, manual trim, clear):
 /// it picks victims oldest first and deletes them through the deleter the watcher's mode gave it.
 ///
@@ -119,8 +121,9 @@ struct Evictor {
     }
 }
 
-/// What the evictor hands on after a goal: the `trim` reports, and the victims its re-check found changed on disk
-/// (replaced or rewritten since they were counted), which the ledger updater stats again.
+/// What the evictor hands on after a goal: the `trim` reports, and the names the ledger updater stats again: the
+/// victims its re-check found changed on disk (replaced or rewritten since they were counted), and the other names
+/// of deleted files' inodes.
 struct EvictionOutcome {
     var reports: [TrimReport] = []
     var changed: [RecordID] = []

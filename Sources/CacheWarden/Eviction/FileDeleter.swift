@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import SystemPackage
 
 /// What became of one deletion.

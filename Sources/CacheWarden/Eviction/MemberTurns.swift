@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// The members of a shared trim — a group over its budget, the directories of a filesystem low on space — taking
 /// turns: one `TrimRun` per member, made at its first turn, each turn deleting the member's next victim under the
 /// member's own rules (a whole unit with `evict_unit`; never a protected, too young or vetoed file: `TrimRun`).

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import Glibc
 import SystemPackage
 
@@ -121,7 +122,7 @@ struct SafeRemover: FileDeleter {
         do throws(Errno) {
             let dirfd = try directories.open(rec.dir, in: ledger)
             scratch.removeAll(keepingCapacity: true)
-            ledger.names.withName(rec.name) { scratch.append(contentsOf: $0) }
+            ledger.withName(ofRecord: r) { scratch.append(contentsOf: $0) }
             scratch.append(0)
             return .found(dirfd, counted)
         } catch {

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import SystemPackage
 
 /// Pointers into units (`evict_pointers`; uv's profile sets it). A client that keeps its entries in one place and
@@ -116,7 +117,7 @@ extension TrimRun {
                 let path = relativePath(r, state.ledger)
                 let outcome = deleter.delete(r, in: state.ledger, checkingAge: checkingAge)
                 switch outcome {
-                case .removed: state.ledger.removeRecord(r)
+                case .removed: changed += state.ledger.removeRecord(r)
                 case .simulated: guard simulatedUnitFiles.insert(r).inserted else { continue }
                 case .vanished: continue
                 case .changed: changed.append(r); return false

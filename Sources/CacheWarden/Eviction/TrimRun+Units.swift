@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import SystemPackage
 
 /// Eviction units (`evict_unit = entry | depth:N`): the children of the root at depth N — a package-version
@@ -186,7 +187,7 @@ extension TrimRun {
             files: unit.files.count, bytes: unit.files.reduce(Int64(0)) { $0 + state.ledger.freedBytes(ofRecord: $1) }
         )
         switch deleter.evictUnit(node, files: unit.files, in: state.ledger) {
-        case .moved: state.ledger.removeSubtree(node)
+        case .moved: changed += state.ledger.removeSubtree(node)
         case .simulated: simulatedUnitFiles.formUnion(unit.files) // a dry run's clear does not take them again
         case .changed: changed += unit.files; return (0, 0)
         case .lockLost: noteLockRefusal(.lockLost); return (0, 0)
@@ -230,7 +231,7 @@ extension TrimRun {
             let bytes = state.ledger.freedBytes(ofRecord: r)
             let outcome = deleter.delete(r, in: state.ledger, checkingAge: true)
             switch outcome {
-            case .removed: state.ledger.removeRecord(r); deleted.files += 1; deleted.bytes += bytes
+            case .removed: changed += state.ledger.removeRecord(r); deleted.files += 1; deleted.bytes += bytes
             case .simulated: deleted.files += 1; deleted.bytes += bytes
             case .vanished: continue
             case .changed: changed.append(r)
@@ -246,7 +247,7 @@ extension TrimRun {
             for n in nodes.reversed()
             where state.ledger.isLive(n) && state.ledger.node(n).files.isEmpty && state.ledger.node(n).subdirs.isEmpty {
                 if deleter.deleteEmptyDirectory(n, in: state.ledger, withSymlinks: true) {
-                    state.ledger.removeSubtree(n)
+                    changed += state.ledger.removeSubtree(n)
                 }
             }
         }

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import Dispatch
 
 /// One trim of one root: takes candidates oldest first from the root's heap and decides, for each, whether it may
@@ -42,7 +43,8 @@ struct TrimRun {
     /// The last of them (victims come in runs from one directory).
     private var lastDirectory: (node: NodeID, path: [UInt8])?
     private var pathBuffer: [UInt8] = []
-    /// Victims the deleter's re-check found changed on disk: handed on (`EvictionOutcome.changed`) to be statted.
+    /// Names to stat again, handed on (`EvictionOutcome.changed`): victims the deleter's re-check found changed on
+    /// disk, and the other names of deleted files' inodes, which the ledger returns with each removal.
     var changed: [RecordID] = []
     /// A dry run's deletions of hard-linked names, per inode: the bytes would be freed with the last name.
     private var simulatedNames: [UInt64: Int] = [:]
@@ -161,8 +163,7 @@ struct TrimRun {
     mutating func spareReason(_ r: RecordID, age: Int64, _ state: PipelineState, insideUnit: Bool = false)
         -> SpareReason?
     {
-        let rec = state.ledger.record(r)
-        if !insideUnit && state.ledger.names.withName(rec.name, { $0.elementsEqual("CACHEDIR.TAG".utf8) }) {
+        if !insideUnit && state.ledger.withName(ofRecord: r, { $0.elementsEqual("CACHEDIR.TAG".utf8) }) {
             return .protected
         }
         if !runtime.protect.isEmpty && runtime.protect.matches(relativePath(r, state.ledger)) { return .protected }
@@ -231,7 +232,7 @@ struct TrimRun {
         let outcome = deleter.delete(r, in: state.ledger, checkingAge: goal.target != .everything)
         switch outcome {
         case .removed:
-            state.ledger.removeRecord(r)
+            changed += state.ledger.removeRecord(r)
             projected = state.ledger.total(root)
             projectedFiles = state.ledger.account(root)?.files ?? 0
         case .simulated:
@@ -284,7 +285,7 @@ struct TrimRun {
             pathBuffer.append(contentsOf: directory)
             pathBuffer.append(PathBytes.separator)
         }
-        ledger.names.append(rec.name, to: &pathBuffer)
+        ledger.appendName(ofRecord: r, to: &pathBuffer)
     }
 
     /// Why this run, asked for a victim in a shared trim, gave nothing: everything left was younger than `min_age`,

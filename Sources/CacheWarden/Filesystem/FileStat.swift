@@ -1,4 +1,5 @@
 import CWardenShims
+import CacheWardenLedger
 import Glibc
 import SystemPackage
 

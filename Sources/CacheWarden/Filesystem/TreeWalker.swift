@@ -1,7 +1,8 @@
+import CacheWardenLedger
 import Dispatch
 import Glibc
-import SystemPackage
 import Synchronization
+import SystemPackage
 
 /// A regular file a walk found: its name (in the directory's `names` buffer) and what its stat counts.
 struct WalkedFile: Sendable {

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import Glibc
 import SystemPackage
 

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// When roots suspected of an unseen change (`LedgerUpdater.suspects`) are re-statted: at once the first time,
 /// then at most once per `minimumInterval` per root, so a workload that keeps linking and unlinking names costs
 /// one pass over the root's files per interval, not one per name.

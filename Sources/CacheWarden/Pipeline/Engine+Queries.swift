@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// What the public API asks of the engine besides starting and stopping (all on the engine's queue).
 extension Engine {
     func allTotals() -> [DirectoryTotals] { state.roots.order.compactMap { state.totals($0) } }

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import Glibc
 
 /// Roots that are lost and come back: a root is taken back only when it is a real directory at its registered
@@ -15,7 +16,7 @@ extension Engine {
         assertOnQueue(queue)
         guard let rt = state.roots[id], rt.lost == nil else { return }
         state.roots[id]?.lost = "is gone (\(why))"
-        state.ledger.removeRoot(id)
+        updater.removeRoot(id, &state)
         settle()
         state.events.error(
             "registered directory \(rt.path) is gone (\(why)); watching for it to come back", dir: rt.name,
@@ -102,9 +103,9 @@ extension Engine {
         do throws(WardenError) { try recoverTrash(in: folder, at: rt.path) } catch {
             return stayLost(rt, "holds a \(TrashFolder.name) CacheWarden did not make", kind: "root_refused")
         }
-        let outcome = updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), folder: folder, &state)
+        let outcome = updater.scanRoot(rt.id, ordered: needsOrder(rt.settings), folder: folder, &state)
         guard let failure = outcome.failure else { return true }
-        state.ledger.removeRoot(rt.id)
+        updater.removeRoot(rt.id, &state)
         settle()
         let text = failure.description
         return stayLost(

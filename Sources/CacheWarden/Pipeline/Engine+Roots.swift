@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import Dispatch
 import Glibc
 import SystemPackage
@@ -45,7 +46,7 @@ extension Engine {
         runtime.route = try route(for: dir, id: id, path: path)
         runtime.registeredOn = MountIdentity(identity, path: path, mounts: guardian.mounts)
         state.roots.add(runtime)
-        let outcome = updater.scanner.scanRoot(id, ordered: needsOrder(dir), folder: folder, &state)
+        let outcome = updater.scanRoot(id, ordered: needsOrder(dir), folder: folder, &state)
         if let failure = outcome.failure {
             removeRoot(id)
             throw failure
@@ -133,7 +134,7 @@ extension Engine {
 
     /// Drops a root: its watches and its ledger.
     func removeRoot(_ id: RootID) {
-        state.ledger.removeRoot(id)
+        updater.removeRoot(id, &state)
         state.roots.remove(id)
         settle()
     }
@@ -154,7 +155,7 @@ extension Engine {
                 rootLost(rt.id, why: "replaced while changes were lost")
                 continue
             }
-            let outcome = updater.scanner.scanRoot(rt.id, ordered: needsOrder(rt.settings), folder: folder, &state)
+            let outcome = updater.scanRoot(rt.id, ordered: needsOrder(rt.settings), folder: folder, &state)
             if let failure = outcome.failure {
                 rootLost(rt.id, why: failure.description)
                 continue

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// What the ledger updater changed since it last handed over: the value the engine takes from it after each step
 /// (`LedgerUpdater.apply`, `.restat`, `.audit`) and passes to the next stages. Nothing flows back: the updater
 /// never calls the policies, the evictor or the backend (its scans watch through a `WatchPort`).

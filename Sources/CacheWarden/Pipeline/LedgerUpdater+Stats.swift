@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import Glibc
 import SystemPackage
 
@@ -30,9 +31,10 @@ extension LedgerUpdater {
         else {
             return
         }
-        let (node, isNew) = name.withUnsafeBytes {
+        let (node, isNew, stale) = name.withUnsafeBytes {
             state.ledger.addDirectory(parent: parent, name: $0, ino: UInt64(st.st_ino), bytes: rt.fileStat.bytes(st))
         }
+        statAgain(stale)
         guard isNew || !state.ledger.isWatched(node) else { return }
         delta.touched.insert(root)
         noteDiscovered(scanner.scan(node, root: root, discovered: true, openedTop: folder, &state))
@@ -41,6 +43,7 @@ extension LedgerUpdater {
     /// Keeps what a discovering scan read and announced.
     private mutating func noteDiscovered(_ outcome: TreeScanner.Outcome) {
         unread.formUnion(outcome.unread)
+        statAgain(outcome.stale)
         for (r, status) in outcome.announced { announced[r] = status }
     }
 
@@ -87,7 +90,7 @@ extension LedgerUpdater {
         guard let found = outcome.topFiles else { return }
         for r in before where state.ledger.isLive(r) && !found.contains(r) {
             noteUnseen(r, state.ledger)
-            state.ledger.removeRecord(r)
+            statAgain(state.ledger.removeRecord(r))
         }
         restatOtherNames(of: found, excluding: Set(before), &state)
     }
@@ -95,10 +98,12 @@ extension LedgerUpdater {
     /// A file with one link found under a new name here while another name of that inode is still counted (moved
     /// from a directory not re-read yet): that other name is stale. It is statted in this same batch, before any
     /// policy sees the total, instead of the file being counted twice until its directory's turn comes.
-    private func restatOtherNames(
+    private mutating func restatOtherNames(
         of found: Set<RecordID>, excluding before: Set<RecordID>, _ state: inout PipelineState
     ) {
-        for r in found where !before.contains(r) && state.ledger.isLive(r) { state.ledger.restatOtherName(of: r) }
+        for r in found where !before.contains(r) && state.ledger.isLive(r) {
+            if let stale = state.ledger.staleName(besides: r) { staleNames.append(stale) }
+        }
     }
 
     /// Drops the subdirectories of `n` that are gone or were replaced on disk; returns the others (name → inode)
@@ -130,7 +135,8 @@ extension LedgerUpdater {
     /// closed after writing, moved in, or linked in. A file whose directory cannot be opened as the ledger knows
     /// it (renamed, swapped, changes still queued) is retried with the next batch instead of being guessed at.
     mutating func statDirtyFiles(_ state: inout PipelineState) {
-        for r in state.ledger.takeNeedsStat() where state.ledger.isLive(r) { markDirty(r, []) }
+        for r in staleNames where state.ledger.isLive(r) { markDirty(r, []) }
+        staleNames.removeAll(keepingCapacity: true)
         var directories: [RootID: VerifiedDirectories] = [:]
         var retry: [(RecordID, DirtyFlags)] = []
         for (r, flags) in dirty {
@@ -146,7 +152,7 @@ extension LedgerUpdater {
             do throws(Errno) { dirfd = try directories[rec.root]!.open(rec.dir, in: state.ledger) } catch {
                 // Behind a mount placed over a directory on the way (never crossed): hidden, as from a fresh
                 // scan. Otherwise the ledger is behind a rename: stat it after the next batch.
-                if error == .improperLink { state.ledger.removeRecord(r) } else { retry.append((r, flags)) }
+                if error == .improperLink { statAgain(state.ledger.removeRecord(r)) } else { retry.append((r, flags)) }
                 continue
             }
             stat(r, flags, in: dirfd, &state)
@@ -187,7 +193,7 @@ extension LedgerUpdater {
         do throws(Errno) { st = try name.withCString { p throws(Errno) in try Syscall.lstat(at: dirfd, p) } } catch {
             if error == .noSuchFileOrDirectory {
                 if !rec.statted && !flags.contains(.closed) && flags != .recheck { delta.suspects.insert(rec.root) }
-                state.ledger.removeRecord(r)
+                statAgain(state.ledger.removeRecord(r))
             } else {
                 state.events.error(
                     "cannot stat: \(error)", dir: rt.name,
@@ -195,11 +201,11 @@ extension LedgerUpdater {
             }
             return
         }
-        guard st.isRegularFile else { state.ledger.removeRecord(r); return }
+        guard st.isRegularFile else { statAgain(state.ledger.removeRecord(r)); return }
         var noBirthTime = false
         let status = name.withCString { rt.fileStat.status(st, dirfd: dirfd, name: $0, noBirthTime: &noBirthTime) }
         if noBirthTime { scanner.reportNoBirthTime(rec.root, &state) }
-        state.ledger.apply(status, to: r, keepOpenedAge: rt.settings.order == .opened)
+        statAgain(state.ledger.apply(status, to: r, keepOpenedAge: rt.settings.order == .opened))
         if flags.contains(.closed) {
             state.ledger.setWriting(r, false)
         } else if flags.contains(.modified) {

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import OrderedCollections
 
 /// A directory's entry by name: a subdirectory that appeared and is still to be read.
@@ -57,6 +58,11 @@ struct LedgerUpdater {
     private var batchesSinceAnnouncing = 0
     static let announcementBatches = 8
 
+    /// Names the ledger answered a change with, to be statted again (the other names of an inode that lost one,
+    /// or whose stat moved): marked dirty when the updater next stats files (this batch's stats if they are still
+    /// to come, else the next).
+    var staleNames: [RecordID] = []
+
     /// Closes that matched no counted open in this batch, and in the one before (see `retryCloses`).
     var unmatchedCloses: [OpenName] = []
     var deferredCloses: [OpenName] = []
@@ -94,6 +100,20 @@ struct LedgerUpdater {
         return take()
     }
 
+    /// (Re)builds root `id` from disk (`TreeScanner.scanRoot`), keeping the names the ledger said to stat again.
+    mutating func scanRoot(
+        _ id: RootID, ordered: Bool, folder: OwnedDescriptor, _ state: inout PipelineState
+    ) -> TreeScanner.Outcome {
+        let outcome = scanner.scanRoot(id, ordered: ordered, folder: folder, &state)
+        statAgain(outcome.stale)
+        return outcome
+    }
+
+    /// Drops root `id` from the ledger; the names of its files' inodes in other roots are statted again.
+    mutating func removeRoot(_ id: RootID, _ state: inout PipelineState) {
+        statAgain(state.ledger.removeRoot(id))
+    }
+
     /// What changed since the last call; the updater starts a new delta.
     mutating func take() -> LedgerDelta {
         defer { delta = LedgerDelta() }
@@ -105,8 +125,8 @@ struct LedgerUpdater {
     mutating func reset(_ state: inout PipelineState) {
         for move in pendingMoves.values {
             switch move {
-            case .file(let r): state.ledger.removeRecord(r)
-            case .directory(let n, _): state.ledger.removeSubtree(n)
+            case .file(let r): statAgain(state.ledger.removeRecord(r))
+            case .directory(let n, _): statAgain(state.ledger.removeSubtree(n))
             }
         }
         pendingMoves.removeAll()
@@ -131,6 +151,7 @@ struct LedgerUpdater {
             }
         }
         if !dirty.isEmpty { for r in records { dirty[r] = nil } }
+        if !staleNames.isEmpty { staleNames.removeAll { records.contains($0) } }
         if !announced.isEmpty || !announcedBefore.isEmpty {
             for r in records { announced[r] = nil; announcedBefore[r] = nil }
         }
@@ -145,6 +166,12 @@ struct LedgerUpdater {
 
     mutating func markDirty(_ r: RecordID, _ flags: DirtyFlags) {
         dirty[r, default: []].formUnion(flags)
+    }
+
+    /// Keeps names the ledger said to stat again (`staleNames`). Almost every answer is empty, and appending an
+    /// empty array to an empty one still replaces its buffer: that is skipped.
+    mutating func statAgain(_ records: [RecordID]) {
+        if !records.isEmpty { staleNames += records }
     }
 
     private mutating func route(_ c: Change, _ batch: ChangeBatch, _ state: inout PipelineState) {
@@ -227,7 +254,7 @@ struct LedgerUpdater {
         case .deleted:
             if let r = state.ledger.existingRecord(in: dir, named: name) {
                 noteUnseen(r, state.ledger)
-                state.ledger.removeRecord(r)
+                statAgain(state.ledger.removeRecord(r))
                 delta.touched.insert(root)
             }
         case .movedFrom:
@@ -259,15 +286,15 @@ struct LedgerUpdater {
         if case .file(let r)? = pendingMoves.removeValue(forKey: c.move), state.ledger.isLive(r) {
             let fromRoot = state.ledger.root(ofRecord: r)
             if fromRoot == root {
-                state.ledger.attachRecord(r, dir: c.node, name: name)
+                statAgain(state.ledger.attachRecord(r, dir: c.node, name: name))
                 markDirty(r, .movedIn)
                 return
             }
             // Between two roots: the bytes leave one total, and the file is counted afresh in the other.
-            state.ledger.removeRecord(r)
+            statAgain(state.ledger.removeRecord(r))
             delta.touched.insert(fromRoot)
         }
-        if let old = state.ledger.existingRecord(in: c.node, named: name) { state.ledger.removeRecord(old) }
+        if let old = state.ledger.existingRecord(in: c.node, named: name) { statAgain(state.ledger.removeRecord(old)) }
         markDirty(state.ledger.record(in: c.node, named: name).record, .movedIn)
     }
 
@@ -290,7 +317,7 @@ struct LedgerUpdater {
         case .movedTo:
             if case .directory(let moved, let fromRoot)? = pendingMoves.removeValue(forKey: c.move) {
                 if fromRoot == root && state.ledger.isLive(moved) {
-                    state.ledger.attachDirectory(moved, parent: c.node, name: name)
+                    statAgain(state.ledger.attachDirectory(moved, parent: c.node, name: name))
                     delta.touched.insert(root)
                     return
                 }
@@ -318,7 +345,7 @@ struct LedgerUpdater {
     mutating func removeDirectory(_ n: NodeID, _ state: inout PipelineState) {
         guard state.ledger.isLive(n) else { return }
         delta.touched.insert(state.ledger.root(of: n))
-        state.ledger.removeSubtree(n)
+        statAgain(state.ledger.removeSubtree(n))
     }
 
     /// A rename whose partner never came: the entry moved out of every watched tree.
@@ -328,7 +355,7 @@ struct LedgerUpdater {
             guard state.ledger.isLive(r) else { return }
             noteUnseen(r, state.ledger)
             delta.touched.insert(state.ledger.root(ofRecord: r))
-            state.ledger.removeRecord(r)
+            statAgain(state.ledger.removeRecord(r))
         case .directory(let n, _)?:
             removeDirectory(n, &state)
         case nil:

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// The data the pipeline stages pass along, owned by the engine and handed to each stage in turn: the ledger, the
 /// registered roots, the settings, the events produced so far (delivered to the sinks at the end of each step),
 /// and the clock and disk every stage reads time and free space from.

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import SystemPackage
 
 /// What the pipeline keeps about one registered root besides its ledger account.

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import SystemPackage
 
 /// Filing what a walk found: nodes, watches, files, and the problems met on the way.
@@ -14,13 +15,15 @@ extension TreeScanner {
             node = top
         } else {
             guard let parent = nodes[d.parent], state.ledger.isLive(parent) else { return }
-            node = d.name.withUnsafeBytes {
-                state.ledger.addDirectory(parent: parent, name: $0, ino: d.ino, bytes: d.bytes).node
+            let added = d.name.withUnsafeBytes {
+                state.ledger.addDirectory(parent: parent, name: $0, ino: d.ino, bytes: d.bytes)
             }
+            outcome.statAgain(added.stale)
+            node = added.node
         }
         nodes[d.id] = node
         if d.id == 0 { state.ledger.setDirectoryBytes(node, d.bytes) }
-        try fileWatch(d, node: node, root: root, strict: strict, &state)
+        outcome.statAgain(try fileWatch(d, node: node, root: root, strict: strict, &state))
         if let error = d.readError {
             if strict && d.id == 0 {
                 throw WardenError.path(error, PathBytes.display(state.ledger.absolutePath(of: node)))
@@ -35,7 +38,7 @@ extension TreeScanner {
         if d.files.count > 8 { state.ledger.reserveRecords(d.files.count, in: node) }
         for f in d.files {
             let (r, isNew) = d.withName(f) { state.ledger.record(in: node, named: $0) }
-            state.ledger.apply(f.status, to: r, keepOpenedAge: keepOpened)
+            outcome.statAgain(state.ledger.apply(f.status, to: r, keepOpenedAge: keepOpened))
             if rereadTop { outcome.topFiles?.insert(r) }
             if discovered && (isNew || !outcome.rereading) {
                 state.emitWrite(r, root: root)
@@ -44,19 +47,21 @@ extension TreeScanner {
         }
     }
 
-    /// Has the directory's watch bound to its node, or reports why it has none.
+    /// Has the directory's watch bound to its node, or reports why it has none. Returns the names to stat again
+    /// that a stale subtree it displaced leaves behind.
     private func fileWatch(
         _ d: WalkedDirectory, node: NodeID, root: RootID, strict: Bool,
         _ state: inout PipelineState
-    ) throws(WardenError) {
-        guard let port = watching, let watch = d.watch else { return }
+    ) throws(WardenError) -> [RecordID] {
+        guard let port = watching, let watch = d.watch else { return [] }
+        var left: [RecordID] = []
         switch watch {
         case .watched, .servedPastLimit:
             state.ledger.setWatched(node, true)
             if case .watched(let stale?) = port.adopt(watch, node), stale != node, state.ledger.isLive(stale) {
                 // The same directory was still known under another node (a rename we did not pair): the new
                 // place wins, and the stale subtree goes.
-                state.ledger.removeSubtree(stale)
+                left = state.ledger.removeSubtree(stale)
             }
             if case .servedPastLimit(let handle, let limit) = watch {
                 reportPastLimit(node, root: root, limit: limit, by: handle.backend, &state)
@@ -78,6 +83,7 @@ extension TreeScanner {
                     file: PathBytes.display(state.ledger.relativePath(of: node)), kind: problem.issueKind)
             }
         }
+        return left
     }
 
     /// The first directory of a root served past inotify's watch limit: one `watch_limit` line naming the backend

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import FoundationEssentials
 import Glibc
 import SystemPackage
@@ -25,6 +26,14 @@ struct TreeScanner {
         var rereading = false
         /// In a re-read, the top's files found on disk (nil: the top could not be read).
         var topFiles: Set<RecordID>?
+        /// Names the ledger said to stat again while the scan filed what it found (see `SizeLedger.removeRecord`).
+        var stale: [RecordID] = []
+
+        /// Keeps what the ledger answered one change with: nearly always nothing, which is not appended (appending
+        /// an empty array to an empty one still replaces its buffer, once per file of the scan).
+        mutating func statAgain(_ records: [RecordID]) {
+            if !records.isEmpty { stale += records }
+        }
     }
 
     /// (Re)builds root `id` from disk, keeping its files in oldest-first order when `ordered`. `folder` is the
@@ -41,14 +50,15 @@ struct TreeScanner {
             return Outcome(failure: .path(error, rt.path))
         }
         let ordered = ordered || state.ledger.account(id)?.ordered == true
-        state.ledger.removeRoot(id)
+        let stale = state.ledger.removeRoot(id)
         let node = state.ledger.addRoot(
             id, path: rt.pathBytes, ino: UInt64(st.st_ino), dev: UInt64(st.st_dev),
             bytes: rt.fileStat.bytes(st), countsDirectories: rt.settings.countDirectories,
             ordered: ordered)
         state.ledger.beginBulkLoad(id)
         defer { state.ledger.endBulkLoad(id) }
-        let outcome = walkInParallel(root: id, top: node, fd: fd, &state)
+        var outcome = walkInParallel(root: id, top: node, fd: fd, &state)
+        outcome.statAgain(stale)
         if outcome.failure == nil { state.roots[id]?.lost = nil }
         return outcome
     }

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// The ledger nodes the directories of one walk became, by walk-local id. Ids are handed out densely from 0 (the
 /// top), so an array answers without hashing; an id whose directory was not filed (a mount point not entered,
 /// a parent gone) has none.

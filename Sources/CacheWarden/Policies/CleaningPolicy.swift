@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// When the pipeline consults the policies.
 enum PolicyTrigger: Equatable, Sendable {
     /// Right after a root's initial scan (and when it comes back after being lost).

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// Shared budgets (`group.<g>.quota`, `dir.<name>.group`): when the members' sum crosses the group's quota, the
 /// group is trimmed to its `trim_to` (half by default), one victim at a time from the member furthest above its
 /// fair share — the group quota split by the members' `weight`s — or least under it once all are under (Android's

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// Free-space checks on each registered directory's filesystem, after changes (at most once a second) and on a
 /// timer (`low_disk_interval`). One `low_disk` line per crossing of the low watermark (`low_disk_free`); re-armed
 /// only when free space is back above it plus a margin (a tenth of it), so a disk hovering at the threshold does

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// An inode quota (`max_files`, ccache's `max_files`): a directory with more files than that is trimmed oldest
 /// first down to `trim_to` of it when `trim_to` is a share (half by default), or to half of it when `trim_to` is a
 /// size.

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// A directory above its high watermark (`trim_at`, the quota by default) is trimmed, oldest first, down to
 /// `trim_to` (half the quota by default: SDWebImage's and mPaaS's rule). With `trim_after_idle` the trim waits
 /// until the directory has had no activity for that long — a build finishes, then its cache is trimmed — unless

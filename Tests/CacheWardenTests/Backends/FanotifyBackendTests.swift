@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// `backend = fanotify`: one mark per filesystem (per group) and no per-directory watch; renames paired across
 /// directories, out of and into the tree; the events of the rest of the filesystem dropped; an overflowed queue re-read

@@ -1,5 +1,6 @@
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// How the fanotify backend files the directories it follows by key, checked against a model made of two
 /// standard-library dictionaries (key → node, node → key), with no filesystem and no kernel.

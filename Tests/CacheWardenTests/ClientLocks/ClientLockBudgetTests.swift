@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// The budget of units' lock descriptors: one for the process, shared by every root; the unit being deleted whole
 /// is never let go for it, and a file of another unit (a companion, a pointer's folder) is deleted only with that

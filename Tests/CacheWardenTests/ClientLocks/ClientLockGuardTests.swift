@@ -4,6 +4,7 @@ import Synchronization
 import SystemPackage
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// The locks while a trim deletes: every lock is looked at again before each deletion and before a unit goes, a
 /// unit whose lock is busy loses no file in any pass of the trim, a new lock file matching a pattern counts, unit

@@ -1,5 +1,5 @@
 import Testing
-@testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// The hand-written open-addressing table, checked against the standard library's `Set` (the reference).
 @Suite struct EntryTableTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// The ledger's open counts without a filesystem, driven in the orders the two inotify instances can deliver in:
 /// opens and closes are read apart from the creates and renames, so a close can arrive under the name the file had
@@ -16,14 +16,14 @@ import Testing
 
         mutating func create(_ name: String, ino: UInt64) -> RecordID {
             let r = Array(name.utf8).withUnsafeBytes { ledger.record(in: dir, named: $0).record }
-            ledger.apply(FileStatus(ino: ino, bytes: 100, age: 1, links: 1), to: r, keepOpenedAge: false)
+            _ = ledger.apply(FileStatus(ino: ino, bytes: 100, age: 1, links: 1), to: r, keepOpenedAge: false)
             return r
         }
 
         mutating func rename(_ r: RecordID, to name: String) {
-            if let old = current(name) { ledger.removeRecord(old) }
+            if let old = current(name) { _ = ledger.removeRecord(old) }
             ledger.detachRecord(r)
-            Array(name.utf8).withUnsafeBytes { ledger.attachRecord(r, dir: dir, name: $0) }
+            _ = Array(name.utf8).withUnsafeBytes { ledger.attachRecord(r, dir: dir, name: $0) }
         }
 
         func current(_ name: String) -> RecordID? {
@@ -100,7 +100,7 @@ import Testing
         let r = f.create("x", ino: 2)
         f.open("x")
         f.open("x")
-        f.ledger.removeRecord(r)
+        _ = f.ledger.removeRecord(r)
         #expect(f.ledger.openCounts.isEmpty && f.ledger.openedAs.isEmpty)
         let again = f.create("x", ino: 3)
         f.close("x") // a close of the removed file's descriptor credits nothing to the new one

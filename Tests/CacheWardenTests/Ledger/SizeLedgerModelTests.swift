@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// `SizeLedger` without a filesystem: random sequences of adds, stats, renames, hard links in and out of the root,
 /// subtree removals, directory moves and evictions, driven the way the ledger updater drives it, against a plain
@@ -42,6 +42,8 @@ import Testing
         var g: ModelBasedTotalsTests.Generator
         let root = RootID(0)
         var counter = 0
+        /// The names the ledger's calls returned to be statted again, not statted yet (the updater's queue).
+        var toStat: [RecordID] = []
 
         init(seed: UInt64) {
             g = ModelBasedTotalsTests.Generator(state: seed)
@@ -59,12 +61,14 @@ import Testing
         }
 
         mutating func stat(_ path: String) {
-            ledger.apply(status(path), to: disk.files[path]!.record, keepOpenedAge: false)
+            toStat += ledger.apply(status(path), to: disk.files[path]!.record, keepOpenedAge: false)
         }
 
-        /// Re-stats what the ledger asks for (names whose inode lost a sibling), as the updater does.
+        /// Re-stats what the ledger asked for (names whose inode lost a sibling), as the updater does.
         mutating func statWhatTheLedgerAsks() {
-            for r in ledger.takeNeedsStat() where ledger.isLive(r) {
+            let asked = toStat
+            toStat.removeAll()
+            for r in asked where ledger.isLive(r) {
                 if let path = disk.files.first(where: { $0.value.record == r })?.key { stat(path) }
             }
         }
@@ -86,7 +90,7 @@ import Testing
         mutating func removeName(_ path: String) {
             disk.opens[path] = nil
             guard let entry = disk.files.removeValue(forKey: path) else { return }
-            ledger.removeRecord(entry.record)
+            toStat += ledger.removeRecord(entry.record)
             statWhatTheLedgerAsks()
         }
 
@@ -94,7 +98,7 @@ import Testing
             for path in disk.files.keys where path.hasPrefix(dir + "/") {
                 disk.files[path] = nil; disk.opens[path] = nil
             }
-            ledger.removeSubtree(disk.dirs[dir]!)
+            toStat += ledger.removeSubtree(disk.dirs[dir]!)
             for d in disk.dirs.keys where d == dir || d.hasPrefix(dir + "/") { disk.dirs[d] = nil }
             statWhatTheLedgerAsks()
         }
@@ -106,7 +110,9 @@ import Testing
             if let replaced = disk.files.removeValue(forKey: to) { _ = replaced } // the ledger drops it in attach
             disk.opens[to] = disk.opens.removeValue(forKey: from)
             ledger.detachRecord(entry.record)
-            Array(name.utf8).withUnsafeBytes { ledger.attachRecord(entry.record, dir: disk.dirs[dir]!, name: $0) }
+            toStat += Array(name.utf8).withUnsafeBytes {
+                ledger.attachRecord(entry.record, dir: disk.dirs[dir]!, name: $0)
+            }
             disk.files[to] = entry
             statWhatTheLedgerAsks()
             stat(to)
@@ -119,7 +125,9 @@ import Testing
             else { return }
             let node = disk.dirs[dir]!
             ledger.detachDirectory(node)
-            Array(name.utf8).withUnsafeBytes { ledger.attachDirectory(node, parent: disk.dirs[parent]!, name: $0) }
+            toStat += Array(name.utf8).withUnsafeBytes {
+                ledger.attachDirectory(node, parent: disk.dirs[parent]!, name: $0)
+            }
             var dirs: [String: NodeID] = [:]
             for (d, n) in disk.dirs { dirs[d == dir || d.hasPrefix(dir + "/") ? to + d.dropFirst(dir.count) : d] = n }
             disk.dirs = dirs
@@ -215,10 +223,11 @@ import Testing
             case 9:
                 let parent = g.pick(dirs)!
                 let name = fresh("d")
-                let (node, _) = Array(name.utf8).withUnsafeBytes {
+                let added = Array(name.utf8).withUnsafeBytes {
                     ledger.addDirectory(parent: disk.dirs[parent]!, name: $0, ino: UInt64(1_000_000 + counter))
                 }
-                disk.dirs[Self.joinPath(parent, name)] = node
+                toStat += added.stale
+                disk.dirs[Self.joinPath(parent, name)] = added.node
             case 10: if let d = g.pick(dirs.filter { !$0.isEmpty }) { removeDirectory(d) }
             case 11:
                 if let d = g.pick(dirs.filter { !$0.isEmpty }) { moveDirectory(d, to: g.pick(dirs)!, name: fresh("m")) }

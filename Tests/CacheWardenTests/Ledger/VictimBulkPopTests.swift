@@ -1,5 +1,5 @@
 import Testing
-@testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// `popOldest(_:atLeast:)` — the one sort a trim does instead of a heap pop per victim — against the reference it
 /// replaces: `popOldestGroup` called until as many victims came out.
@@ -20,7 +20,7 @@ import Testing
             let r = Array("f\(k)".utf8).withUnsafeBytes { l.record(in: dir, named: $0).record }
             let linked = k % 7 == 6
             if !linked { ino += 1 }
-            l.apply(
+            _ = l.apply(
                 FileStatus(ino: ino, bytes: 4096, age: Int64(rng.below(40)), links: linked ? 2 : 1), to: r,
                 keepOpenedAge: false)
         }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenLedger
 
 /// Where a pointer leads (`evict_pointers`), as the kernel would resolve it — without following it: through a
 /// symlinked folder and `..`, through the root's configured path rather than its canonical one, and out of the

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import Glibc
 
 /// How fanotify names a directory in its events: the filesystem's fsid, the file handle's type and its bytes

@@ -1,4 +1,5 @@
 import CFanotify
+import CacheWardenLedger
 import Dispatch
 import Logging
 import Synchronization

@@ -1,4 +1,5 @@
 import CFanotify
+import CacheWardenLedger
 
 /// Turns decoded fanotify events into `Change`s about the directories the backend follows; events about any other
 /// directory of a marked filesystem are dropped here, by one hash lookup of their directory key.

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import Dispatch
 import Glibc
 import Logging

@@ -1,4 +1,5 @@
 import CInotify
+import CacheWardenLedger
 import Logging
 import SystemPackage
 

@@ -1,3 +1,4 @@
+import CacheWardenLedger
 import Dispatch
 import Logging
 import SystemPackage

@@ -1,3 +1,5 @@
+import CacheWardenLedger
+
 /// One polled root: its directories' snapshots, its timer and what its last pass cost.
 struct PolledRoot {
     var interval: Int64

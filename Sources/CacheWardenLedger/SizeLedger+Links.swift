@@ -78,8 +78,9 @@ extension SizeLedger {
         }
     }
 
-    /// Stops counting record `r`'s inode through this name; its bytes leave the total with its last name.
-    mutating func detachInode(_ r: RecordID) {
+    /// Stops counting record `r`'s inode through this name; its bytes leave the total with its last name. The
+    /// inode's other names go to `stale`, to be statted again.
+    mutating func detachInode(_ r: RecordID, stale: inout [RecordID]) {
         let rec = records[r.index]
         guard rec.statted else { return }
         let root = rec.root
@@ -88,13 +89,13 @@ extension SizeLedger {
                 if group.names.remove(r) {
                     accounts[root.index].links[rec.ino] = group
                     // A change made through this name just before it went (a truncate, then `rm`) reached the others.
-                    group.names.forEach { needsStat.append($0) }
+                    group.names.forEach { stale.append($0) }
                 } else {
                     accounts[root.index].links[rec.ino] = nil
                     adjust(root, bytes: -group.bytes, files: -1)
                 }
                 // So did it the names in other roots.
-                restatOtherRoots(ino: rec.ino, except: root)
+                restatOtherRoots(ino: rec.ino, except: root, stale: &stale)
             }
         } else {
             unindexInline(r)
@@ -153,15 +154,15 @@ extension SizeLedger {
 
     /// A hard-linked file changed (seen through a name in `root`): its names in the other roots on the same
     /// filesystem are statted again, since no change reaches their directories. (A change through a name outside
-    /// every root is not seen at all: the README's limits.)
-    mutating func restatOtherRoots(ino: UInt64, except root: RootID) {
+    /// every root is not seen at all: the README's limits.) They go to `stale`.
+    mutating func restatOtherRoots(ino: UInt64, except root: RootID, stale: inout [RecordID]) {
         let dev = accounts[root.index].dev
         for other in accounts.indices
         where other != root.index && accounts[other].registered && accounts[other].dev == dev {
             if let group = accounts[other].links[ino] {
-                group.names.forEach { needsStat.append($0) }
+                group.names.forEach { stale.append($0) }
             } else if let r = inlineRecord(ino: ino, in: RootID(UInt32(other)), excluding: RecordID(UInt32.max)) {
-                needsStat.append(r)
+                stale.append(r)
             }
         }
     }
@@ -182,13 +183,11 @@ extension SizeLedger {
     }
 
     /// Record `r` was found under a new name with one link while another name of its inode is still counted
-    /// (moved from a directory not re-read yet): that name is stale, and is queued for a stat.
-    mutating func restatOtherName(of r: RecordID) {
+    /// (moved from a directory not re-read yet): that name is stale, and is returned to be statted again.
+    package mutating func staleName(besides r: RecordID) -> RecordID? {
         let rec = records[r.index]
-        guard rec.statted, !rec.linked, let other = inlineRecord(ino: rec.ino, in: rec.root, excluding: r) else {
-            return
-        }
-        needsStat.append(other)
+        guard rec.statted, !rec.linked else { return nil }
+        return inlineRecord(ino: rec.ino, in: rec.root, excluding: r)
     }
 
     /// Built from the record slab, not the tree: a record held by a rename in flight is out of its directory's

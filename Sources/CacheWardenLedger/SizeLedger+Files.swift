@@ -1,21 +1,31 @@
 /// A read-only view of a file's counted state, wherever it is stored (inline or in a link group).
-struct InodeState: Equatable {
-    var bytes: Int64
-    var age: Int64
+package struct InodeState: Equatable {
+    package internal(set) var bytes: Int64
+    package internal(set) var age: Int64
     /// Names of this inode in the root.
-    var names: Int
-    var writing: Bool
+    package internal(set) var names: Int
+    package internal(set) var writing: Bool
 }
 
 /// File names: filing by name, stats, renames, removal.
 extension SizeLedger {
-    func record(_ r: RecordID) -> FileRecord { records[r.index] }
-    func isLive(_ r: RecordID) -> Bool { r.index < records.count && records[r.index].live }
-    func root(ofRecord r: RecordID) -> RootID { records[r.index].root }
-    func name(ofRecord r: RecordID) -> [UInt8] { names.copy(records[r.index].name) }
+    package func record(_ r: RecordID) -> FileRecord { records[r.index] }
+    package func isLive(_ r: RecordID) -> Bool { r.index < records.count && records[r.index].live }
+    package func root(ofRecord r: RecordID) -> RootID { records[r.index].root }
+    package func name(ofRecord r: RecordID) -> [UInt8] { names.copy(records[r.index].name) }
+
+    /// Calls `body` with the bytes of `r`'s name, without copying them out of the arena.
+    package func withName<R>(ofRecord r: RecordID, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try names.withName(records[r.index].name, body)
+    }
+
+    /// Appends `r`'s name to `out` (a path being built).
+    package func appendName(ofRecord r: RecordID, to out: inout [UInt8]) {
+        names.append(records[r.index].name, to: &out)
+    }
 
     /// Path of a file relative to its root.
-    func relativePath(ofRecord r: RecordID) -> [UInt8] {
+    package func relativePath(ofRecord r: RecordID) -> [UInt8] {
         var path = relativePath(of: records[r.index].dir)
         if !path.isEmpty { path.append(PathBytes.separator) }
         names.append(records[r.index].name, to: &path)
@@ -23,14 +33,15 @@ extension SizeLedger {
     }
 
     /// The record of `name` in `dir`, if any.
-    func existingRecord(in dir: NodeID, named name: UnsafeRawBufferPointer, hash: Int? = nil) -> RecordID? {
+    package func existingRecord(in dir: NodeID, named name: UnsafeRawBufferPointer, hash: Int? = nil) -> RecordID? {
         nodes[dir.index].files.find(hash: hash ?? NameArena.hash(name)) { names.equals(records[Int($0)].name, name) }
             .map { RecordID($0) }
     }
 
     /// The record of `name` in `dir`, created (not counted until its first stat) when missing. The name is hashed
     /// once for the look-up and the filing.
-    mutating func record(in dir: NodeID, named name: UnsafeRawBufferPointer) -> (record: RecordID, isNew: Bool) {
+    package mutating func record(in dir: NodeID, named name: UnsafeRawBufferPointer) -> (record: RecordID, isNew: Bool)
+    {
         let hash = NameArena.hash(name)
         if let r = existingRecord(in: dir, named: name, hash: hash) { return (r, false) }
         let root = nodes[dir.index].root
@@ -45,29 +56,33 @@ extension SizeLedger {
     }
 
     /// Applies a fresh stat of a record's name: files it under the right inode and updates bytes and age.
-    /// `keepOpenedAge` keeps an `IN_OPEN` time as the age key (order = opened).
-    mutating func apply(_ s: FileStatus, to r: RecordID, keepOpenedAge: Bool) {
+    /// `keepOpenedAge` keeps an `IN_OPEN` time as the age key (order = opened). Returns the names to stat again:
+    /// the file's names in other roots when this stat changed what is known of it, and the names of an inode
+    /// this name no longer counts (see `removeRecord`).
+    package mutating func apply(_ s: FileStatus, to r: RecordID, keepOpenedAge: Bool) -> [RecordID] {
         let rec = records[r.index]
-        guard rec.live else { return }
+        guard rec.live else { return [] }
+        var stale: [RecordID] = []
         if s.links > 1 {
             // A file with names in other roots too: when this stat changes what is known of it, they hear of it.
             let before = inode(ofRecord: r)
-            applyStat(s, to: r, keepOpenedAge: keepOpenedAge)
+            applyStat(s, to: r, keepOpenedAge: keepOpenedAge, stale: &stale)
             if let after = inode(ofRecord: r), before?.bytes != after.bytes || before?.age != after.age {
-                restatOtherRoots(ino: s.ino, except: rec.root)
+                restatOtherRoots(ino: s.ino, except: rec.root, stale: &stale)
             }
         } else {
-            applyStat(s, to: r, keepOpenedAge: keepOpenedAge)
+            applyStat(s, to: r, keepOpenedAge: keepOpenedAge, stale: &stale)
         }
+        return stale
     }
 
-    private mutating func applyStat(_ s: FileStatus, to r: RecordID, keepOpenedAge: Bool) {
+    private mutating func applyStat(_ s: FileStatus, to r: RecordID, keepOpenedAge: Bool, stale: inout [RecordID]) {
         let rec = records[r.index]
         if rec.statted && (rec.ino != s.ino || (!rec.linked && s.links > 1)) {
             // Another inode under this name, or this inode gained a name: count it afresh. Its heap key changes
             // with it, so it leaves the heap first (a group it joins reorders its other names meanwhile).
             takeOutOfVictims(r)
-            detachInode(r)
+            detachInode(r, stale: &stale)
         }
         if !records[r.index].statted {
             attachInode(r, s, keepOpenedAge: keepOpenedAge)
@@ -91,7 +106,7 @@ extension SizeLedger {
     }
 
     /// Counted bytes of an inline record.
-    func bytes(of r: RecordID) -> Int64 {
+    package func bytes(of r: RecordID) -> Int64 {
         let size = records[r.index].size
         return size == UInt32.max ? bigSizes[r] ?? 0 : Int64(size)
     }
@@ -109,13 +124,13 @@ extension SizeLedger {
 
     /// What deleting this name frees: its file's bytes when it is the file's last name here, else nothing yet (0
     /// also before its first stat).
-    func freedBytes(ofRecord r: RecordID) -> Int64 {
+    package func freedBytes(ofRecord r: RecordID) -> Int64 {
         guard let inode = inode(ofRecord: r) else { return 0 }
         return inode.names <= 1 ? inode.bytes : 0
     }
 
     /// The counted state of a record's file (`nil` before its first stat).
-    func inode(ofRecord r: RecordID) -> InodeState? {
+    package func inode(ofRecord r: RecordID) -> InodeState? {
         let rec = records[r.index]
         guard rec.statted, rec.live else { return nil }
         if rec.linked, let g = accounts[rec.root.index].links[rec.ino] {
@@ -124,15 +139,23 @@ extension SizeLedger {
         return InodeState(bytes: bytes(of: r), age: rec.age, names: 1, writing: rec.flags.contains(.writing))
     }
 
-    /// Removes a file name; its inode's bytes leave the total with its last name. `unfile: false` skips taking
-    /// it out of its directory's table (the caller drops the whole table).
-    mutating func removeRecord(_ r: RecordID, unfile: Bool = true) {
+    /// Removes a file name; its inode's bytes leave the total with its last name. Returns the names to stat
+    /// again: the inode's other names, here and in other roots, which a change made through this one just before
+    /// it went (a truncate, then `rm`) reached too. The ledger cannot stat; whoever removed the name does.
+    package mutating func removeRecord(_ r: RecordID) -> [RecordID] {
+        var stale: [RecordID] = []
+        removeRecord(r, stale: &stale)
+        return stale
+    }
+
+    /// `unfile: false` skips taking the name out of its directory's table (the caller drops the whole table).
+    mutating func removeRecord(_ r: RecordID, unfile: Bool = true, stale: inout [RecordID]) {
         let rec = records[r.index]
         guard rec.live else { return }
         if unfile && rec.attached { unfileRecord(r) }
         records[r.index].flags.remove(.attached)
         syncVictim(r)
-        detachInode(r)
+        detachInode(r, stale: &stale)
         accounts[rec.root.index].names -= 1
         if !openCounts.isEmpty, openCounts.removeValue(forKey: r) != nil { dropOpenedAs(r, all: true) }
         names.release(rec.name)
@@ -141,18 +164,20 @@ extension SizeLedger {
     }
 
     /// Takes a file name out of its directory's table, keeping its bytes counted (a rename in flight).
-    mutating func detachRecord(_ r: RecordID) {
+    package mutating func detachRecord(_ r: RecordID) {
         guard records[r.index].live, records[r.index].attached else { return }
         unfileRecord(r)
         records[r.index].flags.remove(.attached)
         syncVictim(r)
     }
 
-    /// Puts a detached record at `dir/name` within the same root, replacing what was there.
-    mutating func attachRecord(_ r: RecordID, dir: NodeID, name: UnsafeRawBufferPointer) {
+    /// Puts a detached record at `dir/name` within the same root, replacing what was there. Returns the names to
+    /// stat again that what it replaced leaves behind (see `removeRecord`).
+    package mutating func attachRecord(_ r: RecordID, dir: NodeID, name: UnsafeRawBufferPointer) -> [RecordID] {
         precondition(nodes[dir.index].root == records[r.index].root, "a record moves between roots as remove + add")
-        if let existing = existingRecord(in: dir, named: name), existing != r { removeRecord(existing) }
-        if let sub = subdirectory(of: dir, named: name) { removeSubtree(sub) }
+        var stale: [RecordID] = []
+        if let existing = existingRecord(in: dir, named: name), existing != r { removeRecord(existing, stale: &stale) }
+        if let sub = subdirectory(of: dir, named: name) { removeSubtree(sub, stale: &stale) }
         if records[r.index].attached { unfileRecord(r) }
         names.release(records[r.index].name)
         records[r.index].name = names.store(name)
@@ -161,11 +186,12 @@ extension SizeLedger {
         fileRecord(r, in: dir)
         syncVictim(r)
         compactNamesIfNeeded()
+        return stale
     }
 
     /// Records an `IN_OPEN` at `time` (nanoseconds): for `order = opened` the file's age key becomes `time`, or
     /// stays where it is if that is later (the coarse clock of `time` can be behind the file's own mtime).
-    mutating func markOpened(_ r: RecordID, time: Int64) {
+    package mutating func markOpened(_ r: RecordID, time: Int64) {
         let rec = records[r.index]
         guard rec.live, rec.statted else { return }
         if rec.linked, var g = accounts[rec.root.index].links[rec.ino] {
@@ -180,7 +206,7 @@ extension SizeLedger {
     }
 
     /// Marks a file as being written (modified, not closed) or not.
-    mutating func setWriting(_ r: RecordID, _ writing: Bool) {
+    package mutating func setWriting(_ r: RecordID, _ writing: Bool) {
         let rec = records[r.index]
         guard rec.live, rec.statted else { return }
         if rec.linked, accounts[rec.root.index].links[rec.ino] != nil {
@@ -204,7 +230,7 @@ extension SizeLedger {
     }
 
     /// Makes room for `count` more records in `dir`'s table at once (the initial scan knows each directory's size).
-    mutating func reserveRecords(_ count: Int, in dir: NodeID) {
+    package mutating func reserveRecords(_ count: Int, in dir: NodeID) {
         reserve(count, in: dir, .files)
     }
 }

@@ -4,7 +4,7 @@
 /// a file. Names are raw bytes (not necessarily UTF-8) of at most 255 bytes (`NAME_MAX`).
 ///
 /// Released names leave holes; `SizeLedger` compacts the arena when the holes outgrow the live names.
-struct NameArena {
+package struct NameArena {
     private(set) var bytes: [UInt8] = []
     /// Bytes of released names still in `bytes`.
     private(set) var wasted = 0
@@ -40,7 +40,7 @@ struct NameArena {
 
     /// Hashes name bytes with the standard library's seeded hasher (SipHash): names come from whoever writes
     /// into the cache, and a per-process seed keeps crafted names from colliding on purpose.
-    static func hash(_ name: UnsafeRawBufferPointer) -> Int {
+    package static func hash(_ name: UnsafeRawBufferPointer) -> Int {
         var hasher = Hasher()
         hasher.combine(bytes: name)
         return hasher.finalize()
@@ -63,10 +63,10 @@ struct NameArena {
 }
 
 /// Where a name lives in the `NameArena`.
-struct NameRef: Equatable, Sendable {
-    var offset: UInt32
-    var length: UInt8
-    static let empty = NameRef(offset: 0, length: 0)
+package struct NameRef: Equatable, Sendable {
+    package internal(set) var offset: UInt32
+    package internal(set) var length: UInt8
+    package static let empty = NameRef(offset: 0, length: 0)
 }
 
 import Glibc

@@ -1,7 +1,12 @@
 /// The name an open or a close was reported under: the directory and the entry's name at that moment.
-struct OpenName: Hashable {
-    var dir: NodeID
-    var name: [UInt8]
+package struct OpenName: Hashable {
+    package var dir: NodeID
+    package var name: [UInt8]
+
+    package init(dir: NodeID, name: [UInt8]) {
+        self.dir = dir
+        self.name = name
+    }
 }
 
 /// Files open right now, as the backend saw opens and closes (`spare_open`): a sparse count per name, so only
@@ -15,7 +20,7 @@ struct OpenName: Hashable {
 /// open counted under that name. Either way one open of one file ends. A close that matches nothing may be ahead
 /// of the rename that gave the file that name: the updater tries it once more after the next batch.
 extension SizeLedger {
-    mutating func noteOpened(_ r: RecordID, as name: OpenName) {
+    package mutating func noteOpened(_ r: RecordID, as name: OpenName) {
         guard isLive(r) else { return }
         let n = openCounts[r, default: 0]
         guard n < UInt16.max else { return }
@@ -27,7 +32,7 @@ extension SizeLedger {
     /// opened before start-up, its open was lost, or the rename that gave it this name is not applied yet)
     /// changes nothing and returns false.
     @discardableResult
-    mutating func noteClosed(_ name: OpenName, current: RecordID?) -> Bool {
+    package mutating func noteClosed(_ name: OpenName, current: RecordID?) -> Bool {
         if let current, openCounts[current] != nil {
             if var list = openedAs[name], let k = list.firstIndex(of: current) {
                 list.remove(at: k)
@@ -60,13 +65,13 @@ extension SizeLedger {
     }
 
     /// The opens and closes in flight were lost: no file is known to be open any more (until its next open).
-    mutating func forgetOpens() {
+    package mutating func forgetOpens() {
         openCounts.removeAll()
         openedAs.removeAll()
     }
 
     /// Whether the file is open through this name or, for a hard-linked file, through any of its names here.
-    func isOpen(_ r: RecordID) -> Bool {
+    package func isOpen(_ r: RecordID) -> Bool {
         if openCounts.isEmpty { return false }
         if openCounts[r] != nil { return true }
         let rec = records[r.index]

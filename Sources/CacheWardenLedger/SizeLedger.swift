@@ -1,26 +1,33 @@
 /// What one stat said about a regular file, reduced to what the ledger counts.
-struct FileStatus: Equatable, Sendable {
-    var ino: UInt64
+package struct FileStatus: Equatable, Sendable {
+    package var ino: UInt64
     /// Counted bytes under the size basis.
-    var bytes: Int64
+    package var bytes: Int64
     /// The age key (nanoseconds since 1970) under the directory's order.
-    var age: Int64
+    package var age: Int64
     /// `st_nlink`: more than 1 means other names may share these bytes.
-    var links: UInt32 = 1
+    package var links: UInt32 = 1
+
+    package init(ino: UInt64, bytes: Int64, age: Int64, links: UInt32 = 1) {
+        self.ino = ino
+        self.bytes = bytes
+        self.age = age
+        self.links = links
+    }
 }
 
 /// One name of a regular file: 32 bytes with its size and age inline (no per-file object, no owned name — the
 /// name lives in the `NameArena`). A name whose inode had more than one link when it was statted is `linked`: its
 /// bytes and age then live in the root's `LinkGroup` for that inode, counted once however many names it has here.
 /// The field order is the layout: 8 + 8 + 4 + 4 + 4 + 1 + 1 + 2 = 32 bytes, no padding (`LedgerLayoutTests`).
-struct FileRecord {
+package struct FileRecord {
     /// 0 until the first stat of this name.
-    var ino: UInt64 = 0
+    package internal(set) var ino: UInt64 = 0
     /// Age key (inline files only).
-    var age: Int64 = 0
+    package internal(set) var age: Int64 = 0
     var nameOffset: UInt32
     /// The directory it is filed in (stale while the record is detached by a rename in flight).
-    var dir: NodeID
+    package internal(set) var dir: NodeID
     /// Counted bytes (inline files only); `UInt32.max` means "see `SizeLedger.bigSizes`".
     var size: UInt32 = 0
     var nameLength: UInt8
@@ -32,11 +39,11 @@ struct FileRecord {
         get { NameRef(offset: nameOffset, length: nameLength) }
         set { nameOffset = newValue.offset; nameLength = newValue.length }
     }
-    var root: RootID { RootID(UInt32(rootIndex)) }
-    var live: Bool { flags.contains(.live) }
-    var attached: Bool { flags.contains(.attached) }
-    var linked: Bool { flags.contains(.linked) }
-    var statted: Bool { ino != 0 }
+    package var root: RootID { RootID(UInt32(rootIndex)) }
+    package var live: Bool { flags.contains(.live) }
+    package var attached: Bool { flags.contains(.attached) }
+    package var linked: Bool { flags.contains(.linked) }
+    package var statted: Bool { ino != 0 }
 }
 
 struct RecordFlags: OptionSet {
@@ -53,50 +60,50 @@ struct RecordFlags: OptionSet {
 }
 
 /// A directory of a registered tree. Nodes live in a slab and refer to each other by `NodeID`.
-struct DirectoryNode {
-    var parent: NodeID
-    var root: RootID
+package struct DirectoryNode {
+    package internal(set) var parent: NodeID
+    package internal(set) var root: RootID
     /// The entry name (empty for a root: its path is in its `RootAccount`).
     var name: NameRef
-    var ino: UInt64
+    package internal(set) var ino: UInt64
     /// The directory's own allocated bytes (counted only with `count_directories`).
-    var bytes: Int64
+    package internal(set) var bytes: Int64
     /// Records filed by name.
-    var files = EntryTable()
+    package internal(set) var files = EntryTable()
     /// Subdirectory nodes filed by name.
-    var subdirs = EntryTable()
-    var live = true
+    package internal(set) var subdirs = EntryTable()
+    package internal(set) var live = true
     /// A backend watches it (a walker's watch was adopted, and no `watchLost` came since): a directory seen again
     /// needs no re-read then.
-    var watched = false
+    package internal(set) var watched = false
 }
 
 /// The running totals of one registered root.
-struct RootAccount {
-    var rootNode: NodeID
+package struct RootAccount {
+    package internal(set) var rootNode: NodeID
     /// The root's canonical absolute path.
-    var path: [UInt8]
-    var dev: UInt64
+    package internal(set) var path: [UInt8]
+    package internal(set) var dev: UInt64
     /// Whether directories' own blocks are part of `total` (`count_directories`).
-    var countsDirectories: Bool
-    var fileBytes: Int64 = 0
-    var directoryBytes: Int64 = 0
+    package internal(set) var countsDirectories: Bool
+    package internal(set) var fileBytes: Int64 = 0
+    package internal(set) var directoryBytes: Int64 = 0
     /// Distinct regular files (inodes) counted.
-    var files = 0
+    package internal(set) var files = 0
     /// File names (records), hard links included.
-    var names = 0
-    var directories = 0
+    package internal(set) var names = 0
+    package internal(set) var directories = 0
     /// Inodes whose names are `linked`, by inode number.
     var links: [UInt64: LinkGroup] = [:]
     /// Inline records by inode, built the first time a new link group needs it (see `SizeLedger+Links`).
     var inodes: EntryTable?
     /// Whether the root keeps its files in oldest-first order (a victim heap).
-    var ordered = false
+    package internal(set) var ordered = false
     /// During the initial scan: order and hard-link merging are settled once, at the end.
     var bulkLoading = false
     /// The largest counted size seen in this root (an upper bound: it never shrinks), so the oversize rule can
     /// skip its pass over the files when no file can be larger than a trim's target.
-    var largestSeen: Int64 = 0
+    package internal(set) var largestSeen: Int64 = 0
     /// False for a slot whose root was removed (slots are not optional: updating a field of an optional struct in
     /// an array copies the whole struct out and back, on every file).
     var registered = true
@@ -105,7 +112,7 @@ struct RootAccount {
     static let unused = RootAccount(rootNode: .none, path: [], dev: 0, countsDirectories: false, registered: false)
 
     /// What the root counts: its files, and its directories with `count_directories`.
-    var total: Int64 { countsDirectories ? fileBytes + directoryBytes : fileBytes }
+    package var total: Int64 { countsDirectories ? fileBytes + directoryBytes : fileBytes }
 }
 
 /// The ledger of sizes: every directory of every registered tree, every regular file name, and per-root totals
@@ -114,7 +121,7 @@ struct RootAccount {
 ///
 /// Its parts: directories and paths (`+Directories`), file names and stats (`+Files`), hard links
 /// (`+Links`), and the oldest-first order that trims take victims from (`+Victims`).
-struct SizeLedger {
+package struct SizeLedger {
     var names = NameArena()
     var records: [FileRecord] = []
     var freeRecords: [RecordID] = []
@@ -132,19 +139,18 @@ struct SizeLedger {
     var openCounts: [RecordID: UInt16] = [:]
     /// Each counted open, under the name it was opened by (see `+Opens`): as many entries per record as its count.
     var openedAs: [OpenName: [RecordID]] = [:]
-    /// Names whose inode lost another name: a change made through the removed name (a truncate just before an
-    /// `rm`) reached them too, so the updater stats them again.
-    var needsStat: [RecordID] = []
     /// Nodes and records removed since the last `settle()`. Their slots are not reused before it, so an ID the
     /// updater or the backend still holds cannot come to mean another directory or file within one step.
     var removedNodes: [NodeID] = []
     var releasedRecords: [RecordID] = []
 
+    package init() {}
+
     // MARK: Roots
 
     /// Creates the root node and account of root `id` at `path`.
     @discardableResult
-    mutating func addRoot(
+    package mutating func addRoot(
         _ id: RootID, path: [UInt8], ino: UInt64, dev: UInt64, bytes: Int64 = 0,
         countsDirectories: Bool = false, ordered: Bool = false
     ) -> NodeID {
@@ -159,23 +165,25 @@ struct SizeLedger {
         return node
     }
 
-    /// Removes a root and everything under it.
-    mutating func removeRoot(_ id: RootID) {
-        guard let account = account(id) else { return }
-        removeSubtree(account.rootNode)
+    /// Removes a root and everything under it. Returns the names to stat again: those of its files' inodes in
+    /// other roots.
+    package mutating func removeRoot(_ id: RootID) -> [RecordID] {
+        guard let account = account(id) else { return [] }
+        let stale = removeSubtree(account.rootNode)
         accounts[id.index] = .unused
         heaps[id.index] = []
+        return stale
     }
 
-    func account(_ id: RootID) -> RootAccount? { isRegistered(id) ? accounts[id.index] : nil }
+    package func account(_ id: RootID) -> RootAccount? { isRegistered(id) ? accounts[id.index] : nil }
 
-    func isRegistered(_ id: RootID) -> Bool { id.index < accounts.count && accounts[id.index].registered }
+    package func isRegistered(_ id: RootID) -> Bool { id.index < accounts.count && accounts[id.index].registered }
 
     /// The root's counted total (0 for an unknown root).
-    func total(_ id: RootID) -> Int64 { isRegistered(id) ? accounts[id.index].total : 0 }
+    package func total(_ id: RootID) -> Int64 { isRegistered(id) ? accounts[id.index].total : 0 }
 
     /// The registered roots, in ID order.
-    var rootIDs: [RootID] { accounts.indices.compactMap { accounts[$0].registered ? RootID(UInt32($0)) : nil } }
+    package var rootIDs: [RootID] { accounts.indices.compactMap { accounts[$0].registered ? RootID(UInt32($0)) : nil } }
 
     /// Adds `delta` to the file bytes of `root`.
     /// Notes a counted size for `largestSeen`.
@@ -190,7 +198,7 @@ struct SizeLedger {
 
     /// Ends a step: the slots of removed nodes and records become reusable. Returns them (the nodes' watches are
     /// to be dropped, and whoever holds their IDs must forget them).
-    mutating func settle() -> (nodes: [NodeID], records: [RecordID]) {
+    package mutating func settle() -> (nodes: [NodeID], records: [RecordID]) {
         defer {
             freeRecords.append(contentsOf: releasedRecords)
             releasedRecords.removeAll(keepingCapacity: true)
@@ -200,19 +208,13 @@ struct SizeLedger {
         return (removedNodes, releasedRecords)
     }
 
-    /// The records to stat again since the last call.
-    mutating func takeNeedsStat() -> [RecordID] {
-        defer { needsStat.removeAll(keepingCapacity: true) }
-        return needsStat
-    }
-
     // MARK: Bulk loading (the initial scan)
 
     /// Until `endBulkLoad`, files are counted without keeping their order or merging hard links across stats:
     /// both are settled once, in linear time, at the end.
-    mutating func beginBulkLoad(_ root: RootID) { accounts[root.index].bulkLoading = true }
+    package mutating func beginBulkLoad(_ root: RootID) { accounts[root.index].bulkLoading = true }
 
-    mutating func endBulkLoad(_ root: RootID) {
+    package mutating func endBulkLoad(_ root: RootID) {
         guard account(root)?.bulkLoading == true else { return }
         accounts[root.index].bulkLoading = false
         mergeLinksFoundInline(root)

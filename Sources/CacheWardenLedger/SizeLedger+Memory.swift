@@ -1,7 +1,7 @@
 /// What the ledger's storage takes, part by part, for the benchmark's memory breakdown (allocated capacity, not
 /// just what is used: that is what a process pays for).
 extension SizeLedger {
-    func memoryUse() -> [(part: String, bytes: Int)] {
+    package func memoryUse() -> [(part: String, bytes: Int)] {
         var tableSlots = 0
         for node in nodes where node.live { tableSlots += node.files.capacity + node.subdirs.capacity }
         let links = accounts.reduce(0) { $0 + $1.links.capacity }

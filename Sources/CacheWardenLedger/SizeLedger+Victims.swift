@@ -7,14 +7,14 @@ import Glibc
 /// needs an order keeps none (`setOrdered`).
 extension SizeLedger {
     /// The age a record is ordered by (its inode's).
-    func victimAge(_ r: RecordID) -> Int64 {
+    package func victimAge(_ r: RecordID) -> Int64 {
         let rec = records[r.index]
         if rec.linked, let age = accounts[rec.root.index].links[rec.ino]?.age { return age }
         return rec.age
     }
 
     /// Starts (building the heap in linear time) or stops keeping `root` in oldest-first order.
-    mutating func setOrdered(_ root: RootID, _ ordered: Bool) {
+    package mutating func setOrdered(_ root: RootID, _ ordered: Bool) {
         guard let account = account(root), account.ordered != ordered else { return }
         accounts[root.index].ordered = ordered
         if ordered {
@@ -26,7 +26,7 @@ extension SizeLedger {
     }
 
     /// Puts `r` where it belongs: in the heap at its current age if it can be a victim, out of it otherwise.
-    mutating func syncVictim(_ r: RecordID) {
+    package mutating func syncVictim(_ r: RecordID) {
         let rec = records[r.index]
         let position = r.index < heapPositions.count ? heapPositions[r.index] : Self.notInHeap
         let belongs =
@@ -40,14 +40,14 @@ extension SizeLedger {
     }
 
     /// Takes `r` out of the heap (if it is in), before a change of its key that `syncVictim` cannot fix alone.
-    mutating func takeOutOfVictims(_ r: RecordID) {
+    package mutating func takeOutOfVictims(_ r: RecordID) {
         guard r.index < heapPositions.count, heapPositions[r.index] != Self.notInHeap else { return }
         heapRemove(records[r.index].root.index, Int(heapPositions[r.index]))
     }
 
     /// Pops the oldest victims of `root` that share one age, ordered by path (the deterministic tie-break).
     /// `[]` when none is left. Popped records are out of the heap until removed or `syncVictim`ed back.
-    mutating func popOldestGroup(_ root: RootID) -> [(record: RecordID, age: Int64)] {
+    package mutating func popOldestGroup(_ root: RootID) -> [(record: RecordID, age: Int64)] {
         var group: [(record: RecordID, age: Int64)] = []
         let i = root.index
         while let top = heaps[i].first {
@@ -65,7 +65,7 @@ extension SizeLedger {
     /// pairs replaces the pops. A pop's sift reads two records per level, and after each `unlinkat` those are out
     /// of the cache (in `perf`, a visible share of a quota trim, much of it one load of a record's flags);
     /// the sort reads each record once, in the heap's order. What stays is sorted, so it is a heap already.
-    mutating func popOldest(_ root: RootID, atLeast count: Int) -> [(record: RecordID, age: Int64)] {
+    package mutating func popOldest(_ root: RootID, atLeast count: Int) -> [(record: RecordID, age: Int64)] {
         let i = root.index
         guard i < heaps.count else { return [] }
         let n = heaps[i].count
@@ -129,7 +129,7 @@ extension SizeLedger {
     }
 
     /// The oldest age key in `root` (from the heap when ordered, else by a pass over the root).
-    func oldestAge(_ root: RootID) -> Int64? {
+    package func oldestAge(_ root: RootID) -> Int64? {
         guard let account = account(root) else { return nil }
         if account.ordered && !account.bulkLoading { return heaps[root.index].first.map { victimAge($0) } }
         var oldest: Int64?
@@ -140,7 +140,7 @@ extension SizeLedger {
     }
 
     /// The heap's record IDs (for tests).
-    func victims(_ root: RootID) -> [RecordID] { root.index < heaps.count ? heaps[root.index] : [] }
+    package func victims(_ root: RootID) -> [RecordID] { root.index < heaps.count ? heaps[root.index] : [] }
 
     // MARK: Heap
 

@@ -8,17 +8,19 @@
 /// dictionary keyed by an owned name costs ~40 plus the name's own allocation. The table knows no keys itself:
 /// callers pass the hash of the key they look for and a `matches` test, and, when the table grows, the hash of
 /// each entry. Tested against `Dictionary` in `EntryTableTests`.
-struct EntryTable: Sendable {
+package struct EntryTable: Sendable {
     /// 0: never used; `tombstone`: deleted; otherwise the entry + 1.
     private var slots: [UInt32] = []
-    private(set) var count = 0
+    package private(set) var count = 0
     private var tombstones = 0
 
     private static let tombstone = UInt32.max
 
-    var isEmpty: Bool { count == 0 }
+    package init() {}
+
+    package var isEmpty: Bool { count == 0 }
     /// Slots allocated (for memory accounting).
-    var capacity: Int { slots.count }
+    package var capacity: Int { slots.count }
 
     /// The first slot to probe for `hash`. Capacities are not powers of two (a table is sized to its entries, at
     /// most 3/4 full, not to the next power of two: that halves a directory's table), so the slot comes from a
@@ -29,7 +31,7 @@ struct EntryTable: Sendable {
     }
 
     /// The entry whose key `matches`, probing from `hash`.
-    func find(hash: Int, matches: (UInt32) -> Bool) -> UInt32? {
+    package func find(hash: Int, matches: (UInt32) -> Bool) -> UInt32? {
         guard !slots.isEmpty else { return nil }
         var i = home(hash)
         while true {
@@ -42,10 +44,10 @@ struct EntryTable: Sendable {
     }
 
     /// Whether inserting one more entry needs `grow(hashOf:)` first.
-    var needsGrowth: Bool { (count + tombstones + 1) * 4 > slots.count * 3 }
+    package var needsGrowth: Bool { (count + tombstones + 1) * 4 > slots.count * 3 }
 
     /// Adds `entry` (not present yet) under `hash`. Call `grow(hashOf:)` first when `needsGrowth`.
-    mutating func insert(_ entry: UInt32, hash: Int) {
+    package mutating func insert(_ entry: UInt32, hash: Int) {
         precondition(entry < Self.tombstone - 1 && !needsGrowth)
         var i = home(hash)
         while slots[i] != 0 && slots[i] != Self.tombstone {
@@ -59,7 +61,7 @@ struct EntryTable: Sendable {
 
     /// Removes `entry`, filed under `hash`. Returns whether it was there.
     @discardableResult
-    mutating func remove(_ entry: UInt32, hash: Int) -> Bool {
+    package mutating func remove(_ entry: UInt32, hash: Int) -> Bool {
         guard !slots.isEmpty else { return false }
         var i = home(hash)
         while slots[i] != 0 {
@@ -80,7 +82,7 @@ struct EntryTable: Sendable {
     /// Rehashes into a table with room for `count + extra` entries at most 3/4 full, dropping tombstones. When
     /// the live entries need room, it grows by half again (amortised O(1) per insert); when only tombstones
     /// filled it, it keeps its size. Never smaller than 4 slots.
-    mutating func grow(reserving extra: Int = 1, hashOf: (UInt32) -> Int) {
+    package mutating func grow(reserving extra: Int = 1, hashOf: (UInt32) -> Int) {
         let needed = (count + extra) * 4 / 3 + 1
         let crowded = (count + extra) * 4 > slots.count * 3
         let capacity = max(4, needed, crowded && extra == 1 ? slots.count + slots.count / 2 : slots.count)
@@ -94,12 +96,12 @@ struct EntryTable: Sendable {
     }
 
     /// Every entry, in slot order.
-    func forEach(_ body: (UInt32) -> Void) {
+    package func forEach(_ body: (UInt32) -> Void) {
         for slot in slots where slot != 0 && slot != Self.tombstone { body(slot - 1) }
     }
 
     /// Every entry, in slot order.
-    var entries: [UInt32] {
+    package var entries: [UInt32] {
         var out: [UInt32] = []
         out.reserveCapacity(count)
         forEach { out.append($0) }
