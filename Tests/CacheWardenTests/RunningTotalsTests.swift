@@ -263,3 +263,27 @@ import Testing
         #expect(eventually { log.writes.contains { $0.dir == "b" && $0.file == "dir/new" } })
     }
 }
+
+extension TwoRootsTests {
+    /// A hard-linked file with a name in each root, written through one: the other root's folder hears nothing,
+    /// so its name is statted again in the same batch — not left for a later change that may never come (the
+    /// model test once found the other total behind for good after its last step).
+    @Test func aWriteThroughOneNameOfAFileLinkedAcrossRootsIsCountedInBoth() throws {
+        let parent = TemporaryTree()
+        parent.write("a/f", size: 1000)
+        #expect(link(parent.url("a/f"), parent.url("a/h")) == 0)
+        parent.mkdir("b")
+        let watcher = Watcher(
+            settings: WardenSettings(
+                directories: [
+                    DirectorySettings(name: "a", path: parent.url("a")),
+                    DirectorySettings(name: "b", path: parent.url("b")),
+                ], sizeBasis: .apparent))
+        try watcher.start()
+        defer { watcher.stop() }
+        parent.rename("a/f", "b/out")
+        #expect(eventually { watcher.totals().map(\.total) == [1000, 1000] })
+        parent.append("a/h", size: 5000)
+        #expect(eventually { watcher.totals().map(\.total) == [6000, 6000] }, "\(watcher.totals())")
+    }
+}

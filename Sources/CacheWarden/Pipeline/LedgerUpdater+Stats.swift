@@ -134,11 +134,23 @@ extension LedgerUpdater {
     /// One `fstatat` per file the batch touched, relative to its verified directory; emits `write` for files
     /// closed after writing, moved in, or linked in. A file whose directory cannot be opened as the ledger knows
     /// it (renamed, swapped, changes still queued) is retried with the next batch instead of being guessed at.
+    ///
+    /// Names a stat of this batch finds stale (another name of a hard-linked file in another root, whose folder
+    /// hears nothing of a write through this one) are statted in the same batch: left for the next, they would
+    /// wait for a change that may never come. Two passes more at most; their stats agree with the first.
     mutating func statDirtyFiles(_ state: inout PipelineState) {
-        for r in staleNames where state.ledger.isLive(r) { markDirty(r, []) }
-        staleNames.removeAll(keepingCapacity: true)
-        var directories: [RootID: VerifiedDirectories] = [:]
         var retry: [(RecordID, DirtyFlags)] = []
+        for _ in 0..<3 {
+            for r in staleNames where state.ledger.isLive(r) { markDirty(r, []) }
+            staleNames.removeAll(keepingCapacity: true)
+            guard !dirty.isEmpty else { break }
+            statPass(&state, retry: &retry)
+        }
+        for (r, flags) in retry { markDirty(r, flags) }
+    }
+
+    private mutating func statPass(_ state: inout PipelineState, retry: inout [(RecordID, DirtyFlags)]) {
+        var directories: [RootID: VerifiedDirectories] = [:]
         for (r, flags) in dirty {
             guard state.ledger.isLive(r) else { continue }
             let rec = state.ledger.record(r)
@@ -159,7 +171,6 @@ extension LedgerUpdater {
         }
         for key in directories.keys { directories[key]?.close() }
         dirty.removeAll(keepingCapacity: true)
-        for (r, flags) in retry { markDirty(r, flags) }
     }
 
     /// One `fstat` per directory whose entries changed, for roots that count directories' own blocks.
