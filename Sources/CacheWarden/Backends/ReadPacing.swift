@@ -30,6 +30,12 @@ final class ReadPacing: @unchecked Sendable {
     private var resting = false
     /// When the last batch ended (uptime nanoseconds; 0: none yet).
     private var lastBatchEnd: UInt64 = 0
+    /// The changes read since `windowStart`, over a few rests' time: a steady stream read a few changes a wake-up
+    /// (a file at a time, each wake-up under `restChanges / 2`) is fast all the same when they add up.
+    private var windowStart: UInt64 = 0
+    private var windowChanges = 0
+    private var steadyFast = false
+    static let windowRests: UInt64 = 4
 
     init(queue: DispatchQueue, delay: DispatchTimeInterval, hold: @escaping () -> Void, release: @escaping () -> Void) {
         self.queue = queue
@@ -74,14 +80,31 @@ final class ReadPacing: @unchecked Sendable {
         let gathered = UInt64(max(0, changes)).multipliedReportingOverflow(by: delayNanoseconds)
         let wanted = UInt64(Self.restChanges).multipliedReportingOverflow(by: since)
         let fast =
-            changes >= Self.restChanges / 2 && !wanted.overflow
-            && (gathered.overflow || gathered.partialValue >= wanted.partialValue)
+            noteInWindow(changes, now: now)
+            || (changes >= Self.restChanges / 2 && !wanted.overflow
+                && (gathered.overflow || gathered.partialValue >= wanted.partialValue))
         if fast && pace == .rest && mayRest {
             rest()
         } else if resting {
             resting = false
             resume()
         }
+    }
+
+    /// Counts `changes` in the window; when it has lasted `windowRests` rests, decides from its rate whether the
+    /// stream is fast (a rest would gather `restChanges`), for the next window. Returns that decision.
+    private func noteInWindow(_ changes: Int, now: UInt64) -> Bool {
+        if windowStart == 0 { windowStart = now }
+        windowChanges += max(0, changes)
+        let elapsed = now &- windowStart
+        if elapsed >= delayNanoseconds * Self.windowRests {
+            // changes / elapsed ≥ restChanges / delay, without dividing.
+            let gathered = UInt64(windowChanges).multipliedReportingOverflow(by: delayNanoseconds)
+            let wanted = UInt64(Self.restChanges).multipliedReportingOverflow(by: elapsed)
+            steadyFast = !wanted.overflow && (gathered.overflow || gathered.partialValue >= wanted.partialValue)
+            (windowStart, windowChanges) = (now, 0)
+        }
+        return steadyFast
     }
 
     /// Holds reading for `delay`, then reads (`read`) without arming; what that batch finds decides the next rest.
@@ -107,5 +130,6 @@ final class ReadPacing: @unchecked Sendable {
         suspensions = 0
         resting = false
         lastBatchEnd = 0
+        (windowStart, windowChanges, steadyFast) = (0, 0, false)
     }
 }

@@ -60,6 +60,24 @@ import Testing
         #expect(probe.reads.load(ordering: .relaxed) == 2)
     }
 
+    /// A steady stream read a file at a time (3 changes a wake-up, every half millisecond: 6,000 changes a second)
+    /// rests once a window of four rests shows its rate, though no single wake-up reads enough to say so.
+    @Test func aSteadyStreamReadAFileAtATimeRestsOnceItsRateIsKnown() {
+        let queue = DispatchQueue(label: "test.pacing")
+        let probe = Probe()
+        queue.sync {
+            let p = pacing(queue, probe)
+            let start = DispatchTime.now().uptimeNanoseconds
+            // Past one window (8 ms) and a little more, each batch too small to count as fast alone.
+            while DispatchTime.now().uptimeNanoseconds - start < 10_000_000 && !p.isSuspended {
+                p.batchEnded(changes: 3, pace: .rest, mayRest: true)
+                usleep(500)
+            }
+            #expect(p.isSuspended, "a rest once the window's rate is known")
+        }
+        #expect(probe.holds.load(ordering: .relaxed) == 1)
+    }
+
     @Test func nearAQuotaReadingNeverRests() {
         let queue = DispatchQueue(label: "test.pacing")
         let probe = Probe()
