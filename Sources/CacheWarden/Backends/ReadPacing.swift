@@ -69,6 +69,24 @@ final class ReadPacing: @unchecked Sendable {
         if suspensions == 0 { release() }
     }
 
+    /// One wake-up's reading, shared by the kernel backends: up to `passes` read passes while reading is not held
+    /// (a rest's own read counts as not held), stopping at one that found nothing, then whether reading rests.
+    /// `pass(first)` reads and delivers one batch: the changes read, whether any read found records, and what the
+    /// engine asked; nil when nothing can be read (no deliverer yet).
+    func drain(
+        passes: Int, mayRest: Bool, _ pass: (_ first: Bool) -> (changes: Int, readAny: Bool, pace: BackendPace)?
+    ) {
+        var changes = 0
+        var pace = BackendPace.rest
+        for i in 0..<passes {
+            guard !isSuspended || isOnlyResting, let done = pass(i == 0) else { break }
+            changes += done.changes
+            if done.pace == .keepReading { pace = .keepReading }
+            if !done.readAny { break }
+        }
+        batchEnded(changes: changes, pace: pace, mayRest: mayRest)
+    }
+
     /// A batch of `changes` ended (`pace`: what the engine asked); rests if changes come fast enough for a rest to
     /// gather a batch's worth and `mayRest`, otherwise ends a rest under way (reading is armed again).
     func batchEnded(changes: Int, pace: BackendPace, mayRest: Bool) {

@@ -57,7 +57,7 @@ package final class BoundedWriter: Sendable {
     /// Writes the chunks (built before the lock is taken) inline where it can; queues the rest and wakes the thread.
     package func enqueue(_ chunks: [[UInt8]]) {
         let limit = self.limit, droppedNote = self.droppedNote, inline = self.inline
-        let queued = queue.withLock { s in
+        queue.update { s in
             let before = s.pending.count
             var chunks = chunks[...]
             // Nothing ahead of them: what fits goes out now, in order. The lock is held while writing, so the
@@ -90,9 +90,8 @@ package final class BoundedWriter: Sendable {
                 s.pending.append(chunk)
                 s.bytes += chunk.count
             }
-            return s.pending.count > before
+            return s.pending.count > before // the thread has work: wake it
         }
-        if queued { queue.withLock(wakingWaiters: true) { _ in } }
     }
 
     /// Waits (up to `timeout` seconds) until every queued chunk is delivered, or the destination is gone; asleep

@@ -36,6 +36,14 @@ package final class ConditionLock<Value: Sendable>: @unchecked Sendable {
         return try body(&value)
     }
 
+    /// Runs `body` with the lock held and wakes every waiter if it returns true: one lock for a change that only
+    /// sometimes concerns the waiters.
+    package func update(_ body: (inout Value) -> Bool) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        if body(&value) { pthread_cond_broadcast(condition) }
+    }
+
     /// Sleeps until `ready` holds (checked under the lock, again at each wake-up) or `timeout` seconds have passed
     /// (nil: no limit), then runs `body` with the lock still held; `body`'s second argument says whether `ready`
     /// held.

@@ -210,19 +210,14 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         guard let main = groups.main else { return }
         // The pace counts every event read, even those of other directories: a busy filesystem would otherwise
         // wake the reader, and every writer on it, once per event.
-        var count = 0
-        var pace = BackendPace.rest
-        for i in 0..<passes {
-            guard let deliver, !pacing.isSuspended || pacing.isOnlyResting else { break }
+        pacing.drain(passes: passes, mayRest: source != nil) { first in
+            guard let deliver else { return nil }
             batch.removeAll()
             var read = self.read(main, opens: false)
             if let opens = groups.opens { read += self.read(opens, opens: true) }
-            if i > 0 && read == 0 { break }
-            count += read
-            if deliver(&batch) == .keepReading { pace = .keepReading }
-            if read == 0 { break }
+            if !first && read == 0 { return (0, false, .rest) }
+            return (read, read > 0, deliver(&batch))
         }
-        pacing.batchEnded(changes: count, pace: pace, mayRest: source != nil)
     }
 
     /// Room a read leaves when it took every queued event: more than the largest event (metadata, two directory

@@ -204,16 +204,9 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     /// waking the reader again. Then `ReadPacing` decides whether reading rests. Also what a rest runs at its
     /// end (one pass: a rest is there to gather one batch), without arming.
     private func drainAndDeliver(passes: Int) {
-        var changes = 0
-        var pace = BackendPace.rest
-        for i in 0..<passes {
-            guard let deliver, !pacing.isSuspended || pacing.isOnlyResting else { break }
-            let pass = readPass(deliver, first: i == 0)
-            changes += pass.changes
-            if pass.pace == .keepReading { pace = .keepReading }
-            if !pass.readAny { break }
+        pacing.drain(passes: passes, mayRest: source != nil) { first in
+            deliver.map { readPass($0, first: first) }
         }
-        pacing.batchEnded(changes: changes, pace: pace, mayRest: source != nil)
     }
 
     /// Batches one wake-up of the read source reads at most, each up to `maxReadsPerBatch` reads.
