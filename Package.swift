@@ -90,6 +90,8 @@ let package = Package(
                 "CacheWarden",
                 "CacheWardenService",
                 "CacheWardenCommandLine",
+                // `cwsys_rename_noreplace` for the trash path's floor (UnlinkFloor.swift).
+                "CWardenShims",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

@@ -23,6 +23,9 @@ struct TrimLatencyResult: Sendable {
     /// Each trim's cost per file ÷ the floor measured right after it: pairing cancels the host's drift between
     /// moments (the floor alone moves by ±15 % within a run).
     var pairedRatios: [Double] = []
+    /// The same after each trim for the trash path's floor (`UnlinkFloor`, `trashPath`): rename, stat, unlink.
+    var trashFloorMicroseconds: [Double] = []
+    var trashPairedRatios: [Double] = []
     var note: String?
 
     /// Microseconds per removed file of each trim (its report's duration ÷ files removed).
@@ -117,6 +120,15 @@ enum TrimBenchmark {
                 result.floorMicroseconds.append(floor)
                 if report.removed > 0 {
                     result.pairedRatios.append(report.durationMilliseconds * 1000 / Double(report.removed) / floor)
+                }
+            }
+            if let floor = UnlinkFloor.microsecondsPerFile(
+                count: filesPerTrim, size: size, work: work, trashPath: true)
+            {
+                result.trashFloorMicroseconds.append(floor)
+                if report.removed > 0 {
+                    result.trashPairedRatios.append(
+                        report.durationMilliseconds * 1000 / Double(report.removed) / floor)
                 }
             }
         }

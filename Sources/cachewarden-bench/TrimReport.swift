@@ -24,17 +24,13 @@ struct TrimSection: BenchSection {
                     cachewarden: Format.ms(Stats.percentile(l.trimDurationsMs, 50)),
                     peer: "removed p50: \(Int(Stats.percentile(l.removed.map(Double.init), 50))) files", ratio: ""))
             let cost = Stats.median(l.trimMicroseconds), floor = Stats.median(l.floorMicroseconds)
-            rows.append(
-                Report.Row(
-                    metric: "quota trim cost per file vs watched unlink floor (medians)",
-                    cachewarden: Format.decimal(cost, 1) + " µs",
-                    peer: "unlink loop " + Format.decimal(floor, 1) + " µs",
-                    ratio: Format.ratio(cost, floor > 0 ? floor : nil)))
-            rows.append(
-                Report.Row(
-                    metric: "quota trim cost per file ÷ the floor right after it (median of pairs)",
-                    cachewarden: "", peer: "\(l.pairedRatios.count) pairs",
-                    ratio: "×" + Format.decimal(Stats.median(l.pairedRatios), 2)))
+            rows += Self.floorRows(
+                "quota trim cost per file vs watched unlink floor (medians)", cost, floor,
+                "quota trim cost per file ÷ the floor right after it (median of pairs)", l.pairedRatios)
+            rows += Self.floorRows(
+                "the trash path's floor (rename, stat, unlink) vs the unlink floor",
+                Stats.median(l.trashFloorMicroseconds), floor,
+                "quota trim cost per file ÷ the trash path's floor right after it", l.trashPairedRatios)
         }
         if let h = half {
             rows.append(
@@ -49,6 +45,21 @@ struct TrimSection: BenchSection {
                     cachewarden: h.exactAfter ? "yes" : "NO", peer: "", ratio: ""))
         }
         return rows
+    }
+
+    /// A cost per file beside the unlink floor (medians), then the median of the paired ratios `pairs`.
+    private static func floorRows(
+        _ metric: String, _ cost: Double, _ floor: Double, _ pairedMetric: String, _ pairs: [Double]
+    ) -> [Report.Row] {
+        [
+            Report.Row(
+                metric: metric, cachewarden: Format.decimal(cost, 1) + " µs",
+                peer: "unlink loop " + Format.decimal(floor, 1) + " µs",
+                ratio: Format.ratio(cost, floor > 0 ? floor : nil)),
+            Report.Row(
+                metric: pairedMetric, cachewarden: "", peer: "\(pairs.count) pairs",
+                ratio: "×" + Format.decimal(Stats.median(pairs), 2)),
+        ]
     }
 
     var jsonKey: String { "trim" }
@@ -75,6 +86,8 @@ struct TrimSection: BenchSection {
                         ("unlink_floor_us_per_file", .array(l.floorMicroseconds.map { .number($0) })),
                         ("paired_ratios", .array(l.pairedRatios.map { .number($0) })),
                         ("paired_ratio_median", .number(Stats.median(l.pairedRatios))),
+                        ("trash_floor_us_per_file", .array(l.trashFloorMicroseconds.map { .number($0) })),
+                        ("trash_paired_ratio_median", .number(Stats.median(l.trashPairedRatios))),
                         ("note", .text(l.note)),
                     ])
                 ))
