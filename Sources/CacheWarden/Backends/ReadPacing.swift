@@ -24,6 +24,8 @@ final class ReadPacing: @unchecked Sendable {
     private let delayNanoseconds: UInt64
     private let hold: () -> Void
     private let release: () -> Void
+    /// Monotonic nanoseconds, what rates are judged by (tests give their own: rates without sleeping).
+    private let now: @Sendable () -> UInt64
     /// The backend's read pass, run at the end of a rest (set once the backend starts).
     var read: (() -> Void)?
     private var suspensions = 0
@@ -37,8 +39,13 @@ final class ReadPacing: @unchecked Sendable {
     private var steadyFast = false
     static let windowRests: UInt64 = 4
 
-    init(queue: DispatchQueue, delay: DispatchTimeInterval, hold: @escaping () -> Void, release: @escaping () -> Void) {
+    init(
+        queue: DispatchQueue, delay: DispatchTimeInterval,
+        now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds },
+        hold: @escaping () -> Void, release: @escaping () -> Void
+    ) {
         self.queue = queue
+        self.now = now
         self.delay = delay
         if case .milliseconds(let ms) = delay {
             delayNanoseconds = UInt64(ms) * 1_000_000
@@ -91,7 +98,7 @@ final class ReadPacing: @unchecked Sendable {
     /// gather a batch's worth and `mayRest`, otherwise ends a rest under way (reading is armed again).
     func batchEnded(changes: Int, pace: BackendPace, mayRest: Bool) {
         assertOnQueue(queue)
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = self.now()
         let since = lastBatchEnd == 0 ? UInt64.max : now &- lastBatchEnd
         lastBatchEnd = now
         // changes / since ≥ restChanges / delay, without dividing (a product past UInt64 is a long pause: slow).

@@ -1,5 +1,4 @@
 import Dispatch
-import Glibc
 import Synchronization
 import Testing
 @testable import CacheWarden
@@ -11,11 +10,15 @@ import Testing
         let holds = Atomic<Int>(0)
         let releases = Atomic<Int>(0)
         let reads = Atomic<Int>(0)
+        /// The pacing's clock (nanoseconds): the tests move it, so rates are exact and nothing sleeps.
+        let nanoseconds = Atomic<UInt64>(1_000_000_000)
+
+        func advance(microseconds: UInt64) { nanoseconds.add(microseconds * 1000, ordering: .relaxed) }
     }
 
     private func pacing(_ queue: DispatchQueue, _ probe: Probe) -> ReadPacing {
         ReadPacing(
-            queue: queue, delay: .milliseconds(2),
+            queue: queue, delay: .milliseconds(2), now: { probe.nanoseconds.load(ordering: .relaxed) },
             hold: { probe.holds.add(1, ordering: .relaxed) }, release: { probe.releases.add(1, ordering: .relaxed) })
     }
 
@@ -27,7 +30,7 @@ import Testing
             // A file's changes (5) every 3 ms: a rest would gather about three.
             for _ in 0..<5 {
                 p.batchEnded(changes: 5, pace: .rest, mayRest: true)
-                usleep(3000)
+                probe.advance(microseconds: 3000)
             }
             // Its creation and its close read in two wake-ups a moment apart: not a fast stream either.
             p.batchEnded(changes: 2, pace: .rest, mayRest: true)
@@ -67,12 +70,14 @@ import Testing
         let probe = Probe()
         queue.sync {
             let p = pacing(queue, probe)
-            let start = DispatchTime.now().uptimeNanoseconds
-            // Past one window (8 ms) and a little more, each batch too small to count as fast alone.
-            while DispatchTime.now().uptimeNanoseconds - start < 10_000_000 && !p.isSuspended {
+            // One window is four rests (8 ms): sixteen wake-ups, each too small to count as fast alone, then the
+            // one that closes the window.
+            for _ in 0..<16 {
                 p.batchEnded(changes: 3, pace: .rest, mayRest: true)
-                usleep(500)
+                #expect(!p.isSuspended, "no rest before the window's rate is known")
+                probe.advance(microseconds: 500)
             }
+            p.batchEnded(changes: 3, pace: .rest, mayRest: true)
             #expect(p.isSuspended, "a rest once the window's rate is known")
         }
         #expect(probe.holds.load(ordering: .relaxed) == 1)
