@@ -1,29 +1,39 @@
 import CWardenShims
-import CacheWardenLedger
 import Glibc
 import SystemPackage
 
-/// How a `stat` of a regular file becomes what the ledger counts: bytes under the size basis, age under the
-/// directory's order. The walker and the ledger updater both call this, so a file is counted the same way
-/// whichever of them saw it.
+/// How a `stat` of a regular file is counted: bytes under the basis, age from one of its times. The walker and the
+/// ledger updater both call this, so a file is counted the same way whichever of them saw it. In the filesystem's
+/// own words: the settings' size basis and age order become these where a root is registered (`RootRuntime`).
 struct FileStat: Sendable {
-    var basis: SizeBasis
-    var order: AgeOrder
+    /// Which bytes a file counts: its allocated blocks (`st_blocks × 512`, as `du`) or its length (`st_size`).
+    enum Basis: Sendable {
+        case allocated, apparent
+    }
+
+    /// Which of a file's times is its age. `btime` is the birth time from `statx`, or mtime where the filesystem
+    /// has none.
+    enum Order: Sendable {
+        case mtime, atime, ctime, btime
+    }
+
+    var basis: Basis
+    var order: Order
 
     /// The counted view of `st`, the stat of `name` in `dirfd`.
-    func status(_ st: stat, dirfd: FileDescriptor, name: UnsafePointer<CChar>?, noBirthTime: inout Bool) -> FileStatus {
-        FileStatus(
+    func status(_ st: stat, dirfd: FileDescriptor, name: UnsafePointer<CChar>?, noBirthTime: inout Bool) -> CountedStat
+    {
+        CountedStat(
             ino: UInt64(st.st_ino), bytes: bytes(st),
             age: ageOnDisk(st, dirfd: dirfd, name: name, noBirthTime: &noBirthTime),
             links: UInt32(truncatingIfNeeded: st.st_nlink))
     }
 
-    /// The age key of `st` under the order, as the disk has it (`order = opened` starts from mtime; the ledger
-    /// keeps the open time it saw). For `order = btime` the birth time comes from `statx`; where the filesystem
-    /// has none, mtime is used and `noBirthTime` is set.
+    /// The age key of `st` under the order, as the disk has it. For `order = btime` the birth time comes from
+    /// `statx`; where the filesystem has none, mtime is used and `noBirthTime` is set.
     func ageOnDisk(_ st: stat, dirfd: FileDescriptor, name: UnsafePointer<CChar>?, noBirthTime: inout Bool) -> Int64 {
         switch order {
-        case .mtime, .opened: return st.mtimeNanoseconds
+        case .mtime: return st.mtimeNanoseconds
         case .atime: return st.atimeNanoseconds
         case .ctime: return st.ctimeNanoseconds
         case .btime:
