@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 
 extension FileStatus {
     /// What the ledger counts of a stat the filesystem layer counted (`FileStat.status`): the same four figures.

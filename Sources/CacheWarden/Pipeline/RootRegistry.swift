@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 import SystemPackage
 
 /// What the pipeline keeps about one registered root besides its ledger account.

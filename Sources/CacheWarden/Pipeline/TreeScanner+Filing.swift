@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 import SystemPackage
 
 /// Filing what a walk found: nodes, watches, files, and the problems met on the way.

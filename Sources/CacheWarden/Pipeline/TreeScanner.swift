@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 import FoundationEssentials
 import Glibc
 import SystemPackage
@@ -117,7 +118,7 @@ struct TreeScanner {
 
     /// The walk's `exclude`: an entry's path relative to the root, unless one of the root's `exclude` globs
     /// matches it (none without globs: relative paths are then not kept).
-    static func excluding(_ globs: GlobMatcher) -> (@Sendable (_ directory: [UInt8], _ name: [UInt8]) -> [UInt8]?)? {
+    static func excluding(_ globs: GlobMatcher) -> ExcludeHook? {
         guard !globs.isEmpty else { return nil }
         return { directory, name in
             let path = PathBytes.join(directory, name)

@@ -5,23 +5,29 @@ import SystemPackage
 /// How a `stat` of a regular file is counted: bytes under the basis, age from one of its times. The walker and the
 /// ledger updater both call this, so a file is counted the same way whichever of them saw it. In the filesystem's
 /// own words: the settings' size basis and age order become these where a root is registered (`RootRuntime`).
-struct FileStat: Sendable {
+package struct FileStat: Sendable {
     /// Which bytes a file counts: its allocated blocks (`st_blocks × 512`, as `du`) or its length (`st_size`).
-    enum Basis: Sendable {
+    package enum Basis: Sendable {
         case allocated, apparent
     }
 
     /// Which of a file's times is its age. `btime` is the birth time from `statx`, or mtime where the filesystem
     /// has none.
-    enum Order: Sendable {
+    package enum Order: Sendable {
         case mtime, atime, ctime, btime
     }
 
-    var basis: Basis
-    var order: Order
+    package var basis: Basis
+    package var order: Order
+
+    package init(basis: Basis, order: Order) {
+        self.basis = basis
+        self.order = order
+    }
 
     /// The counted view of `st`, the stat of `name` in `dirfd`.
-    func status(_ st: stat, dirfd: FileDescriptor, name: UnsafePointer<CChar>?, noBirthTime: inout Bool) -> CountedStat
+    package func status(_ st: stat, dirfd: FileDescriptor, name: UnsafePointer<CChar>?, noBirthTime: inout Bool)
+        -> CountedStat
     {
         CountedStat(
             ino: UInt64(st.st_ino), bytes: bytes(st),
@@ -31,7 +37,9 @@ struct FileStat: Sendable {
 
     /// The age key of `st` under the order, as the disk has it. For `order = btime` the birth time comes from
     /// `statx`; where the filesystem has none, mtime is used and `noBirthTime` is set.
-    func ageOnDisk(_ st: stat, dirfd: FileDescriptor, name: UnsafePointer<CChar>?, noBirthTime: inout Bool) -> Int64 {
+    package func ageOnDisk(_ st: stat, dirfd: FileDescriptor, name: UnsafePointer<CChar>?, noBirthTime: inout Bool)
+        -> Int64
+    {
         switch order {
         case .mtime: return st.mtimeNanoseconds
         case .atime: return st.atimeNanoseconds
@@ -51,5 +59,5 @@ struct FileStat: Sendable {
     }
 
     /// Counted bytes of a stat under the basis (directories included, for `count_directories`).
-    func bytes(_ st: stat) -> Int64 { basis == .allocated ? st.allocatedBytes : Int64(st.st_size) }
+    package func bytes(_ st: stat) -> Int64 { basis == .allocated ? st.allocatedBytes : Int64(st.st_size) }
 }

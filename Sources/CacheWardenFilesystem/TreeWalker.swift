@@ -5,7 +5,11 @@ import SystemPackage
 
 /// What a walk calls with each directory it opened, before reading it (the backend's watch): the directory, its
 /// `fstat`. What it answers is reported with the directory, and the walker never reads it.
-typealias WatchHook<Watch> = @Sendable (_ directory: FileDescriptor, _ status: stat) -> Watch
+package typealias WatchHook<Watch> = @Sendable (_ directory: FileDescriptor, _ status: stat) -> Watch
+
+/// What a walk leaves out (the `exclude` globs): given the path of a directory relative to the root and the name of
+/// an entry in it, the entry's relative path, or nil when the entry is excluded.
+package typealias ExcludeHook = @Sendable (_ directory: [UInt8], _ name: [UInt8]) -> [UInt8]?
 
 /// Reads a directory tree with system calls only — no ledger, no engine state — so that the initial scan can run
 /// it on threads of their own while the watcher's queue builds the ledger from what it finds. Run-time scans call
@@ -15,21 +19,26 @@ typealias WatchHook<Watch> = @Sendable (_ directory: FileDescriptor, _ status: s
 /// relative to its parent with `O_DIRECTORY | O_NOFOLLOW`, checking that it is the inode the parent's entry
 /// named. Each directory is handed to the walk's `watch` (when the walk watches) *before* its entries are read,
 /// so a file created in between is seen by the read or by an event — never by neither.
-struct TreeWalker: Sendable {
-    var dev: UInt64
-    var oneFileSystem: Bool
-    /// What the walk leaves out (the `exclude` globs): given the path of a directory relative to the root and the
-    /// name of an entry in it, the entry's relative path, or nil when it is excluded. Without one nothing is, and
-    /// relative paths are not kept.
-    var exclude: (@Sendable (_ directory: [UInt8], _ name: [UInt8]) -> [UInt8]?)?
-    var fileStat: FileStat
+package struct TreeWalker: Sendable {
+    package var dev: UInt64
+    package var oneFileSystem: Bool
+    /// What the walk leaves out. Without it nothing is, and relative paths are not kept.
+    package var exclude: ExcludeHook?
+    package var fileStat: FileStat
     /// Subdirectories of the top already read (name → inode): not descended (a re-read of one directory).
-    var knownSubdirectories: [[UInt8]: UInt64] = [:]
+    package var knownSubdirectories: [[UInt8]: UInt64] = [:]
     /// The top is a root: its trash folder (`skipped`: CacheWarden's own, never counted) is not read.
-    var skipped: (@Sendable (UnsafeRawBufferPointer) -> Bool)?
+    package var skipped: (@Sendable (UnsafeRawBufferPointer) -> Bool)?
+
+    package init(dev: UInt64, oneFileSystem: Bool, exclude: ExcludeHook?, fileStat: FileStat) {
+        self.dev = dev
+        self.oneFileSystem = oneFileSystem
+        self.exclude = exclude
+        self.fileStat = fileStat
+    }
 
     /// A directory still to read: opened already (the top) or to be opened from its parent's descriptor.
-    struct Pending: Sendable {
+    package struct Pending: Sendable {
         var id: WalkID
         var parent: WalkID
         var name: [UInt8]
@@ -45,13 +54,13 @@ struct TreeWalker: Sendable {
     }
 
     /// The top of a walk, opened as `top`.
-    static func top(_ top: OwnedDescriptor, ino: UInt64, relative: [UInt8]) -> Pending {
+    package static func top(_ top: OwnedDescriptor, ino: UInt64, relative: [UInt8]) -> Pending {
         Pending(id: 0, parent: -1, name: [], ino: ino, relative: relative, parentFD: nil, opened: top)
     }
 
     /// Walks the tree on the calling thread, handing each directory to `watch` (if any) before reading it. Stops
     /// early when `cancelled()` turns true.
-    func walk<Watch: Sendable>(
+    package func walk<Watch: Sendable>(
         _ top: Pending, watch: WatchHook<Watch>?, cancelled: () -> Bool, report: (WalkedDirectory<Watch>) -> Void
     ) {
         var nextID: WalkID = 1
@@ -70,7 +79,7 @@ struct TreeWalker: Sendable {
     /// Walks the tree with `threads` walkers sharing one stack of directories (each reports a directory before
     /// its children become visible to the others, so parents always come first). For the initial scan of big
     /// trees: the per-entry `fstatat` is most of the cost, and it spreads over the cores.
-    func walkInParallel<Watch: Sendable>(
+    package func walkInParallel<Watch: Sendable>(
         _ top: Pending, threads: Int, watch: WatchHook<Watch>?, cancelled: @escaping @Sendable () -> Bool,
         report: @escaping @Sendable (WalkedDirectory<Watch>) -> Void
     ) {
@@ -179,7 +188,7 @@ struct TreeWalker: Sendable {
 
     /// Opens subdirectory `name` of `parent` as the walk would (never through a symlink, not into another mount
     /// with `oneFileSystem`); nil for a mount point not entered.
-    static func openSubdirectory(at parent: FileDescriptor, _ name: UnsafePointer<CChar>, oneFileSystem: Bool)
+    package static func openSubdirectory(at parent: FileDescriptor, _ name: UnsafePointer<CChar>, oneFileSystem: Bool)
         throws(Errno) -> OwnedDescriptor?
     {
         do throws(Errno) { return try Syscall.openDirectoryInMount(at: parent, name) } catch {
