@@ -27,13 +27,23 @@ let package = Package(
         .target(name: "CFanotify"),
         // The C shim under the filesystem layer and engine: statx birth times, malloc_trim (see CWardenShims.h).
         .target(name: "CWardenShims"),
+        // The filesystem layer, at the bottom: the one place system calls are made and retried (`Syscall`),
+        // descriptors that close themselves, directory listing, the tree walker, and a unit's survey and removal
+        // through descriptors only. A target of its own so that it names nothing above it: no ledger node, no
+        // backend, policy or setting; what it needs of them (the watch of a directory, the `exclude` globs, how a
+        // file is counted) is handed down as hooks and values. The ledger, beside it, makes no system call.
+        .target(
+            name: "CacheWardenFilesystem",
+            dependencies: ["CWardenShims", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // The ledger of sizes: pure bookkeeping, no system calls, and nothing of the pipeline. Its storage is
         // internal to it, so only its own methods change it; the pipeline sees what is `package`.
         .target(name: "CacheWardenLedger"),
-        // The pipeline: backend → ledger → policies → evictor → sinks.
+        // The pipeline: backend → ledger → policies → evictor → sinks, above the ledger and the filesystem layer.
         .target(
             name: "CacheWarden",
             dependencies: [
+                "CacheWardenFilesystem",
                 "CacheWardenLedger",
                 "CInotify",
                 "CFanotify",
@@ -51,6 +61,7 @@ let package = Package(
             name: "CacheWardenService",
             dependencies: [
                 "CacheWarden",
+                "CacheWardenFilesystem",
                 // For the journal's SCM_RIGHTS datagram (`cwsys_send_descriptor`: the CMSG_* macros are C only).
                 "CWardenShims",
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -63,6 +74,7 @@ let package = Package(
             name: "CacheWardenDiscovery",
             dependencies: [
                 "CacheWarden",
+                "CacheWardenFilesystem",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -77,6 +89,7 @@ let package = Package(
             name: "cachewarden",
             dependencies: [
                 "CacheWarden",
+                "CacheWardenFilesystem",
                 "CacheWardenService",
                 "CacheWardenDiscovery",
                 "CacheWardenCommandLine",
@@ -88,6 +101,7 @@ let package = Package(
             name: "cachewarden-bench",
             dependencies: [
                 "CacheWarden",
+                "CacheWardenFilesystem",
                 "CacheWardenService",
                 "CacheWardenCommandLine",
                 // `cwsys_rename_noreplace` for the trash path's floor (UnlinkFloor.swift).
@@ -104,8 +118,8 @@ let package = Package(
         .testTarget(
             name: "CacheWardenTests",
             dependencies: [
-                "CacheWarden", "CacheWardenLedger", "CacheWardenService", "CacheWardenDiscovery",
-                "CacheWardenCommandLine", "CInotify",
+                "CacheWarden", "CacheWardenFilesystem", "CacheWardenLedger", "CacheWardenService",
+                "CacheWardenDiscovery", "CacheWardenCommandLine", "CInotify",
             ]
         ),
     ],

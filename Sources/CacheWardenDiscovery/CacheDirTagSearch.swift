@@ -1,4 +1,5 @@
 import CacheWarden
+import CacheWardenFilesystem
 import Glibc
 
 /// Finds the folders that say they are caches: a `CACHEDIR.TAG` file that begins with the standard signature

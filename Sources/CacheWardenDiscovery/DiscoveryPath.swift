@@ -1,4 +1,5 @@
 import CacheWarden
+import CacheWardenFilesystem
 import Glibc
 
 /// The file-system reads of discovery: the real path a found cache is registered under, and a directory's names.

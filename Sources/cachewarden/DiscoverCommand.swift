@@ -1,4 +1,5 @@
 import CacheWarden
+import CacheWardenFilesystem
 import CacheWardenCommandLine
 import CacheWardenDiscovery
 import CacheWardenService

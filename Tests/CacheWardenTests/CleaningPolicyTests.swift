@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 
 /// Age expiry, manual clear with phases, protect/exclude rules, order keys, dry run.
 @Suite struct CleaningPolicyTests {

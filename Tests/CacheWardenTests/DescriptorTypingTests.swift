@@ -13,18 +13,22 @@ import Testing
 @Suite struct DescriptorTypingTests {
     /// The folders of Sources/ checked: every module that opens descriptors, and the ledger, which must hold none.
     static let modules = [
-        "CacheWarden", "CacheWardenLedger", "CacheWardenService", "CacheWardenDiscovery", "CacheWardenCommandLine",
-        "cachewarden", "cachewarden-bench",
+        "CacheWardenFilesystem", "CacheWarden", "CacheWardenLedger", "CacheWardenService", "CacheWardenDiscovery",
+        "CacheWardenCommandLine", "cachewarden", "cachewarden-bench",
     ]
     /// The wrapper files, where raw descriptors are made, passed to Glibc and closed.
-    static let wrappers: Set = ["CacheWarden/Filesystem/Syscall.swift", "CacheWarden/Filesystem/OwnedDescriptor.swift"]
+    static let wrappers: Set = ["CacheWardenFilesystem/Syscall.swift", "CacheWardenFilesystem/OwnedDescriptor.swift"]
     /// Exempt from the rules on making and closing descriptors (see above).
     static let bench = "cachewarden-bench/"
     /// The benchmark's stand-in for `du`, exempt from the rule on raw numbers too: its walk takes a raw number over
     /// and hands it to `fdopendir`, whose `DIR` closes it (neither a borrowed `FileDescriptor` nor an owner fits).
     static let duStandIn = "cachewarden-bench/FreshScan.swift"
-    /// The folders whose stored descriptors must all be owners: no number kept in a tuple or a collection.
-    static let ownedOnly = ["CacheWarden/Filesystem/", "CacheWarden/Eviction/", "CacheWarden/ClientLocks/"]
+    /// The folders (and the one file of the pipeline that keeps descriptors) whose stored descriptors must all be
+    /// owners: no number kept in a tuple or a collection.
+    static let ownedOnly = [
+        "CacheWardenFilesystem/", "CacheWarden/Eviction/", "CacheWarden/ClientLocks/",
+        "CacheWarden/Pipeline/VerifiedDirectories.swift",
+    ]
 
     static let sourcesRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Sources").path
@@ -82,6 +86,10 @@ import Testing
 
     @Test func theSourcesAreFound() {
         #expect(Self.files().count > 100, "the sources were not found at \(Self.sourcesRoot)")
+        // Every folder named is there: a module or folder that moves must be renamed here, not silently skipped.
+        for folder in Self.modules + Self.wrappers + Self.ownedOnly {
+            #expect(FileManager.default.fileExists(atPath: Self.sourcesRoot + "/" + folder), "no Sources/\(folder)")
+        }
         #expect(Self.statements().contains { $0.2.contains("func open(") && $0.2.contains("{") })
     }
 

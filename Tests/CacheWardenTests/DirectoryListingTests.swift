@@ -3,6 +3,7 @@ import Glibc
 import SystemPackage
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 
 /// The walkers' own directory reading (`getdents64` through `Syscall.readDirectory`, the listing's types sparing
 /// the `lstat` of directories, and `openat2` confining the open of a listed directory to its parent's mount),

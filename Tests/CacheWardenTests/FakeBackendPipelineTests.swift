@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 
 /// The whole pipeline — ledger updater, ledger, policies, evictor, sinks — driven by scripted changes from a
 /// `FakeBackend` on a real folder, with no inotify: what the stages do with a backend's changes, whatever the

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 
 /// The pipeline's shape, read from the sources: the rules docs/design.md states that the compiler cannot keep.
-/// The ledger is a target of its own (`CacheWardenLedger`), so it cannot name the pipeline and nothing outside it
-/// can write its storage: the build keeps that. What stays here is what lives inside one module (backends,
-/// policies and eviction are folders of `CacheWarden`) and what the ledger's target may depend on.
+/// The ledger (`CacheWardenLedger`) and the filesystem layer (`CacheWardenFilesystem`) are targets of their own, so
+/// neither can name the pipeline (nor each other) and nothing outside the ledger can write its storage: the build
+/// keeps that. What stays here is what lives inside one module (backends, policies and eviction are folders of
+/// `CacheWarden`) and what those two targets may depend on.
 @Suite struct LayeringTests {
     /// The checkout, from this file's place in it.
     static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -72,12 +73,11 @@ import Testing
         #expect(found.isEmpty, "\(found)")
     }
 
-    /// The ledger's target depends on nothing of the package: no pipeline target and no C shim (it makes no
-    /// system calls), read from Package.swift itself; and its sources import only the C library.
-    @Test func theLedgerTargetDependsOnNoPipelineTarget() throws {
-        let manifest = try String(contentsOfFile: Self.checkout + "/Package.swift", encoding: .utf8)
-        let start = try #require(manifest.range(of: "name: \"CacheWardenLedger\""), "no CacheWardenLedger target")
-        // The target's own arguments: up to the parenthesis that closes its `.target(`.
+    /// The package's target names (`name: "…"` in Package.swift), and what the target `name`'s own arguments quote
+    /// (its dependencies: targets, products, packages), up to the parenthesis that closes its `.target(`.
+    static func manifest(target name: String) throws -> (targets: [String], quoted: [String]) {
+        let manifest = try String(contentsOfFile: checkout + "/Package.swift", encoding: .utf8)
+        let start = try #require(manifest.range(of: "name: \"\(name)\""), "no \(name) target")
         var depth = 1
         var end = start.upperBound
         while end < manifest.endIndex, depth > 0 {
@@ -85,29 +85,61 @@ import Testing
             end = manifest.index(after: end)
         }
         let arguments = String(manifest[start.upperBound..<end])
-        let quoted = try Regex("\"([^\"]*)\"")
-        let named = arguments.matches(of: quoted).compactMap { $0.output[1].substring.map(String.init) }
+        let quoted = arguments.matches(of: try Regex("\"([^\"]*)\"")).compactMap {
+            $0.output[1].substring.map(String.init)
+        }
         let targets = manifest.matches(of: try Regex("name: \"([^\"]+)\"")).compactMap {
             $0.output[1].substring.map(String.init)
         }
+        return (targets, quoted)
+    }
+
+    /// The imports of `Sources/<target>`'s files of a module `allowed` does not list, as `path: module`; and how
+    /// many files were read.
+    static func imports(of target: String, outside allowed: Set<String>) throws -> (found: [String], files: Int) {
+        let sources = Self.sources(in: "Sources/" + target, of: Self.checkout)
+        let imports = try Regex("(?m)^\\s*(?:@\\w+ )*(?:\\w+ )?import (\\w+)")
+        var found: [String] = []
+        for (path, text) in sources {
+            for match in Self.code(text).matches(of: imports) {
+                if let module = match.output[1].substring, !allowed.contains(String(module)) {
+                    found.append("\(path): \(module)")
+                }
+            }
+        }
+        return (found, sources.count)
+    }
+
+    /// The ledger's target depends on nothing of the package: no pipeline target and no C shim (it makes no
+    /// system calls), read from Package.swift itself; and its sources import only the C library.
+    @Test func theLedgerTargetDependsOnNoPipelineTarget() throws {
+        let (targets, named) = try Self.manifest(target: "CacheWardenLedger")
         #expect(targets.contains("CacheWarden") && targets.contains("CInotify"), "\(targets)")
         // Only swift-collections may join it (a product of another package, not a target of this one).
         let allowed: Set<String> = ["swift-collections", "OrderedCollections", "DequeModule", "HeapModule"]
         let pipeline = named.filter { targets.contains($0) || !allowed.contains($0) }
         #expect(pipeline.isEmpty, "CacheWardenLedger depends on \(pipeline)")
 
-        let ledger = Self.sources(in: "Sources/CacheWardenLedger", of: Self.checkout)
-        #expect(ledger.count > 5, "the ledger's sources were not found")
-        let imports = try Regex("(?m)^\\s*(?:@\\w+ )*(?:\\w+ )?import (\\w+)")
-        let allowedImports: Set<String> = ["Glibc", "OrderedCollections", "DequeModule", "HeapModule"]
-        var found: [String] = []
-        for (path, text) in ledger {
-            for match in Self.code(text).matches(of: imports) {
-                if let module = match.output[1].substring, !allowedImports.contains(String(module)) {
-                    found.append("\(path): \(module)")
-                }
-            }
-        }
+        let (found, files) = try Self.imports(
+            of: "CacheWardenLedger", outside: ["Glibc", "OrderedCollections", "DequeModule", "HeapModule"])
+        #expect(files > 5, "the ledger's sources were not found")
+        #expect(found.isEmpty, "\(found)")
+    }
+
+    /// The filesystem layer's target is the bottom one: of the package's targets it depends on the C shim alone
+    /// (no ledger, no pipeline), besides swift-system; and its sources import nothing else but the system's
+    /// modules. What it must not name above it, the build refuses; this keeps anyone from adding the edge.
+    @Test func theFilesystemTargetDependsOnNoTargetButTheCShim() throws {
+        let (targets, named) = try Self.manifest(target: "CacheWardenFilesystem")
+        #expect(targets.contains("CacheWardenLedger") && targets.contains("CWardenShims"), "\(targets)")
+        let allowed: Set<String> = ["CWardenShims", "SystemPackage", "swift-system"]
+        let above = named.filter { !allowed.contains($0) }
+        #expect(above.isEmpty, "CacheWardenFilesystem depends on \(above)")
+
+        let (found, files) = try Self.imports(
+            of: "CacheWardenFilesystem",
+            outside: ["Glibc", "SystemPackage", "Synchronization", "Dispatch", "CWardenShims"])
+        #expect(files > 5, "the filesystem layer's sources were not found")
         #expect(found.isEmpty, "\(found)")
     }
 }

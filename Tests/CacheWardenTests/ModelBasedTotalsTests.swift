@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 
 /// A seeded random mix of file-system operations against a watched tree; after each round the watcher's totals
 /// must equal a fresh scan. `CACHEWARDEN_SOAK_OPS` scales it up (default 2,000 operations), `CACHEWARDEN_SEED`

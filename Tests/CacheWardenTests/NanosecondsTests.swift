@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 
 /// Where times and durations combine, the result saturates instead of trapping (an overflow ends the process).
 @Suite struct NanosecondsTests {

@@ -2,6 +2,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 @testable import CacheWardenLedger
 
 /// The deleter's re-check of identity and age right before each unlink: it keeps what changed since it was

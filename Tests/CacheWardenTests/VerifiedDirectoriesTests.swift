@@ -3,6 +3,7 @@ import Glibc
 import SystemPackage
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 @testable import CacheWardenLedger
 
 /// The verified directories that stats and deletions go through: `O_PATH` descriptors, opened from the root down

@@ -1,3 +1,5 @@
+import CacheWardenFilesystem
+
 extension Watcher {
     /// Whether the client of one of the named directories of `settings` (all when `names` is empty) holds its
     /// lock now (`client_lock`), found by taking each directory's locks and releasing them at once; nothing else

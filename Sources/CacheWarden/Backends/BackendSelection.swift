@@ -1,3 +1,5 @@
+import CacheWardenFilesystem
+
 /// The `auto` rule: inotify (with fanotify, else polling, for the directories past its watch limit), except for a
 /// root on a filesystem where changes reach the files without passing through this machine's kernel — another
 /// NFS or SMB client, another cluster node, the FUSE daemon or the host behind a shared folder. inotify sees nothing of

@@ -1,4 +1,5 @@
 import CWardenShims
+import CacheWardenFilesystem
 import SystemPackage
 
 /// An epoll set holding a backend's notification descriptors (inotify's, fanotify's), which a one-shot

@@ -1,5 +1,6 @@
 import CWardenShims
 import CacheWardenLedger
+import CacheWardenFilesystem
 import Glibc
 import SystemPackage
 

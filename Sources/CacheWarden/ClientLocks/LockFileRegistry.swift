@@ -1,3 +1,4 @@
+import CacheWardenFilesystem
 import Glibc
 import SystemPackage
 

@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 
 /// The trims waiting for a client's lock: begun with one `deferred` line, retried with back-off, reported once
 /// past `client_lock_wait` (an `error` line of kind `client_lock_wait`), and forgotten once the trim runs, or its

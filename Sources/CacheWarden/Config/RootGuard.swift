@@ -1,3 +1,4 @@
+import CacheWardenFilesystem
 import Glibc
 
 /// Decides whether a folder may be registered as a root: only a folder that something says is a cache is

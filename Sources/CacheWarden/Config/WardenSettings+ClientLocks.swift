@@ -1,3 +1,5 @@
+import CacheWardenFilesystem
+
 /// The rules of `client_lock` that need more than its own value: units for per-unit locks, and lock files that can
 /// be locks (see `ClientLocks`).
 extension DirectorySettings {

@@ -1,3 +1,4 @@
+import CacheWardenFilesystem
 import Dispatch
 
 /// The real clocks and Dispatch timers: what every watcher runs on unless a test injects its own.

@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 import Glibc
 import SystemPackage
 

@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 import Dispatch
 
 /// One trim of one root: takes candidates oldest first from the root's heap and decides, for each, whether it may

@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 import Glibc
 
 /// Roots that are lost and come back: a root is taken back only when it is a real directory at its registered

@@ -1,3 +1,5 @@
+import CacheWardenFilesystem
+
 /// Units moved out of their clients' view are deleted in the trash a moment later, not at once: a reader that
 /// opened a unit's folder just before its rename (and lists it, or links its files, through that descriptor) has
 /// that moment to finish with it whole. The ledger and the `evict` line took the unit out at its rename already.

@@ -1,5 +1,6 @@
 import CWardenShims
 import CacheWardenLedger
+import CacheWardenFilesystem
 import Dispatch
 import Logging
 import SystemPackage

@@ -1,3 +1,4 @@
+import CacheWardenFilesystem
 import Dispatch
 import Glibc
 import Synchronization

@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 import Glibc
 import SystemPackage
 
@@ -214,7 +215,8 @@ extension LedgerUpdater {
         }
         guard st.isRegularFile else { statAgain(state.ledger.removeRecord(r)); return }
         var noBirthTime = false
-        let status = name.withCString { rt.fileStat.status(st, dirfd: dirfd, name: $0, noBirthTime: &noBirthTime) }
+        let status = FileStatus(
+            name.withCString { rt.fileStat.status(st, dirfd: dirfd, name: $0, noBirthTime: &noBirthTime) })
         if noBirthTime { scanner.reportNoBirthTime(rec.root, &state) }
         statAgain(state.ledger.apply(status, to: r, keepOpenedAge: rt.settings.order == .opened))
         if flags.contains(.closed) {

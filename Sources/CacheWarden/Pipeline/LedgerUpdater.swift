@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 import OrderedCollections
 
 /// A directory's entry by name: a subdirectory that appeared and is still to be read.

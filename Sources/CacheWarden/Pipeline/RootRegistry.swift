@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 import SystemPackage
 
 /// What the pipeline keeps about one registered root besides its ledger account.
@@ -43,8 +44,21 @@ struct RootRuntime {
         protect = Self.protectMatcher(settings)
         exclude = GlobMatcher(settings.exclude)
         lockFiles = GlobMatcher(settings.clientLock?.protectGlobs ?? [])
-        fileStat = FileStat(basis: basis, order: settings.order)
+        fileStat = Self.fileStat(basis: basis, order: settings.order)
         route = WatchRoute(root: id, backend: .inotify, pollInterval: settings.pollInterval ?? 30)
+    }
+
+    /// How files are counted under the size basis and the age order, in the filesystem's words: `order = opened`
+    /// starts from mtime (the ledger keeps the open times it sees).
+    static func fileStat(basis: SizeBasis, order: AgeOrder) -> FileStat {
+        let onDisk: FileStat.Order =
+            switch order {
+            case .mtime, .opened: .mtime
+            case .atime: .atime
+            case .ctime: .ctime
+            case .btime: .btime
+            }
+        return FileStat(basis: basis == .allocated ? .allocated : .apparent, order: onDisk)
     }
 
     /// What no trim deletes: the `protect` globs, and the client's lock files in the root (`client_lock`).

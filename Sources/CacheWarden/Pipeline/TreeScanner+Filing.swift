@@ -1,11 +1,12 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 import SystemPackage
 
 /// Filing what a walk found: nodes, watches, files, and the problems met on the way.
 extension TreeScanner {
     /// Puts one walked directory into the ledger: its node, its watch, its files.
     func file(
-        _ d: WalkedDirectory, root: RootID, nodes: inout WalkNodes, discovered: Bool, strict: Bool,
+        _ d: WalkedDirectory<WatchAttempt>, root: RootID, nodes: inout WalkNodes, discovered: Bool, strict: Bool,
         _ state: inout PipelineState, _ outcome: inout Outcome
     ) throws(WardenError) {
         guard let order = state.roots[root]?.settings.order, state.ledger.account(root) != nil else { return }
@@ -38,11 +39,12 @@ extension TreeScanner {
         if d.files.count > 8 { state.ledger.reserveRecords(d.files.count, in: node) }
         for f in d.files {
             let (r, isNew) = d.withName(f) { state.ledger.record(in: node, named: $0) }
-            outcome.statAgain(state.ledger.apply(f.status, to: r, keepOpenedAge: keepOpened))
+            let status = FileStatus(f.status)
+            outcome.statAgain(state.ledger.apply(status, to: r, keepOpenedAge: keepOpened))
             if rereadTop { outcome.topFiles?.insert(r) }
             if discovered && (isNew || !outcome.rereading) {
                 state.emitWrite(r, root: root)
-                outcome.announced.append((r, f.status))
+                outcome.announced.append((r, status))
             }
         }
     }
@@ -50,7 +52,7 @@ extension TreeScanner {
     /// Has the directory's watch bound to its node, or reports why it has none. Returns the names to stat again
     /// that a stale subtree it displaced leaves behind.
     private func fileWatch(
-        _ d: WalkedDirectory, node: NodeID, root: RootID, strict: Bool,
+        _ d: WalkedDirectory<WatchAttempt>, node: NodeID, root: RootID, strict: Bool,
         _ state: inout PipelineState
     ) throws(WardenError) -> [RecordID] {
         guard let port = watching, let watch = d.watch else { return [] }

@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 import FoundationEssentials
 import Glibc
 import SystemPackage
@@ -96,7 +97,7 @@ struct TreeScanner {
         let start = TreeWalker.top(
             fd, ino: state.ledger.node(top).ino, relative: state.ledger.relativePath(of: top))
         var nodes = WalkNodes(top: top)
-        walker.walk(start, cancelled: { false }) { walked in
+        walker.walk(start, watch: watchHook(for: rt), cancelled: { false }) { walked in
             try? file(walked, root: root, nodes: &nodes, discovered: discovered, strict: false, &state, &outcome)
         }
         return outcome
@@ -104,9 +105,25 @@ struct TreeScanner {
 
     private func walker(for rt: RootRuntime, _ ledger: SizeLedger) -> TreeWalker {
         TreeWalker(
-            watcher: watching?.watcher(rt.watchEvents, rt.route), events: rt.watchEvents,
-            dev: ledger.account(rt.id)?.dev ?? 0,
-            oneFileSystem: rt.settings.oneFileSystem, exclude: rt.exclude, fileStat: rt.fileStat)
+            dev: ledger.account(rt.id)?.dev ?? 0, oneFileSystem: rt.settings.oneFileSystem,
+            exclude: Self.excluding(rt.exclude), fileStat: rt.fileStat)
+    }
+
+    /// The walk's `watch`: the backend's watcher for the root's events and route (none without a `WatchPort`).
+    private func watchHook(for rt: RootRuntime) -> WatchHook<WatchAttempt>? {
+        guard let watcher = watching?.watcher(rt.watchEvents, rt.route) else { return nil }
+        let events = rt.watchEvents
+        return { fd, st in watcher.watch(fd, st, events) }
+    }
+
+    /// The walk's `exclude`: an entry's path relative to the root, unless one of the root's `exclude` globs
+    /// matches it (none without globs: relative paths are then not kept).
+    static func excluding(_ globs: GlobMatcher) -> ExcludeHook? {
+        guard !globs.isEmpty else { return nil }
+        return { directory, name in
+            let path = PathBytes.join(directory, name)
+            return globs.matches(path) ? nil : path
+        }
     }
 
     /// The initial scan: walkers on threads of their own, this queue filing what they report.
@@ -117,12 +134,14 @@ struct TreeScanner {
         var configured = self.walker(for: rt, state.ledger)
         configured.skipped = TrashFolder.isTrashName
         let walker = configured
+        let watch = watchHook(for: rt)
         let start = TreeWalker.top(fd, ino: state.ledger.node(top).ino, relative: [])
         let channel = WalkChannel()
         let thread = Thread {
             walker.walkInParallel(
                 start,
                 threads: Self.walkerThreads,
+                watch: watch,
                 cancelled: { channel.cancelled.load(ordering: .relaxed) }
             ) { channel.put($0) }
             channel.finish()

@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 
 /// Files older than their directory's `max_age` (mPaaS's purgeable types) are expired: right after the initial
 /// scan, then on a timer (a tenth of the shortest `max_age`, 1 s … 1 h, unless `expire_interval` says otherwise).

@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 
 /// `trim_after_idle`: a trim takes nothing from a directory until it has had no activity for that long, unless its
 /// total is above its `hard_quota` (200 % of the quota by default). One rule for every trim that takes from a

@@ -1,3 +1,5 @@
+import CacheWardenFilesystem
+
 /// The bounded writer behind the JSON-lines and journal sinks: chunks of bytes (a line, a record) wait in a queue
 /// of at most `limit` bytes and go out from a thread of its own, so a slow or stuck reader never stalls the
 /// watcher. Past the bound a chunk is dropped and counted, and a note of the count (`droppedNote`) is queued

@@ -1,3 +1,4 @@
+import CacheWardenFilesystem
 import SystemPackage
 
 /// Writes every event as one JSON line (the exact line `cachewarden run` prints) to a file descriptor: at once,

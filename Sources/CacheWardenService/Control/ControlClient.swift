@@ -1,4 +1,5 @@
 import CacheWarden
+import CacheWardenFilesystem
 import FoundationEssentials
 import Glibc
 import SystemPackage

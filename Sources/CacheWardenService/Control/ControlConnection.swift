@@ -1,4 +1,5 @@
 import CacheWarden
+import CacheWardenFilesystem
 import Dispatch
 import Glibc
 import SystemPackage

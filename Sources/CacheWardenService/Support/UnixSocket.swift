@@ -1,5 +1,6 @@
 import CWardenShims
 import CacheWarden
+import CacheWardenFilesystem
 import Glibc
 import SystemPackage
 

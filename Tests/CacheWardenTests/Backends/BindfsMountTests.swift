@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 
 /// The polling backend where inotify is blind: a real FUSE mount (`bindfs` of one temporary folder onto another),
 /// registered with `backend = auto`, changed behind the mount's back (in the folder underneath, which the FUSE

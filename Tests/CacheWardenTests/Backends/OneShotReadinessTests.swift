@@ -2,6 +2,7 @@ import Glibc
 import SystemPackage
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 
 /// The one-shot readiness set the inotify backend reads through: it becomes readable for queued records only while
 /// armed, so a trim's own deletions (made while it is disarmed) wake nobody, and arming again never loses a record.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 
 /// A lock the test process itself holds on a file, through an open file description of its own: the watcher's
 /// take, through another, conflicts with it as with any other process's (`flock`: `LOCK_SH`, as uv and cargo hold

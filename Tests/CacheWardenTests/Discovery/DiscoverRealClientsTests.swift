@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 
 /// A fake home whose pip, Go, ccache and uv caches were made by the real clients at their default places (HOME set
 /// to the fake home, every variable that would move them removed): `cachewarden discover` finds each with its

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 @testable import CacheWardenDiscovery
 
 /// Every known cache laid out in a fake home as its tool lays it out: each is found where the tool puts it (and

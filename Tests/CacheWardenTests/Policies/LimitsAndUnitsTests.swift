@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 
 /// Watermarks, file counts, directories' own blocks, and eviction units.
 @Suite struct LimitsAndUnitsTests {

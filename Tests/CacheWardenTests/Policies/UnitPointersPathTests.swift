@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 @testable import CacheWardenLedger
 
 /// Where a pointer leads (`evict_pointers`), as the kernel would resolve it — without following it: through a

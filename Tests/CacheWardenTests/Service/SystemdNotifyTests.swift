@@ -4,6 +4,7 @@ import Synchronization
 import SystemPackage
 import Testing
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 @testable import CacheWardenService
 
 /// A datagram socket standing in for systemd's `NOTIFY_SOCKET` (a path, or `@name` in the abstract namespace):

@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import Synchronization
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 @testable import CacheWardenLedger
 
 /// A backend with no kernel interface: it "watches" every directory the walkers open (the paths `refuse` names

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 @testable import CacheWarden
+@testable import CacheWardenFilesystem
 @testable import CacheWardenService
 
 /// A datagram socket standing in for journald's `/run/systemd/journal/socket`: it receives records as journald

@@ -1,5 +1,6 @@
 import CFanotify
 import CacheWardenLedger
+import CacheWardenFilesystem
 import Dispatch
 import Logging
 import Synchronization

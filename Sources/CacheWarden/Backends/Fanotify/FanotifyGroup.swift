@@ -1,4 +1,5 @@
 import CFanotify
+import CacheWardenFilesystem
 import Synchronization
 import SystemPackage
 

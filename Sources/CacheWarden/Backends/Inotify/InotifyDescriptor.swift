@@ -1,4 +1,5 @@
 import CInotify
+import CacheWardenFilesystem
 import Glibc
 import SystemPackage
 

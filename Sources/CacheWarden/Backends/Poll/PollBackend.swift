@@ -1,4 +1,5 @@
 import CacheWardenLedger
+import CacheWardenFilesystem
 import Dispatch
 import Logging
 import SystemPackage

@@ -6,17 +6,17 @@ import SystemPackage
 /// it holds anything a unit cannot (a mount point, a socket, a FIFO, a device), and nothing else. A unit is deleted
 /// whole only when it holds exactly the files that were counted: the survey is taken before a unit leaves its
 /// client's view, and again in the trash before it is deleted (`SafeRemover.evictUnit`).
-struct UnitSurvey {
+package struct UnitSurvey {
     /// The regular files' inode numbers (with `statting`, from their `lstat`; else the listing's).
-    private(set) var files: Set<UInt64> = []
+    package private(set) var files: Set<UInt64> = []
     /// A mount point, a socket, a FIFO or a device inside, or a folder that could not be read or emptied.
-    private(set) var unexpected: String?
+    package private(set) var unexpected: String?
     /// A folder went while it was surveyed: the unit is changing (not a reason to keep it for good).
-    private(set) var vanished = false
+    package private(set) var vanished = false
 
     /// Surveys the folder open at `folder` (any descriptor of it). `statting`: `lstat` every entry; without, the
     /// listing's inode numbers and types are taken, and `lstat` only where the filesystem lists no type.
-    init(_ folder: FileDescriptor, statting: Bool) {
+    package init(_ folder: FileDescriptor, statting: Bool) {
         var stack: [OwnedDescriptor] = []
         do throws(Errno) { stack.append(try Syscall.reopenForListing(folder)) } catch {
             note(error, "cannot read it")

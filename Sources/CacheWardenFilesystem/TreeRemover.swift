@@ -7,7 +7,7 @@ import SystemPackage
 /// and itself removed once empty. No path string is resolved, so nothing swapped in on the way can lead it out
 /// of the tree it was given. Iterative (a stack of open directories), so a tree thousands of levels deep cannot
 /// exhaust a thread's stack. For what CacheWarden has already taken out of its clients' view (the trash folder).
-struct TreeRemover {
+package struct TreeRemover {
     /// One directory being emptied: its descriptor, its name in its parent, and its subdirectories still to go.
     private struct Frame {
         var folder: OwnedDescriptor
@@ -16,13 +16,15 @@ struct TreeRemover {
     }
 
     /// Files and directories removed, and the first error met (what failed stays; the rest is removed).
-    private(set) var removed = 0
-    private(set) var firstError: Errno?
+    package private(set) var removed = 0
+    package private(set) var firstError: Errno?
     private let buffer = DirectoryBuffer()
+
+    package init() {}
 
     /// Removes `name` in the directory `parent`: a directory with everything in it, anything else by `unlinkat`.
     @discardableResult
-    mutating func removeEntry(_ name: [UInt8], in parent: FileDescriptor) -> Bool {
+    package mutating func removeEntry(_ name: [UInt8], in parent: FileDescriptor) -> Bool {
         guard let st = try? name.withCString({ n throws(Errno) in try Syscall.lstat(at: parent, n) }) else {
             return false
         }
@@ -37,7 +39,7 @@ struct TreeRemover {
 
     /// Removes `name` in the directory `parent` with everything in it; returns whether it is gone.
     @discardableResult
-    mutating func remove(_ name: [UInt8], in parent: FileDescriptor) -> Bool {
+    package mutating func remove(_ name: [UInt8], in parent: FileDescriptor) -> Bool {
         guard let top = open(name, in: parent) else { return false }
         var stack = [top]
         while !stack.isEmpty {

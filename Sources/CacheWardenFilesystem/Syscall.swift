@@ -5,10 +5,11 @@ import Synchronization
 
 /// The one place where system calls are retried on `EINTR` and their failures turned into typed `Errno` values,
 /// in the manner of swift-system. Every raw call CacheWarden makes goes through `Syscall.retrying`, directly or
-/// through one of the typed wrappers below.
-package enum Syscall {
+/// through one of the typed wrappers below. (`@usableFromInline` so that `retrying`, which the other targets call
+/// around their own system calls, is inlined there: a member of a `package` type is not, otherwise.)
+@usableFromInline package enum Syscall {
     /// Runs `body` until it does not fail with `EINTR`; returns its result or throws the `errno` it left.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func retrying<T: FixedWidthInteger>(_ body: () -> T) throws(Errno) -> T {
         while true {
             let result = body()
@@ -318,20 +319,20 @@ package enum Syscall {
 }
 
 extension stat {
-    package var isRegularFile: Bool { (st_mode & S_IFMT) == S_IFREG }
-    package var isDirectory: Bool { (st_mode & S_IFMT) == S_IFDIR }
-    package var isSymlink: Bool { (st_mode & S_IFMT) == S_IFLNK }
+    @inlinable package var isRegularFile: Bool { (st_mode & S_IFMT) == S_IFREG }
+    @inlinable package var isDirectory: Bool { (st_mode & S_IFMT) == S_IFDIR }
+    @inlinable package var isSymlink: Bool { (st_mode & S_IFMT) == S_IFLNK }
     /// Times in nanoseconds since 1970; a time past 2262 (a file touched far into the future) reads as `Int64.max`.
     package var mtimeNanoseconds: Int64 { Nanoseconds.of(st_mtim) }
     package var atimeNanoseconds: Int64 { Nanoseconds.of(st_atim) }
     package var ctimeNanoseconds: Int64 { Nanoseconds.of(st_ctim) }
     /// Allocated bytes (`st_blocks × 512`, what `du` counts).
-    package var allocatedBytes: Int64 { Int64(st_blocks) * 512 }
+    @inlinable package var allocatedBytes: Int64 { Int64(st_blocks) * 512 }
 }
 
 extension Array where Element == UInt8 {
     /// Calls `body` with the bytes as a NUL-terminated C string.
-    package func withCString<R, E: Error>(_ body: (UnsafePointer<CChar>) throws(E) -> R) throws(E) -> R {
+    @inlinable package func withCString<R, E: Error>(_ body: (UnsafePointer<CChar>) throws(E) -> R) throws(E) -> R {
         var copy = self
         copy.append(0)
         let result: Result<R, E> = copy.withUnsafeBufferPointer { buf in

@@ -1,45 +1,15 @@
-import CacheWardenLedger
 import Dispatch
 import Glibc
 import Synchronization
 import SystemPackage
 
-/// A regular file a walk found: its name (in the directory's `names` buffer) and what its stat counts.
-struct WalkedFile: Sendable {
-    var nameStart: UInt32
-    var nameLength: UInt8
-    var status: FileStatus
-}
+/// What a walk calls with each directory it opened, before reading it (the backend's watch): the directory, its
+/// `fstat`. What it answers is reported with the directory, and the walker never reads it.
+package typealias WatchHook<Watch> = @Sendable (_ directory: FileDescriptor, _ status: stat) -> Watch
 
-/// A directory's number within one walk (0 for the top, -1 for the top's parent): not a descriptor.
-typealias WalkID = Int32
-
-/// One directory a walk read, reported after its entries were read; parents are always reported before children.
-struct WalkedDirectory: Sendable {
-    /// Walk-local id (0 for the top); `parent` is the id of the directory it was found in (-1 for the top).
-    var id: WalkID
-    var parent: WalkID
-    var name: [UInt8]
-    var ino: UInt64
-    /// The directory's own counted bytes.
-    var bytes: Int64 = 0
-    /// The watch the backend gave it (`nil` when the walk does not watch).
-    var watch: WatchAttempt?
-    /// The directory could not be opened or read (its entries are missing).
-    var readError: Errno?
-    /// The names of `files`, back to back (one allocation per directory, not per file).
-    var names: [UInt8] = []
-    var files: [WalkedFile] = []
-    /// Files whose filesystem has no birth time (`order = btime` fell back to mtime).
-    var noBirthTime = false
-
-    func withName<R>(_ file: WalkedFile, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        names.withUnsafeBytes { all in
-            body(
-                UnsafeRawBufferPointer(rebasing: all[Int(file.nameStart)..<Int(file.nameStart) + Int(file.nameLength)]))
-        }
-    }
-}
+/// What a walk leaves out (the `exclude` globs): given the path of a directory relative to the root and the name of
+/// an entry in it, the entry's relative path, or nil when the entry is excluded.
+package typealias ExcludeHook = @Sendable (_ directory: [UInt8], _ name: [UInt8]) -> [UInt8]?
 
 /// Reads a directory tree with system calls only — no ledger, no engine state — so that the initial scan can run
 /// it on threads of their own while the watcher's queue builds the ledger from what it finds. Run-time scans call
@@ -47,22 +17,28 @@ struct WalkedDirectory: Sendable {
 ///
 /// Safety is by construction: the walk starts from a descriptor the caller verified and opens every directory
 /// relative to its parent with `O_DIRECTORY | O_NOFOLLOW`, checking that it is the inode the parent's entry
-/// named. Each directory is handed to the backend's `watcher` (when the walk watches) *before* its entries are
-/// read, so a file created in between is seen by the read or by an event — never by neither.
-struct TreeWalker: Sendable {
-    var watcher: DirectoryWatcher?
-    var events: WatchEvents
-    var dev: UInt64
-    var oneFileSystem: Bool
-    var exclude: GlobMatcher
-    var fileStat: FileStat
+/// named. Each directory is handed to the walk's `watch` (when the walk watches) *before* its entries are read,
+/// so a file created in between is seen by the read or by an event — never by neither.
+package struct TreeWalker: Sendable {
+    package var dev: UInt64
+    package var oneFileSystem: Bool
+    /// What the walk leaves out. Without it nothing is, and relative paths are not kept.
+    package var exclude: ExcludeHook?
+    package var fileStat: FileStat
     /// Subdirectories of the top already read (name → inode): not descended (a re-read of one directory).
-    var knownSubdirectories: [[UInt8]: UInt64] = [:]
+    package var knownSubdirectories: [[UInt8]: UInt64] = [:]
     /// The top is a root: its trash folder (`skipped`: CacheWarden's own, never counted) is not read.
-    var skipped: (@Sendable (UnsafeRawBufferPointer) -> Bool)?
+    package var skipped: (@Sendable (UnsafeRawBufferPointer) -> Bool)?
+
+    package init(dev: UInt64, oneFileSystem: Bool, exclude: ExcludeHook?, fileStat: FileStat) {
+        self.dev = dev
+        self.oneFileSystem = oneFileSystem
+        self.exclude = exclude
+        self.fileStat = fileStat
+    }
 
     /// A directory still to read: opened already (the top) or to be opened from its parent's descriptor.
-    struct Pending: Sendable {
+    package struct Pending: Sendable {
         var id: WalkID
         var parent: WalkID
         var name: [UInt8]
@@ -78,18 +54,21 @@ struct TreeWalker: Sendable {
     }
 
     /// The top of a walk, opened as `top`.
-    static func top(_ top: OwnedDescriptor, ino: UInt64, relative: [UInt8]) -> Pending {
+    package static func top(_ top: OwnedDescriptor, ino: UInt64, relative: [UInt8]) -> Pending {
         Pending(id: 0, parent: -1, name: [], ino: ino, relative: relative, parentFD: nil, opened: top)
     }
 
-    /// Walks the tree on the calling thread. Stops early when `cancelled()` turns true.
-    func walk(_ top: Pending, cancelled: () -> Bool, report: (WalkedDirectory) -> Void) {
+    /// Walks the tree on the calling thread, handing each directory to `watch` (if any) before reading it. Stops
+    /// early when `cancelled()` turns true.
+    package func walk<Watch: Sendable>(
+        _ top: Pending, watch: WatchHook<Watch>?, cancelled: () -> Bool, report: (WalkedDirectory<Watch>) -> Void
+    ) {
         var nextID: WalkID = 1
         var stack = [top]
         let buffer = DirectoryBuffer()
         while let item = stack.popLast() {
             if cancelled() { continue }
-            let (dir, children) = read(item, buffer) {
+            let (dir, children) = read(item, buffer, watch: watch) {
                 defer { nextID += 1 }; return nextID
             }
             if let dir { report(dir) }
@@ -100,9 +79,9 @@ struct TreeWalker: Sendable {
     /// Walks the tree with `threads` walkers sharing one stack of directories (each reports a directory before
     /// its children become visible to the others, so parents always come first). For the initial scan of big
     /// trees: the per-entry `fstatat` is most of the cost, and it spreads over the cores.
-    func walkInParallel(
-        _ top: Pending, threads: Int, cancelled: @escaping @Sendable () -> Bool,
-        report: @escaping @Sendable (WalkedDirectory) -> Void
+    package func walkInParallel<Watch: Sendable>(
+        _ top: Pending, threads: Int, watch: WatchHook<Watch>?, cancelled: @escaping @Sendable () -> Bool,
+        report: @escaping @Sendable (WalkedDirectory<Watch>) -> Void
     ) {
         let work = SharedWork(top)
         let ids = Atomic<WalkID>(1)
@@ -116,7 +95,9 @@ struct TreeWalker: Sendable {
                         work.finished(adding: [])
                         continue
                     }
-                    let (dir, children) = self.read(item, buffer) { ids.wrappingAdd(1, ordering: .relaxed).oldValue }
+                    let (dir, children) = self.read(item, buffer, watch: watch) {
+                        ids.wrappingAdd(1, ordering: .relaxed).oldValue
+                    }
                     if let dir { report(dir) }
                     work.finished(adding: children.reversed())
                 }
@@ -130,10 +111,10 @@ struct TreeWalker: Sendable {
 
     /// Opens (if needed), watches and reads one directory; returns its report (nil for a mount point the walk does
     /// not enter) and its subdirectories.
-    private func read(_ pending: Pending, _ buffer: DirectoryBuffer, nextID: () -> WalkID) -> (
-        WalkedDirectory?, [Pending]
-    ) {
-        var dir = WalkedDirectory(id: pending.id, parent: pending.parent, name: pending.name, ino: pending.ino)
+    private func read<Watch: Sendable>(
+        _ pending: Pending, _ buffer: DirectoryBuffer, watch: WatchHook<Watch>?, nextID: () -> WalkID
+    ) -> (WalkedDirectory<Watch>?, [Pending]) {
+        var dir = WalkedDirectory<Watch>(id: pending.id, parent: pending.parent, name: pending.name, ino: pending.ino)
         let opened: (owner: OwnedDescriptor, status: stat)?
         do throws(Errno) { opened = try open(pending) } catch {
             dir.readError = error
@@ -149,7 +130,7 @@ struct TreeWalker: Sendable {
         let fd = shared.fd
         dir.ino = UInt64(st.st_ino)
         dir.bytes = fileStat.bytes(st)
-        dir.watch = watcher?.watch(fd, st, events)
+        dir.watch = watch?(fd, st)
         var subdirectories: [Pending] = []
         do throws(Errno) {
             try Syscall.readDirectory(fd, fromStart: pending.opened != nil, buffer: buffer) { entry in
@@ -207,7 +188,7 @@ struct TreeWalker: Sendable {
 
     /// Opens subdirectory `name` of `parent` as the walk would (never through a symlink, not into another mount
     /// with `oneFileSystem`); nil for a mount point not entered.
-    static func openSubdirectory(at parent: FileDescriptor, _ name: UnsafePointer<CChar>, oneFileSystem: Bool)
+    package static func openSubdirectory(at parent: FileDescriptor, _ name: UnsafePointer<CChar>, oneFileSystem: Bool)
         throws(Errno) -> OwnedDescriptor?
     {
         do throws(Errno) { return try Syscall.openDirectoryInMount(at: parent, name) } catch {
@@ -220,9 +201,9 @@ struct TreeWalker: Sendable {
     /// One entry: a regular file joins `dir.files` (after an `lstat`), a directory (on this filesystem)
     /// `subdirectories`. The listing's type spares the `lstat` of directories (their open checks them) and of
     /// everything neither counted nor descended (symlinks, devices, sockets).
-    private func readEntry(
+    private func readEntry<Watch: Sendable>(
         _ entry: DirectoryEntry, in parent: OwnedDescriptor, _ pending: Pending,
-        into dir: inout WalkedDirectory, subdirectories: inout [Pending], nextID: () -> WalkID
+        into dir: inout WalkedDirectory<Watch>, subdirectories: inout [Pending], nextID: () -> WalkID
     ) {
         let listedDirectory = entry.isDirectory && (pending.id != 0 || knownSubdirectories.isEmpty)
         guard entry.isDirectory || entry.isRegularFile || entry.typeUnknown else { return }
@@ -238,9 +219,9 @@ struct TreeWalker: Sendable {
         let bytes = UnsafeRawBufferPointer(start: name, count: length)
         if pending.id == 0, let skipped, skipped(bytes) { return }
         var relative: [UInt8] = []
-        if !exclude.isEmpty {
-            relative = PathBytes.join(pending.relative, Array(bytes))
-            if exclude.matches(relative) { return }
+        if let exclude {
+            guard let path = exclude(pending.relative, Array(bytes)) else { return }
+            relative = path
         }
         if listedDirectory {
             subdirectories.append(
