@@ -10,13 +10,16 @@
 #  - lintian (`make deb`'s package is checked by it, in InstallTests), rpm and rpmlint (`make rpm` and its check),
 #    debootstrap (`make check-chroot`: the release tarball in a bare Debian 12);
 #  - bindfs (it brings fusermount): the polling backend is tested on a real FUSE mount (BindfsMountTests);
+#  - python3-seccomp (libseccomp's binding for Debian's /usr/bin/python3): NoOpenat2Tests run the daemon under a
+#    real seccomp filter that refuses openat2, as before Linux 5.6 or in an older container profile;
 #  - zsh and fish (the completion scripts are run by the real shells) and groff (the manual pages are formatted
 #    with warnings on).
 # Runs `apt-get update` only when something is missing (a fresh machine has no package lists).
 set -euo pipefail
 need=()
 for pkg in libinotifytools0-dev inotify-tools jq python3 python3-pip strace ccache golang-go nginx prometheus \
-           prometheus-node-exporter make systemd lintian rpm rpmlint debootstrap bindfs zsh fish groff-base; do
+           prometheus-node-exporter make systemd lintian rpm rpmlint debootstrap bindfs python3-seccomp zsh fish \
+           groff-base; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

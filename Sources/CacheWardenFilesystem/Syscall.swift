@@ -59,6 +59,26 @@ import Synchronization
 
     private static let openat2Usable = Atomic<Bool>(true)
 
+    /// Directory `name` of `dirfd`, never through a symlink nor into another mount: `openDirectoryInMount`, and
+    /// where `openat2` cannot be used (before Linux 5.6, or refused by a seccomp profile) `openat` with
+    /// `O_NOFOLLOW` and the device compared with `dirfd`'s, which tells another filesystem's mount point but not a
+    /// bind mount of the same one. `EXDEV` (`improperLink`) for a mount point. The one fallback the folders a
+    /// deletion opens share (`UnitSurvey`, `TreeRemover`, `TrashFolder`, a unit moved into it,
+    /// `VerifiedDirectories`).
+    package static func openDirectoryNotCrossing(
+        at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>, pathOnly: Bool = false
+    )
+        throws(Errno) -> OwnedDescriptor
+    {
+        do throws(Errno) { return try openDirectoryInMount(at: dirfd, name, pathOnly: pathOnly) } catch {
+            guard error == .noFunction else { throw error }
+        }
+        let child = pathOnly ? try openDirectoryPath(at: dirfd, name) : try openDirectory(at: dirfd, name)
+        // One on another filesystem closes as `child` goes.
+        guard try fstat(child.fd).st_dev == (try fstat(dirfd)).st_dev else { throw Errno.improperLink }
+        return child
+    }
+
     /// `openat(2)` of a directory by absolute path (a root), never through a final symlink.
     package static func openDirectory(path: String) throws(Errno) -> OwnedDescriptor {
         try Array(path.utf8).withCString { p throws(Errno) in try openDirectory(at: currentDirectory, p) }

@@ -62,25 +62,13 @@ package struct TreeRemover {
     /// Opens directory `name` of `parent` for listing, unlinks what in it is not a directory, and lists its
     /// subdirectories; nil (the error noted) when it cannot be opened.
     private mutating func open(_ name: [UInt8], in parent: FileDescriptor) -> Frame? {
+        // Never through a symlink nor into another mount (without openat2: another filesystem's, by the device).
         let opened = name.withCString { n in
-            Result { () throws(Errno) in try Syscall.openDirectoryInMount(at: parent, n) }
+            Result { () throws(Errno) in try Syscall.openDirectoryNotCrossing(at: parent, n) }
         }
         let folder: OwnedDescriptor
         switch opened {
         case .success(let d): folder = d
-        case .failure(.noFunction):
-            // No openat2: a folder of another filesystem is not entered (the device tells it, not a bind mount).
-            guard let d = try? name.withCString({ n throws(Errno) in try Syscall.openDirectory(at: parent, n) }) else {
-                return nil
-            }
-            // One on another filesystem closes as `d` goes.
-            guard let mine = try? Syscall.fstat(d.fd), let theirs = try? Syscall.fstat(parent),
-                mine.st_dev == theirs.st_dev
-            else {
-                note(.improperLink)
-                return nil
-            }
-            folder = d
         case .failure(let e): note(e); return nil
         }
         let fd = folder.fd

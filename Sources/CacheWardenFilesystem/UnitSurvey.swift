@@ -52,7 +52,7 @@ package struct UnitSurvey {
                 unexpected = "it holds a folder CacheWarden can neither write nor make writable"
                 return
             }
-            do throws(Errno) { stack.append(try Self.openInMount(entry.name, in: dir)) } catch {
+            do throws(Errno) { stack.append(try Syscall.openDirectoryNotCrossing(at: dir, entry.name)) } catch {
                 if error == .improperLink {
                     unexpected = "it holds a mount point"
                 } else {
@@ -60,21 +60,6 @@ package struct UnitSurvey {
                 }
             }
         default: unexpected = "it holds a socket, a FIFO or a device"
-        }
-    }
-
-    /// Folder `name` of `dir`, never through a symlink nor into another mount (before Linux 5.6, no `openat2`:
-    /// into another filesystem, which the device tells).
-    private static func openInMount(_ name: UnsafePointer<CChar>, in dir: FileDescriptor) throws(Errno)
-        -> OwnedDescriptor
-    {
-        do throws(Errno) { return try Syscall.openDirectoryInMount(at: dir, name) } catch {
-            guard error == .noFunction else { throw error }
-            let child = try Syscall.openDirectory(at: dir, name)
-            guard try Syscall.fstat(child.fd).st_dev == (try Syscall.fstat(dir)).st_dev else {
-                throw Errno.improperLink
-            }
-            return child
         }
     }
 

@@ -61,7 +61,7 @@ extension SafeRemover {
         }
         for n in subtree { directories.forget(n) }
         // Out of the client's view now: what was moved must be the unit counted, holding the files counted.
-        let folder = try? Syscall.openDirectoryInMount(at: trash, moved, pathOnly: true)
+        let folder = try? Syscall.openDirectoryNotCrossing(at: trash, moved, pathOnly: true)
         let st = folder.flatMap { folder in folder.borrow { try? Syscall.fstat($0) } }
         let isUnit = st.map { $0.isDirectory && UInt64($0.st_dev) == device && UInt64($0.st_ino) == inode } ?? false
         guard isUnit, let folder, folder.borrow({ Self.refusal(holding: expected, $0) }) == nil else {

@@ -77,7 +77,7 @@ package enum TrashFolder {
         let trash: OwnedDescriptor
         do throws(Errno) {
             trash = try name.withCString { n throws(Errno) in
-                try Syscall.openDirectoryInMount(at: root, n, pathOnly: true)
+                try Syscall.openDirectoryNotCrossing(at: root, n, pathOnly: true)
             }
         } catch {
             throw error == .notDirectory || error == .tooManySymbolicLinkLevels || error == .improperLink
@@ -91,7 +91,7 @@ package enum TrashFolder {
     /// nothing is left in it; returns the first error met (what it concerns stays, for the next start).
     static func empty(in root: FileDescriptor) -> Errno? {
         let opened = Array(name.utf8).withCString { n in
-            Result { () throws(Errno) in try Syscall.openDirectoryInMount(at: root, n, pathOnly: true) }
+            Result { () throws(Errno) in try Syscall.openDirectoryNotCrossing(at: root, n, pathOnly: true) }
         }
         guard case .success(let trash) = opened else { return nil }
         guard let entries = try? entries(of: trash) else { return nil }
@@ -139,7 +139,7 @@ package enum TrashFolder {
         guard let folder = try? Syscall.openDirectoryPath(path: root) else { return false }
         let opened = folder.borrow { fd in
             Array(name.utf8).withCString { n in
-                Result { () throws(Errno) in try Syscall.openDirectoryInMount(at: fd, n, pathOnly: true) }
+                Result { () throws(Errno) in try Syscall.openDirectoryNotCrossing(at: fd, n, pathOnly: true) }
             }
         }
         switch opened {
@@ -155,7 +155,7 @@ package enum TrashFolder {
     @discardableResult
     static func recover(in root: FileDescriptor) throws(Problem) -> Int {
         let opened = Array(name.utf8).withCString { n in
-            Result { () throws(Errno) in try Syscall.openDirectoryInMount(at: root, n, pathOnly: true) }
+            Result { () throws(Errno) in try Syscall.openDirectoryNotCrossing(at: root, n, pathOnly: true) }
         }
         let trash: OwnedDescriptor
         switch opened {

@@ -79,10 +79,7 @@ struct VerifiedDirectories {
         throws(Errno) -> OwnedDescriptor
     {
         if crossingMounts { return try Syscall.openDirectoryPath(at: fd, name) }
-        do throws(Errno) { return try Syscall.openDirectoryInMount(at: fd, name, pathOnly: true) } catch {
-            guard error == .noFunction else { throw error }
-            return try Syscall.openDirectoryPath(at: fd, name)
-        }
+        return try Syscall.openDirectoryNotCrossing(at: fd, name, pathOnly: true)
     }
 
     /// Caches `owned` for node `n` if it is the directory the ledger recorded (and returns it, borrowed); throws
