@@ -59,23 +59,26 @@ import Synchronization
 
     private static let openat2Usable = Atomic<Bool>(true)
 
-    /// Directory `name` of `dirfd`, never through a symlink nor into another mount: `openDirectoryInMount`, and
-    /// where `openat2` cannot be used (before Linux 5.6, or refused by a seccomp profile) `openat` with
-    /// `O_NOFOLLOW` and the device compared with `dirfd`'s, which tells another filesystem's mount point but not a
-    /// bind mount of the same one. `EXDEV` (`improperLink`) for a mount point. The one fallback the folders a
-    /// deletion opens share (`UnitSurvey`, `TreeRemover`, `TrashFolder`, a unit moved into it,
-    /// `VerifiedDirectories`).
+    /// Directory `name` (one component) of `dirfd`, never through a symlink nor into another mount:
+    /// `openDirectoryInMount`, and where `openat2` cannot be used (before Linux 5.6, or refused by a seccomp profile)
+    /// `openat` with `O_NOFOLLOW` and the device compared with `dirfd`'s, then the mount ID where the kernel gives
+    /// one (`mountID`: `statx` since 5.8, else `name_to_handle_at`), which tells a bind mount of the same filesystem
+    /// too. `EXDEV` (`improperLink`) for a mount point. Unlike `openat2`, the fallback's open triggers an automount
+    /// point before refusing it, and refuses a btrfs subvolume (a device of its own). The one way the folders of a
+    /// deletion are opened (`UnitSurvey`, `TreeRemover`, `TrashFolder`, a unit moved into the trash,
+    /// `VerifiedDirectories`); the walker has its own (`TreeWalker.openSubdirectory`: it may cross mounts).
     package static func openDirectoryNotCrossing(
         at dirfd: FileDescriptor, _ name: UnsafePointer<CChar>, pathOnly: Bool = false
-    )
-        throws(Errno) -> OwnedDescriptor
-    {
+    ) throws(Errno) -> OwnedDescriptor {
         do throws(Errno) { return try openDirectoryInMount(at: dirfd, name, pathOnly: pathOnly) } catch {
             guard error == .noFunction else { throw error }
         }
         let child = pathOnly ? try openDirectoryPath(at: dirfd, name) : try openDirectory(at: dirfd, name)
-        // One on another filesystem closes as `child` goes.
+        // One on another filesystem, or on another mount of this one, closes as `child` goes.
         guard try fstat(child.fd).st_dev == (try fstat(dirfd)).st_dev else { throw Errno.improperLink }
+        if let mine = try? mountID(of: child.fd), let theirs = try? mountID(of: dirfd), mine != theirs {
+            throw Errno.improperLink
+        }
         return child
     }
 

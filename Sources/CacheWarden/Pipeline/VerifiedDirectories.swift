@@ -73,8 +73,8 @@ struct VerifiedDirectories {
 
     /// A directory below the root: never through a symlink, and (unless `crossingMounts`) never into another
     /// mount, even one of the same filesystem (`RESOLVE_NO_XDEV`; a mount point fails with `EXDEV`): a bind mount
-    /// placed over a folder of the tree after it was read cannot lead a deletion outside. Before Linux 5.6, the
-    /// device and inode check alone.
+    /// placed over a folder of the tree after it was read cannot lead a deletion outside. Without `openat2`, the
+    /// device and mount ID compared with the parent's (`Syscall.openDirectoryNotCrossing`), then `adopt`'s check.
     private static func openChild(at fd: FileDescriptor, _ name: UnsafePointer<CChar>, crossingMounts: Bool)
         throws(Errno) -> OwnedDescriptor
     {
