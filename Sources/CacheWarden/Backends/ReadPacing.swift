@@ -9,9 +9,10 @@ import Dispatch
 /// Each wake-up costs several thread switches (libdispatch's manager thread takes the epoll wake-up, a worker runs
 /// the handler, the manager re-arms the source), so a timer is used only where it saves wake-ups: a batch that
 /// read fewer than `restChanges` changes per `delay` is followed by no rest (at 400 files/s a rest would gather
-/// one file, and cost a timer's wake-ups on top of the read's). A rest reads at its end itself, on the timer's
-/// thread, without arming (no epoll wake-up, no re-arm); it rests again while each rest gathers a batch's worth,
-/// and arms once one does not.
+/// one file, and cost a timer's wake-ups on top of the read's) — unless the reader wakes up at least twice per
+/// `delay` over a few rests' time, however little each read finds. A rest reads at its end itself, on the timer's
+/// thread, without arming (no epoll wake-up, no re-arm); it rests again while each rest gathers more than a file's
+/// creation and close (`stayChanges`), and arms once one does not.
 /// `@unchecked Sendable` by that confinement (`queue`, the engine's), checked with `assertOnQueue` (debug builds).
 final class ReadPacing: @unchecked Sendable {
     /// Changes a rest must be expected to gather (at the rate of the batch just read) to be taken; the batch just
@@ -36,6 +37,7 @@ final class ReadPacing: @unchecked Sendable {
     /// (a file at a time, each wake-up under `restChanges / 2`) is fast all the same when they add up.
     private var windowStart: UInt64 = 0
     private var windowChanges = 0
+    private var windowWakeUps = 0
     private var steadyFast = false
     static let windowRests: UInt64 = 4
 
@@ -95,19 +97,24 @@ final class ReadPacing: @unchecked Sendable {
     }
 
     /// A batch of `changes` ended (`pace`: what the engine asked); rests if changes come fast enough for a rest to
-    /// gather a batch's worth and `mayRest`, otherwise ends a rest under way (reading is armed again).
+    /// gather a batch's worth and `mayRest`, otherwise ends a rest under way (reading is armed again). A rest's own
+    /// read (`resting`) rests again while it gathered `stayChanges`: armed instead, those would have cost a wake-up
+    /// or more each.
     func batchEnded(changes: Int, pace: BackendPace, mayRest: Bool) {
         assertOnQueue(queue)
         let now = self.now()
         let since = lastBatchEnd == 0 ? UInt64.max : now &- lastBatchEnd
         lastBatchEnd = now
+        let steady = noteInWindow(changes, wokeUp: !resting, now: now)
         // changes / since ≥ restChanges / delay, without dividing (a product past UInt64 is a long pause: slow).
         let gathered = UInt64(max(0, changes)).multipliedReportingOverflow(by: delayNanoseconds)
         let wanted = UInt64(Self.restChanges).multipliedReportingOverflow(by: since)
         let fast =
-            noteInWindow(changes, now: now)
-            || (changes >= Self.restChanges / 2 && !wanted.overflow
-                && (gathered.overflow || gathered.partialValue >= wanted.partialValue))
+            resting
+            ? changes >= Self.stayChanges
+            : steady
+                || (changes >= Self.restChanges / 2 && !wanted.overflow
+                    && (gathered.overflow || gathered.partialValue >= wanted.partialValue))
         if fast && pace == .rest && mayRest {
             rest()
         } else if resting {
@@ -116,18 +123,26 @@ final class ReadPacing: @unchecked Sendable {
         }
     }
 
-    /// Counts `changes` in the window; when it has lasted `windowRests` rests, decides from its rate whether the
-    /// stream is fast (a rest would gather `restChanges`), for the next window. Returns that decision.
-    private func noteInWindow(_ changes: Int, now: UInt64) -> Bool {
+    /// Changes a rest's own read must gather for reading to rest again (more than one file's creation and close).
+    static let stayChanges = 3
+
+    /// Counts `changes` and, for a wake-up of the armed reader (`wokeUp`), the wake-up in the window; when it has
+    /// lasted `windowRests` rests, decides for the next window whether the stream is fast: a rest would gather
+    /// `restChanges`, or wake-ups came at least twice per `delay` (a rest then replaces two or more of them by one
+    /// timer, however few changes each read: fanotify merges a file's records into one). Returns that decision.
+    private func noteInWindow(_ changes: Int, wokeUp: Bool, now: UInt64) -> Bool {
         if windowStart == 0 { windowStart = now }
         windowChanges += max(0, changes)
+        if wokeUp && changes > 0 { windowWakeUps += 1 }
         let elapsed = now &- windowStart
         if elapsed >= delayNanoseconds * Self.windowRests {
             // changes / elapsed ≥ restChanges / delay, without dividing.
             let gathered = UInt64(windowChanges).multipliedReportingOverflow(by: delayNanoseconds)
             let wanted = UInt64(Self.restChanges).multipliedReportingOverflow(by: elapsed)
-            steadyFast = !wanted.overflow && (gathered.overflow || gathered.partialValue >= wanted.partialValue)
-            (windowStart, windowChanges) = (now, 0)
+            steadyFast =
+                (!wanted.overflow && (gathered.overflow || gathered.partialValue >= wanted.partialValue))
+                || UInt64(windowWakeUps) >= 2 * Self.windowRests
+            (windowStart, windowChanges, windowWakeUps) = (now, 0, 0)
         }
         return steadyFast
     }
@@ -155,6 +170,6 @@ final class ReadPacing: @unchecked Sendable {
         suspensions = 0
         resting = false
         lastBatchEnd = 0
-        (windowStart, windowChanges, steadyFast) = (0, 0, false)
+        (windowStart, windowChanges, windowWakeUps, steadyFast) = (0, 0, 0, false)
     }
 }

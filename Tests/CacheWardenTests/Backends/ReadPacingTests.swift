@@ -83,6 +83,58 @@ import Testing
         #expect(probe.holds.load(ordering: .relaxed) == 1)
     }
 
+    /// fanotify merges a file's records into one: at 3,000 files a second each wake-up reads one change, every
+    /// third of a millisecond — too few changes for the rate rule (26 in a window of 8.3 ms, under 33), but three wake-ups per
+    /// rest's time. It rests once the window shows that, and goes on resting while each rest gathers a few files.
+    @Test func wakeUpsEveryThirdOfAMillisecondRestThoughEachReadsOneChange() {
+        let queue = DispatchQueue(label: "test.pacing")
+        let probe = Probe()
+        let p = queue.sync { pacing(queue, probe) }
+        let rests = Atomic<Int>(0)
+        let done = DispatchSemaphore(value: 0)
+        queue.sync {
+            // The rest's end reads what two milliseconds gathered: six files, then six, then nothing (the writer
+            // stopped): reading is armed again.
+            p.read = {
+                let n = rests.add(1, ordering: .relaxed).newValue
+                probe.advance(microseconds: 2000)
+                p.batchEnded(changes: n < 3 ? 6 : 0, pace: .rest, mayRest: true)
+                if n == 3 { done.signal() }
+            }
+            for _ in 0..<25 {
+                p.batchEnded(changes: 1, pace: .rest, mayRest: true)
+                #expect(!p.isSuspended, "no rest before the window's rate is known")
+                probe.advance(microseconds: 333)
+            }
+            p.batchEnded(changes: 1, pace: .rest, mayRest: true)
+            #expect(p.isSuspended, "a rest once the window shows three wake-ups per rest's time")
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        queue.sync { #expect(!p.isSuspended, "armed once a rest gathered nothing") }
+        #expect(rests.load(ordering: .relaxed) == 3, "rested again after each rest that gathered six changes")
+        #expect(probe.holds.load(ordering: .relaxed) == 1 && probe.releases.load(ordering: .relaxed) == 1)
+    }
+
+    /// A rest that gathered only a file's creation and close (two changes) is not worth another: reading is armed.
+    @Test func aRestThatGatheredOneFileArms() {
+        let queue = DispatchQueue(label: "test.pacing")
+        let probe = Probe()
+        let p = queue.sync { pacing(queue, probe) }
+        let done = DispatchSemaphore(value: 0)
+        queue.sync {
+            p.read = {
+                p.batchEnded(changes: 2, pace: .rest, mayRest: true)
+                done.signal()
+            }
+            p.batchEnded(changes: 10, pace: .rest, mayRest: true)
+            p.batchEnded(changes: 10, pace: .rest, mayRest: true) // 10 changes in no time: rest
+            #expect(p.isSuspended)
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        queue.sync { #expect(!p.isSuspended) }
+        #expect(probe.releases.load(ordering: .relaxed) == 1)
+    }
+
     @Test func nearAQuotaReadingNeverRests() {
         let queue = DispatchQueue(label: "test.pacing")
         let probe = Probe()
