@@ -106,27 +106,19 @@ enum LockHolders {
 
     /// The device (as `/proc/locks` writes it) and filesystem type of the mount this process's descriptor `fd` is on:
     /// its `fdinfo`'s `mnt_id:`, found in this process's own `mountinfo` (the same namespace as that ID).
-    static func ownMount(of fd: FileDescriptor) -> (device: String, type: Substring)? {
+    static func ownMount(of fd: FileDescriptor) -> (device: String, type: String)? {
         guard let info = FileContents.read(fd.procInfoPath, limit: 1 << 16),
-            let id = field("mnt_id:", in: info),
-            let table = FileContents.read("/proc/self/mountinfo", limit: 16 << 20)
+            let id = field("mnt_id:", in: info).flatMap({ UInt64($0) }),
+            let mount = MountTable.current().mount(id: id)
         else { return nil }
-        return mount(id, in: table)
+        return lockDevice(of: mount)
     }
 
-    /// Mount `id`'s line of a `mountinfo` table: `ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS…] - TYPE SOURCE …`,
-    /// its numbers in decimal.
-    static func mount(_ id: Substring, in table: String) -> (device: String, type: Substring)? {
-        for line in table.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count >= 3, fields[0] == id else { continue }
-            let numbers = fields[2].split(separator: ":")
-            guard numbers.count == 2, let major = UInt64(numbers[0]), let minor = UInt64(numbers[1]),
-                let dash = fields.firstIndex(of: "-"), dash + 1 < fields.count
-            else { return nil }
-            return (device(major: major, minor: minor), fields[dash + 1])
-        }
-        return nil
+    /// A mount's device as `/proc/locks` writes it (mountinfo writes `MAJ:MIN` in decimal) and its type.
+    static func lockDevice(of mount: MountTable.Mount) -> (device: String, type: String)? {
+        let numbers = mount.device.split(separator: ":")
+        guard numbers.count == 2, let major = UInt64(numbers[0]), let minor = UInt64(numbers[1]) else { return nil }
+        return (device(major: major, minor: minor), mount.type)
     }
 
     private static func monotonic() -> UInt64 {

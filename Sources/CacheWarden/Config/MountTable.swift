@@ -4,13 +4,15 @@ import Glibc
 /// mount shows a folder of one filesystem at a second path, and `RootGuard` judges a folder by every path it has,
 /// not only by the one written in the config.
 package struct MountTable: Sendable {
-    /// One line of mountinfo (proc(5)): the mount's ID, the filesystem (its device as `major:minor`), the folder
-    /// of that filesystem it shows (`root`, "/" for the whole filesystem) and where (`point`).
+    /// One line of mountinfo (proc(5)): the mount's ID, the filesystem (its device as `major:minor`, decimal), the
+    /// folder of that filesystem it shows (`root`, "/" for the whole filesystem), where (`point`), and the
+    /// filesystem's type (after the `-` that ends the optional fields; "" when the line has none).
     package struct Mount: Sendable, Equatable {
         package var id: UInt64
         package var device: String
         package var root: String
         package var point: String
+        package var type: String = ""
     }
 
     package let mounts: [Mount]
@@ -43,9 +45,11 @@ package struct MountTable: Sendable {
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count >= 5, let id = UInt64(fields[0]) else { continue }
+            let type = fields[5...].firstIndex(of: "-").flatMap { $0 + 1 < fields.count ? fields[$0 + 1] : nil }
             mounts.append(
                 Mount(
-                    id: id, device: String(fields[2]), root: Self.unescape(fields[3]), point: Self.unescape(fields[4])))
+                    id: id, device: String(fields[2]), root: Self.unescape(fields[3]), point: Self.unescape(fields[4]),
+                    type: type.map(String.init) ?? ""))
         }
         self.init(mounts: mounts)
     }
@@ -69,6 +73,9 @@ package struct MountTable: Sendable {
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// Mount `id`, when the table lists it.
+    package func mount(id: UInt64) -> Mount? { byID[id].map { mounts[$0] } }
 
     /// Which folder of which filesystem the path shows: the device (`major:minor`) of mount `mountID` and the
     /// path's place inside that filesystem; nil when the table does not list the mount.

@@ -54,8 +54,10 @@ import CacheWardenCommandLine
             LockHolders.device(major: 0x103, minor: 5) == "103:05" && LockHolders.device((0x103 << 8) | 5) == "103:05")
         let table =
             "22 1 0:21 / /proc rw shared:12 - proc proc rw\n31 22 0:42 / /srv/cache rw,relatime - btrfs /dev/sdb rw\n"
-        #expect(LockHolders.mount("31", in: table).map { "\($0.device) \($0.type)" } == "00:2a btrfs")
-        #expect(LockHolders.mount("3", in: table) == nil)
+        let mounts = MountTable(parsing: table)
+        #expect(
+            mounts.mount(id: 31).flatMap(LockHolders.lockDevice).map { "\($0.device) \($0.type)" } == "00:2a btrfs")
+        #expect(mounts.mount(id: 22)?.type == "proc" && mounts.mount(id: 3) == nil)
     }
 
     /// A holder's descriptor is matched from its `fdinfo` alone: its `ino:`, and a `lock:` line naming the file's
