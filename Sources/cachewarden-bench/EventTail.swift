@@ -79,6 +79,19 @@ final class EventTail {
         return statusCount > asked
     }
 
+    /// Asks `child` for `status` until its totals equal a fresh scan of `root` (every change read), or `seconds`
+    /// have passed; the last scan.
+    func awaitFreshScan(of child: Child, root: String, seconds: Double = 10) -> FreshScan {
+        let deadline = Clock.nanos() + UInt64(seconds * 1e9)
+        var scan = FreshScan.of(root)
+        while askStatus(of: child), Clock.nanos() < deadline, lastStatus != Totals(files: scan.files, total: scan.bytes)
+        {
+            Clock.sleep(0.02)
+            scan = FreshScan.of(root)
+        }
+        return scan
+    }
+
     private func handle(_ line: ArraySlice<UInt8>) {
         if line.starts(with: Self.writePrefix) { writeLines += 1; return }
         guard line.first == UInt8(ascii: "{"),

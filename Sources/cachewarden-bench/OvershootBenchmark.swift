@@ -133,7 +133,7 @@ enum OvershootBenchmark {
         let (peak, samples) = sampler.stop()
         run.peakOverBytes = peak - sampler.baseline - quota
         run.samples = samples
-        let scan = caughtUp(c, t, root: root)
+        let scan = t.awaitFreshScan(of: c, root: root)
         run.exact = t.lastStatus == EventTail.Totals(files: scan.files, total: scan.bytes)
         run.underQuota = scan.bytes <= quota
         run.overflows = t.overflows
@@ -143,19 +143,6 @@ enum OvershootBenchmark {
             ?? 1
         run.trims -= 1
         return run
-    }
-
-    /// Asks for `status` (SIGUSR1) until it equals a fresh scan or 10 s have passed; the last scan.
-    private static func caughtUp(_ child: Child, _ tail: EventTail, root: String) -> FreshScan {
-        let deadline = Clock.nanos() + 10_000_000_000
-        var scan = FreshScan.of(root)
-        while Clock.nanos() < deadline && child.isRunning {
-            tail.askStatus(of: child)
-            scan = FreshScan.of(root)
-            if tail.lastStatus == EventTail.Totals(files: scan.files, total: scan.bytes) { break }
-            Clock.sleep(0.02)
-        }
-        return scan
     }
 }
 

@@ -117,14 +117,7 @@ enum PacedBenchmark {
         try tail.awaitReady(of: child, what: "paced: the watcher")
         var run = measure(pid: child.pid, watcher: "cachewarden", burst)
         // Caught up: the last burst's files are all in `status` (asked again while they are not, 10 s at most).
-        let deadline = Clock.nanos() + 10_000_000_000
-        var scan = FreshScan.of(root)
-        while tail.askStatus(of: child), Clock.nanos() < deadline,
-            tail.lastStatus != EventTail.Totals(files: scan.files, total: scan.bytes)
-        {
-            Clock.sleep(0.02)
-            scan = FreshScan.of(root)
-        }
+        let scan = tail.awaitFreshScan(of: child, root: root)
         run.watcherTotals = tail.lastStatus
         run.scan = scan
         run.overflows = tail.overflows
