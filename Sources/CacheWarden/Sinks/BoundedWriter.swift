@@ -65,7 +65,7 @@ package final class BoundedWriter: Sendable {
             // Nothing ahead of them: what fits goes out now, in order. The lock is held while writing, so the
             // thread cannot start on later chunks meanwhile.
             if let inline, !chunks.isEmpty, s.pending.isEmpty, !s.delivering, !s.closed, s.dropped == 0 {
-                let batch = chunks.count == 1 ? chunks[chunks.startIndex] : Array(chunks.joined())
+                let batch = chunks.joinedBytes
                 var written = batch.withUnsafeBytes { inline($0) }
                 while let first = chunks.first, written >= first.count {
                     written -= first.count
@@ -132,4 +132,9 @@ package final class BoundedWriter: Sendable {
             if ended { onEnd(); return }
         }
     }
+}
+
+extension Collection where Element == [UInt8] {
+    /// The chunks as one buffer, for one `write`: the only chunk itself (no copy), else all of them joined.
+    package var joinedBytes: [UInt8] { count == 1 ? self[startIndex] : Array(joined()) }
 }

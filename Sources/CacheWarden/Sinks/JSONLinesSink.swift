@@ -22,7 +22,7 @@ public final class JSONLinesSink: EventSink {
             name: "cachewarden.lines", limit: bufferLimit,
             droppedNote: { WardenEvent(.dropped(count: $0)).jsonLineBytes() },
             deliver: { lines in
-                let batch = lines.count == 1 ? lines[0] : Array(lines.joined())
+                let batch = lines.joinedBytes
                 return batch.withUnsafeBytes { (try? Syscall.writeAll(fd, $0)) != nil }
             },
             inline: inline,
