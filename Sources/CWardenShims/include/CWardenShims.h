@@ -16,7 +16,7 @@
 //  * The program's own read-only segments (`cwsys_drop_clean_program_pages`): found with `dl_iterate_phdr(3)` and
 //    the ELF program headers, C structures Swift's Glibc module does not describe.
 //  * `<sys/epoll.h>` is not part of Swift's Glibc module, and `struct epoll_event` is packed on x86_64: the
-//    one-shot readiness set the backends keep their notification descriptors in (`OneShotReadiness`) goes through
+//    readiness set the backends keep their notification descriptors in (`ReadinessSet`) goes through
 //    `cwsys_epoll_create`, `cwsys_epoll_add` and `cwsys_epoll_remove`.
 //  * `getdents64(2)` is declared by <dirent.h> only under `_GNU_SOURCE`, which Swift's Glibc module does not
 //    set (`cwsys_read_directory`). `readdir(3)` would need a `dup`, an `fdopendir` (an `fstat` and two `fcntl`s)

@@ -3,7 +3,7 @@ import Dispatch
 /// How a kernel backend holds its reading, shared by inotify and fanotify: nested suspensions (while a trim
 /// deletes, so its own deletions do not wake the reader one by one) and, only while changes come fast, a short
 /// rest between batches, so that a busy writer's changes arrive in batches. `hold` and `release` stop and start
-/// the reading (the backend disarms and arms its `OneShotReadiness`); they run on the first suspension and the
+/// the reading (the backend disarms and arms its `ReadinessSet`); they run on the first suspension and the
 /// last resume. Confined to the engine's queue.
 ///
 /// Each wake-up costs several thread switches (libdispatch's manager thread takes the epoll wake-up, a worker runs
@@ -77,6 +77,10 @@ final class ReadPacing: @unchecked Sendable {
         suspensions -= 1
         if suspensions == 0 { release() }
     }
+
+    /// Read passes one wake-up of a kernel backend's source runs at most (what came while a batch was processed is
+    /// read in the same wake-up); a rest's end runs one.
+    static let passesPerWakeUp = 4
 
     /// One wake-up's reading, shared by the kernel backends: up to `passes` read passes while reading is not held
     /// (a rest's own read counts as not held), stopping at one that found nothing, then whether reading rests.

@@ -169,11 +169,8 @@ struct LedgerUpdater {
         dirty[r, default: []].formUnion(flags)
     }
 
-    /// Keeps names the ledger said to stat again (`staleNames`). Almost every answer is empty, and appending an
-    /// empty array to an empty one still replaces its buffer: that is skipped.
-    mutating func statAgain(_ records: [RecordID]) {
-        if !records.isEmpty { staleNames += records }
-    }
+    /// Keeps names the ledger said to stat again (`staleNames`).
+    mutating func statAgain(_ records: [RecordID]) { staleNames.appendIfAny(records) }
 
     private mutating func route(_ c: Change, _ batch: ChangeBatch, _ state: inout PipelineState) {
         switch c.kind {

@@ -19,12 +19,12 @@ extension TreeScanner {
             let added = d.name.withUnsafeBytes {
                 state.ledger.addDirectory(parent: parent, name: $0, ino: d.ino, bytes: d.bytes)
             }
-            outcome.statAgain(added.stale)
+            outcome.stale.appendIfAny(added.stale)
             node = added.node
         }
         nodes[d.id] = node
         if d.id == 0 { state.ledger.setDirectoryBytes(node, d.bytes) }
-        outcome.statAgain(try fileWatch(d, node: node, root: root, strict: strict, &state))
+        outcome.stale.appendIfAny(try fileWatch(d, node: node, root: root, strict: strict, &state))
         if let error = d.readError {
             if strict && d.id == 0 {
                 throw WardenError.path(error, PathBytes.display(state.ledger.absolutePath(of: node)))
@@ -40,7 +40,7 @@ extension TreeScanner {
         for f in d.files {
             let (r, isNew) = d.withName(f) { state.ledger.record(in: node, named: $0) }
             let status = FileStatus(f.status)
-            outcome.statAgain(state.ledger.apply(status, to: r, keepOpenedAge: keepOpened))
+            outcome.stale.appendIfAny(state.ledger.apply(status, to: r, keepOpenedAge: keepOpened))
             if rereadTop { outcome.topFiles?.insert(r) }
             if discovered && (isNew || !outcome.rereading) {
                 state.emitWrite(r, root: root)

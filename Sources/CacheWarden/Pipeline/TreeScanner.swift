@@ -29,12 +29,6 @@ struct TreeScanner {
         var topFiles: Set<RecordID>?
         /// Names the ledger said to stat again while the scan filed what it found (see `SizeLedger.removeRecord`).
         var stale: [RecordID] = []
-
-        /// Keeps what the ledger answered one change with: nearly always nothing, which is not appended (appending
-        /// an empty array to an empty one still replaces its buffer, once per file of the scan).
-        mutating func statAgain(_ records: [RecordID]) {
-            if !records.isEmpty { stale += records }
-        }
     }
 
     /// (Re)builds root `id` from disk, keeping its files in oldest-first order when `ordered`. `folder` is the
@@ -59,7 +53,7 @@ struct TreeScanner {
         state.ledger.beginBulkLoad(id)
         defer { state.ledger.endBulkLoad(id) }
         var outcome = walkInParallel(root: id, top: node, fd: fd, &state)
-        outcome.statAgain(stale)
+        outcome.stale.appendIfAny(stale)
         if outcome.failure == nil { state.roots[id]?.lost = nil }
         return outcome
     }

@@ -136,5 +136,5 @@ package final class BoundedWriter: Sendable {
 
 extension Collection where Element == [UInt8] {
     /// The chunks as one buffer, for one `write`: the only chunk itself (no copy), else all of them joined.
-    package var joinedBytes: [UInt8] { count == 1 ? self[startIndex] : Array(joined()) }
+    var joinedBytes: [UInt8] { count == 1 ? self[startIndex] : Array(joined()) }
 }

@@ -15,7 +15,7 @@ import SystemPackage
 ///
 /// Two groups, as `FanotifyGroup` explains: the main one, and one for opens made the first time a root that
 /// tracks them is followed. A group is made the first time it is needed, so a watcher that never needs fanotify
-/// holds none (the kernel allows 128 per user). Both are held one-shot in a `OneShotReadiness` set that a read
+/// holds none (the kernel allows 128 per user). Both are held one-shot in a `ReadinessSet` set that a read
 /// source on the engine's queue watches, as inotify's are: a filesystem mark reports every change on the
 /// filesystem, and an always-armed descriptor would run the wake-up chain in every writing process; the opens
 /// group is read after the main one, into the same batch. Confined to the engine's queue, except
@@ -33,7 +33,7 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     private var attached = Set<Int32>()
     private let pending = FanotifyPending()
     private var events = FanotifyEvents()
-    private var readiness: OneShotReadiness?
+    private var readiness: ReadinessSet?
     private var source: DispatchSourceRead?
     private var deliver: ((inout ChangeBatch) -> BackendPace)?
     /// Suspensions and rests: the descriptors disarmed while held.
@@ -147,7 +147,7 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
         guard deliver != nil else { return }
         let groups = made.withLock { [$0.main, $0.opens].compactMap { $0 } }
         do throws(Errno) {
-            if readiness == nil { readiness = try OneShotReadiness() }
+            if readiness == nil { readiness = try ReadinessSet() }
             for group in groups where !attached.contains(group.fd.rawValue) {
                 try readiness!.add(group.fd)
                 attached.insert(group.fd.rawValue)
@@ -196,11 +196,8 @@ final class FanotifyBackend: ChangeBackend, @unchecked Sendable {
     private func readBatch() {
         assertOnQueue(queue)
         guard !pacing.isSuspended else { return } // resume() arms again
-        drainAndDeliver(passes: Self.maxPasses)
+        drainAndDeliver(passes: ReadPacing.passesPerWakeUp)
     }
-
-    /// Batches one wake-up reads at most (see `drainAndDeliver`).
-    static let maxPasses = 4
 
     /// Up to `maxReadsPerBatch` reads of the main group, then of the opens group (a trim decided on this batch knows
     /// every close that came before the writes it saw), delivered as one batch; again while a pass finds events

@@ -6,7 +6,7 @@ import Logging
 import SystemPackage
 
 /// The inotify backend: one inotify instance, and a second one for opens and closes where a root tracks them
-/// (`InotifyOpens`: why they are kept apart is said there), both held one-shot in a `OneShotReadiness` set that a
+/// (`InotifyOpens`: why they are kept apart is said there), both held one-shot in a `ReadinessSet` set that a
 /// `DispatchSourceRead` on the engine's queue watches (why one-shot is said there).
 ///
 /// It owns everything about inotify: the watch descriptor ↔ node maps, rename pairing by cookie (a
@@ -27,7 +27,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     private let queue: DispatchQueue
     private let logger: Logger
     private let inotify: InotifyDescriptor
-    private var readiness: OneShotReadiness
+    private var readiness: ReadinessSet
     /// A seam for tests: decides the outcome of watching a directory (by its path) instead of the kernel.
     private let addWatchOverride: (@Sendable (String) -> Errno?)?
     private var source: DispatchSourceRead?
@@ -59,7 +59,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
                     : "\(error)")
         }
         do throws(Errno) {
-            readiness = try OneShotReadiness()
+            readiness = try ReadinessSet()
             try readiness.add(inotify.fd)
         } catch {
             throw .inotifyUnavailable("epoll: \(error)")
@@ -197,7 +197,7 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
     private func readBatch() {
         assertOnQueue(queue)
         guard !pacing.isSuspended else { return } // resume() arms again
-        drainAndDeliver(passes: Self.maxPasses)
+        drainAndDeliver(passes: ReadPacing.passesPerWakeUp)
     }
 
     /// Reads and delivers batches until a read finds the queue empty (`passes` at most): the records that came
@@ -209,9 +209,6 @@ final class InotifyBackend: ChangeBackend, @unchecked Sendable {
             deliver.map { readPass($0, first: first) }
         }
     }
-
-    /// Batches one wake-up of the read source reads at most, each up to `maxReadsPerBatch` reads.
-    static let maxPasses = 4
 
     /// Up to `maxReadsPerBatch` reads, translated and delivered as one batch (after the `first`, only a batch with
     /// changes): the changes delivered, whether any read found records, and what the engine asked.

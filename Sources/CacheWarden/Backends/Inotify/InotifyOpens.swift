@@ -11,7 +11,7 @@ import SystemPackage
 /// queue (`max_queued_events`, 16,384) on a tree of ~10k directories, so the watcher's own rescan after the
 /// overflow overflowed it again, for ever. Here an overflow costs only what this instance knows: which files are
 /// open right now (the ledger forgets its open counts, `Change.Kind.opensLost`); the totals stay exact and nothing
-/// is re-read. It has no reader of its own: its descriptor is in the backend's `OneShotReadiness`, and the backend
+/// is re-read. It has no reader of its own: its descriptor is in the backend's `ReadinessSet`, and the backend
 /// reads it after its own. Confined to the engine's queue, except `addWatch`, which walkers call from their threads.
 /// `@unchecked Sendable` by that confinement: the engine's queue. It holds no queue of its own; its one caller,
 /// `InotifyBackend`, checks that queue with `assertOnQueue` at the entry points that reach it.

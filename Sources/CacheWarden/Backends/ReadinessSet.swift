@@ -21,7 +21,7 @@ import SystemPackage
 /// list, and every record still runs epoll's callback (a lock taken with interrupts off, in the deleting thread)
 /// only to find it disarmed, still visible in a trim's `unlinkat` time. Arming adds it back (`EPOLL_CTL_ADD`
 /// polls it at once).
-struct OneShotReadiness: Sendable {
+struct ReadinessSet: Sendable {
     /// Closes the set when the last copy of this value (the backend's, its read source's) is gone.
     private let owner: OwnedDescriptor
     var fd: FileDescriptor { owner.fd }

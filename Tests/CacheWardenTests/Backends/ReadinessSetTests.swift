@@ -4,21 +4,21 @@ import Testing
 @testable import CacheWarden
 @testable import CacheWardenFilesystem
 
-/// The one-shot readiness set the inotify backend reads through: it becomes readable for queued records only while
+/// The readiness set the inotify backend reads through: it becomes readable for queued records only while
 /// armed, so a trim's own deletions (made while it is disarmed) wake nobody, and arming again never loses a record.
-@Suite struct OneShotReadinessTests {
+@Suite struct ReadinessSetTests {
     /// Whether the set's descriptor is readable right now. inotify queues a record inside the syscall that made the
     /// change, and the epoll callback runs there too, so a poll right after the change needs no waiting.
-    private func readable(_ set: OneShotReadiness) -> Bool {
+    private func readable(_ set: ReadinessSet) -> Bool {
         var p = pollfd(fd: set.fd.rawValue, events: Int16(POLLIN), revents: 0)
         return poll(&p, 1, 0) == 1 && p.revents & Int16(POLLIN) != 0
     }
 
-    private func watched(_ tree: TemporaryTree) throws -> (InotifyDescriptor, OneShotReadiness) {
+    private func watched(_ tree: TemporaryTree) throws -> (InotifyDescriptor, ReadinessSet) {
         let inotify = try InotifyDescriptor()
         let dir = try Syscall.openDirectory(path: tree.path)
         _ = try inotify.addWatch(directory: dir.fd)
-        var set = try OneShotReadiness()
+        var set = try ReadinessSet()
         try set.add(inotify.fd)
         return (inotify, set)
     }
@@ -83,7 +83,7 @@ import Testing
     }
 
     /// The descriptors the kernel lists as registered in epoll set `fd` (`tfd:` lines of its fdinfo).
-    private func registered(_ set: OneShotReadiness) -> [FileDescriptor] {
+    private func registered(_ set: ReadinessSet) -> [FileDescriptor] {
         guard let info = try? String(contentsOfFile: set.fd.procInfoPath, encoding: .utf8) else { return [] }
         return info.split(separator: "\n").compactMap { line in
             guard line.hasPrefix("tfd:") else { return nil }
