@@ -38,7 +38,10 @@ let package = Package(
         ),
         // The ledger of sizes: pure bookkeeping, no system calls, and nothing of the pipeline. Its storage is
         // internal to it, so only its own methods change it; the pipeline sees what is `package`.
-        .target(name: "CacheWardenLedger"),
+        .target(
+            name: "CacheWardenLedger",
+            dependencies: [.product(name: "HeapModule", package: "swift-collections")]
+        ),
         // The pipeline: backend → ledger → policies → evictor → sinks, above the ledger and the filesystem layer.
         .target(
             name: "CacheWarden",

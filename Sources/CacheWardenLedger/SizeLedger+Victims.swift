@@ -1,9 +1,9 @@
 import Glibc
 
 /// The oldest-first order trims take victims from: per `ordered` root, an indexed binary min-heap of record IDs
-/// keyed by the inode's age (ties by record ID, then by path when popped). Each record knows its heap position,
-/// so an age change or a removal fixes the heap in O(log n) — no stale entries, no compaction — and a heap costs
-/// 8 bytes a file. Only live, filed, statted records of ordered roots are in it; a root without a policy that
+/// keyed by the inode's age (ties by record ID; a trim walks it with a `VictimCursor`, ties by path). Each record
+/// knows its heap position, so an age change or a removal fixes the heap in O(log n) — no stale entries, no
+/// compaction — and a heap costs 8 bytes a file. Only live, filed, statted records of ordered roots are in it; a root without a policy that
 /// needs an order keeps none (`setOrdered`).
 extension SizeLedger {
     /// The age a record is ordered by (its inode's).
@@ -26,7 +26,7 @@ extension SizeLedger {
     }
 
     /// Puts `r` where it belongs: in the heap at its current age if it can be a victim, out of it otherwise.
-    package mutating func syncVictim(_ r: RecordID) {
+    mutating func syncVictim(_ r: RecordID) {
         let rec = records[r.index]
         let position = r.index < heapPositions.count ? heapPositions[r.index] : Self.notInHeap
         let belongs =
@@ -40,63 +40,15 @@ extension SizeLedger {
     }
 
     /// Takes `r` out of the heap (if it is in), before a change of its key that `syncVictim` cannot fix alone.
-    package mutating func takeOutOfVictims(_ r: RecordID) {
+    mutating func takeOutOfVictims(_ r: RecordID) {
         guard r.index < heapPositions.count, heapPositions[r.index] != Self.notInHeap else { return }
         heapRemove(records[r.index].root.index, Int(heapPositions[r.index]))
-    }
-
-    /// Pops the oldest victims of `root` that share one age, ordered by path (the deterministic tie-break).
-    /// `[]` when none is left. Popped records are out of the heap until removed or `syncVictim`ed back.
-    package mutating func popOldestGroup(_ root: RootID) -> [(record: RecordID, age: Int64)] {
-        var group: [(record: RecordID, age: Int64)] = []
-        let i = root.index
-        while let top = heaps[i].first {
-            let age = victimAge(top)
-            if let first = group.first, first.age != age { break }
-            heapRemove(i, 0)
-            group.append((top, age))
-        }
-        return group.count > 1 ? sortedByPath(group) : group
-    }
-
-    /// Pops at least `count` of `root`'s oldest victims (fewer if the heap runs out) in whole same-age groups, in
-    /// the order `popOldestGroup` would give them one group after another. A trim knows about how many files it
-    /// will take: when that is a fair share of the heap (an eighth or more), one sort of the heap's (age, record)
-    /// pairs replaces the pops. A pop's sift reads two records per level, and after each `unlinkat` those are out
-    /// of the cache (in `perf`, a visible share of a quota trim, much of it one load of a record's flags);
-    /// the sort reads each record once, in the heap's order. What stays is sorted, so it is a heap already.
-    package mutating func popOldest(_ root: RootID, atLeast count: Int) -> [(record: RecordID, age: Int64)] {
-        let i = root.index
-        guard i < heaps.count else { return [] }
-        let n = heaps[i].count
-        guard count > 1, n >= 64, count >= n / 8 else {
-            var popped: [(record: RecordID, age: Int64)] = []
-            while popped.count < count, case let group = popOldestGroup(root), !group.isEmpty { popped += group }
-            return popped
-        }
-        var keyed = heaps[i].map { (record: $0, age: victimAge($0)) }
-        keyed.sort { Self.precedes($0.age, $0.record, $1.age, $1.record) }
-        var end = min(count, n)
-        while end < n && keyed[end].age == keyed[end - 1].age { end += 1 }
-        heaps[i] = keyed[end...].map(\.record)
-        for (k, r) in heaps[i].enumerated() { heapPositions[r.index] = UInt32(k) }
-        var popped: [(record: RecordID, age: Int64)] = []
-        popped.reserveCapacity(end)
-        var start = 0
-        while start < end {
-            var stop = start + 1
-            while stop < end && keyed[stop].age == keyed[start].age { stop += 1 }
-            for e in keyed[start..<stop] { heapPositions[e.record.index] = Self.notInHeap }
-            popped += stop - start > 1 ? sortedByPath(Array(keyed[start..<stop])) : Array(keyed[start..<stop])
-            start = stop
-        }
-        return popped
     }
 
     /// Coarse timestamps make large groups common (files written in the same jiffy): their paths are laid end to
     /// end in one buffer (each directory's path built once, the last one at hand without hashing: a group comes
     /// in runs from one directory) and the group sorted by slices of it (`memcmp`), with no allocation per file.
-    private func sortedByPath(_ group: [(record: RecordID, age: Int64)]) -> [(record: RecordID, age: Int64)] {
+    func sortedByPath(_ group: [(record: RecordID, age: Int64)]) -> [(record: RecordID, age: Int64)] {
         var directoryPaths: [NodeID: [UInt8]] = [:]
         var last: (node: NodeID, path: [UInt8])?
         var bytes: [UInt8] = []
@@ -169,7 +121,7 @@ extension SizeLedger {
     }
 
     /// The heap order: older first, ties by record ID.
-    private static func precedes(_ x: Int64, _ a: RecordID, _ y: Int64, _ b: RecordID) -> Bool {
+    static func precedes(_ x: Int64, _ a: RecordID, _ y: Int64, _ b: RecordID) -> Bool {
         x != y ? x < y : a.raw < b.raw
     }
 

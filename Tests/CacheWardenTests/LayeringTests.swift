@@ -88,7 +88,10 @@ import Testing
         let quoted = arguments.matches(of: try Regex("\"([^\"]*)\"")).compactMap {
             $0.output[1].substring.map(String.init)
         }
-        let targets = manifest.matches(of: try Regex("name: \"([^\"]+)\"")).compactMap {
+        // Targets only: a product a target depends on is named `name:` too.
+        let targets = manifest.matches(
+            of: try Regex("\\.(?:target|executableTarget|testTarget)\\(\\s*name: \"([^\"]+)\"")
+        ).compactMap {
             $0.output[1].substring.map(String.init)
         }
         return (targets, quoted)

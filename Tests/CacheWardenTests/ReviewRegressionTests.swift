@@ -44,7 +44,8 @@ import Testing
         _ = l.apply(FileStatus(ino: 99, bytes: 100, age: 20, links: 3), to: r, keepOpenedAge: false)
         #expect(Self.heapIsValid(l, root), "heap order broken after an inode change into an existing group")
         var order: [Int64] = []
-        while case let g = l.popOldestGroup(root), !g.isEmpty { order += g.map(\.age) }
+        var cursor = VictimCursor(root)
+        while case let g = cursor.next(atLeast: 1, in: l), !g.isEmpty { order += g.map(\.age) }
         #expect(order == order.sorted(), "victims not oldest first: \(order)")
     }
 

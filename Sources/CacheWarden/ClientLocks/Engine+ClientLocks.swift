@@ -13,7 +13,8 @@ extension Engine {
         for id in ids {
             guard let rt = state.roots[id], rt.lost == nil else { continue }
             let goal = EvictionGoal(reason: reason, roots: [id], target: reason == .clear ? .everything : .total(0))
-            if state.admitClientLocks(id, rt, goal) { continue }
+            let now = state.clock.uptimeNanoseconds
+            if state.clientLocks.admit(id, rt, goal, now: now, lockWait: state.settings.clientLockWait) { continue }
             let busy =
                 state.clientLocks.busy.removeValue(forKey: id)?.busy
                 ?? ClientLockBusy(dir: rt.name, lock: "?", why: .held)

@@ -6,62 +6,6 @@ import CacheWardenFilesystem
 /// tried again with back-off on the policy's wake-up; past `client_lock_wait` one `error` line says so, and it
 /// goes on waiting. A lock is never broken, never skipped.
 extension PipelineState {
-    /// Takes root `id`'s client locks before `goal` deletes there (the evictor, just before it trims the root);
-    /// false: busy, and nothing is deleted there now (`clientLocks.busy` says why). Within a goal, once is enough:
-    /// locks taken stay taken, and a root found busy stays busy until the goal ends (no second take, no second look
-    /// in `/proc`).
-    mutating func admitClientLocks(_ id: RootID, _ rt: RootRuntime, _ goal: EvictionGoal) -> Bool {
-        guard let locks = rt.settings.clientLock, !locks.isEmpty, clientLocks.held[id] == nil else { return true }
-        if clientLocks.busy[id] != nil { return false }
-        let now = clock.uptimeNanoseconds
-        let waiting = clientLocks.waiting[ClientLockTable.Key(root: id, reason: goal.reason)].flatMap {
-            $0.dir == rt.name && ClientLockTable.isCurrent($0, now: now) ? $0 : nil
-        }
-        // Back-off: a policy's wait is tried again at its time (its wake-up), not at every change meanwhile.
-        if let waiting, waiting.policy != nil, now < waiting.next {
-            clientLocks.busy[id] = (waiting.busy, false)
-            return false
-        }
-        // Who holds it is looked up in /proc when a wait begins and when it goes past client_lock_wait.
-        let findHolders =
-            waiting.map {
-                !$0.overdue
-                    && ClientLockTable.elapsed($0.since, now) >= Nanoseconds.span(seconds: settings.clientLockWait)
-            } ?? true
-        // A root's own locks name at most as many files as the units' budget, but are not counted in it: they are
-        // held for the whole goal (a group's or a low-disk purge's members' at once), beside the units' budget.
-        switch locks.tryTake(
-            rootPath: rt.path, dir: rt.name, scope: .root, registry: clientLocks.files, findHolders: findHolders,
-            maxFiles: clientLocks.files.unitBudget.limit)
-        {
-        case .success(let held):
-            clientLocks.held[id] = held
-            return true
-        case .failure(let busy):
-            clientLocks.busy[id] = (busy, true)
-            return false
-        }
-    }
-
-    /// `inner`, refusing every deletion once root `id`'s locks no longer stand, and, in a root of units with
-    /// per-unit locks, each file whose unit's lock is held (see `ClientLockGuardedDeleter`). Every deleter of the
-    /// goal for that root shares one unit lock set (`clientLocks.units`).
-    mutating func guardedDeleter(_ inner: any FileDeleter, _ id: RootID) -> any FileDeleter {
-        guard let held = clientLocks.held[id], let rt = roots[id], let locks = rt.settings.clientLock else {
-            return inner
-        }
-        var units: UnitClientLocks?
-        if case .depth(let depth) = rt.settings.evictUnit, !locks.perUnit.isEmpty {
-            units =
-                clientLocks.units[id]
-                ?? UnitClientLocks(
-                    locks: locks, rootPath: rt.path, dir: rt.name, depth: depth, registry: clientLocks.files)
-            clientLocks.units[id] = units
-        }
-        guard !held.isEmpty || units != nil else { return inner }
-        return ClientLockGuardedDeleter(inner: inner, held: held, units: units)
-    }
-
     /// Ends a hold on client locks, a goal's or a request's (`policy` nil): releases them; files each root that
     /// found a lock busy, or lost one during the trim, as waiting for `reason`; forgets the waits of the roots it
     /// trimmed. Returns the first lock lost (the trim stopped there) and, for a policy's goal, when its waits want

@@ -17,29 +17,32 @@ public struct ClearReport: Sendable, Equatable {
 struct ClearRunner {
     let evictor: Evictor
 
-    /// Clears `ids`; returns the report and the files the re-check found changed on disk (to be statted again).
+    /// Clears `ids`; returns the report, and the evictor's outcome for the engine to apply: what went (the emptied
+    /// folders too), the files the re-check found changed on disk (to be statted again).
     func run(
-        _ ids: [RootID], _ state: inout PipelineState,
+        _ ids: [RootID], _ ledger: SizeLedger, _ context: inout EvictionContext,
         progress: (@Sendable (ClearProgress) -> Void)?
-    ) -> (report: ClearReport, changed: [RecordID]) {
-        let names = ids.compactMap { state.roots[$0]?.name }
+    ) -> (report: ClearReport, outcome: EvictionOutcome) {
+        let names = ids.compactMap { context.roots[$0]?.name }
         let dryRun = evictor.dryRun
-        func report(_ phase: ClearPhase, _ fraction: Double, freed: Int64, removed: Int, _ state: inout PipelineState) {
+        func report(_ phase: ClearPhase, _ fraction: Double, freed: Int64, removed: Int, _ events: inout EventOutbox) {
             let p = ClearProgress(
                 phase: phase, progress: fraction, freed: freed, removed: removed, dirs: names, dryRun: dryRun)
-            state.events.emit(.clear(p))
+            events.emit(.clear(p))
             progress?(p)
         }
-        report(.preCalculating, 0, freed: 0, removed: 0, &state)
-        let toFree = ids.reduce(Int64(0)) { $0 + state.ledger.total($1) }
+        report(.preCalculating, 0, freed: 0, removed: 0, &context.events)
+        let toFree = ids.reduce(Int64(0)) { $0 + ledger.total($1) }
         var freed: Int64 = 0
         var removed = 0
-        report(.cleaning, 0, freed: 0, removed: 0, &state)
+        report(.cleaning, 0, freed: 0, removed: 0, &context.events)
         var lastReported = 0.0
-        var changed: [RecordID] = []
+        var all = EvictionOutcome()
         for id in ids {
             let (freedBefore, removedBefore) = (freed, removed)
-            let outcome = evictor.run(EvictionGoal(reason: .clear, roots: [id], target: .everything), &state) {
+            var outcome = evictor.run(
+                EvictionGoal(reason: .clear, roots: [id], target: .everything), ledger, &context
+            ) {
                 n, f, events in
                 freed = freedBefore + f
                 removed = removedBefore + n
@@ -53,35 +56,34 @@ struct ClearRunner {
                 progress?(p)
             }
             let r = outcome.reports.first
-            changed += outcome.changed
             freed = freedBefore + (r?.freed ?? 0)
             removed = removedBefore + (r?.removed ?? 0)
-            if state.roots[id]?.settings.pruneDirs == true { changed += pruneEmptyDirectories(id, &state) }
+            // One root's trim: one pending list at most (none in a dry run); the folders it empties join it.
+            var pending = outcome.removals.popLast() ?? PendingRemovals(id, in: ledger)
+            if context.roots[id]?.settings.pruneDirs == true { pruneEmptyDirectories(id, &pending, ledger, &context) }
+            if !pending.isEmpty { outcome.removals.append(pending) }
+            all.add(outcome)
         }
-        report(.postCalculating, 1, freed: freed, removed: removed, &state)
-        report(.done, 1, freed: freed, removed: removed, &state)
-        return (ClearReport(removed: removed, freed: freed, dirs: names), changed)
+        report(.postCalculating, 1, freed: freed, removed: removed, &context.events)
+        report(.done, 1, freed: freed, removed: removed, &context.events)
+        return (ClearReport(removed: removed, freed: freed, dirs: names), all)
     }
 
     /// Removes the subdirectories of a root that hold nothing, deepest first (never the root itself), under the
     /// clear's client locks: none once the root's lock was lost, none in a unit whose lock is held or was found held
-    /// (or unusable) earlier in the clear. Returns what the ledger said to stat again (nothing: they hold no file).
-    private func pruneEmptyDirectories(_ id: RootID, _ state: inout PipelineState) -> [RecordID] {
-        guard let top = state.ledger.account(id)?.rootNode, let rt = state.roots[id] else { return [] }
-        var stale: [RecordID] = []
+    /// (or unusable) earlier in the clear. Empty: every file and folder in it gone on disk, by the clear (`pending`)
+    /// or before it; the folders removed join `pending`.
+    private func pruneEmptyDirectories(
+        _ id: RootID, _ pending: inout PendingRemovals, _ ledger: SizeLedger, _ context: inout EvictionContext
+    ) {
+        guard let top = ledger.account(id)?.rootNode, let rt = context.roots[id] else { return }
         var order: [NodeID] = []
-        state.ledger.forEachNode(under: top) { order.append($0) }
+        ledger.forEachNode(under: top) { order.append($0) }
         // The goal's unit lock set: a unit found busy earlier in this clear stays busy here.
-        let inner = evictor.makeDeleter(rt, state.ledger)
-        var deleter = state.guardedDeleter(inner, id)
+        var deleter = context.clientLocks.guardedDeleter(evictor.makeDeleter(rt, ledger), id, rt)
         defer { deleter.finish() }
-        for n in order.reversed() where n != top {
-            guard state.ledger.isLive(n), state.ledger.node(n).files.isEmpty, state.ledger.node(n).subdirs.isEmpty
-            else { continue }
-            if deleter.deleteEmptyDirectory(n, in: state.ledger, withSymlinks: false) {
-                stale += state.ledger.removeSubtree(n)
-            }
+        for n in order.reversed() where n != top && !pending.contains(node: n) && pending.isEmptied(n, in: ledger) {
+            if deleter.deleteEmptyDirectory(n, in: ledger, withSymlinks: false) { pending.removeFolder(n, in: ledger) }
         }
-        return stale
     }
 }

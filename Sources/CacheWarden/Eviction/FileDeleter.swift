@@ -62,10 +62,11 @@ protocol FileDeleter {
     /// into the root's trash, and deletes it there. The caller checked every file of the unit first (`check`).
     mutating func evictUnit(_ n: NodeID, files: [RecordID], in ledger: SizeLedger) -> UnitOutcome
     /// Why `deleteLink` would refuse a unit's pointer (`evict_pointers`) now, or nil: it is still the symlink found
-    /// (its inode, what it says). `.vanished`: gone, or its folder went in this trim.
+    /// (its inode, what it says). `.vanished`: gone. (A link whose folder went in this trim is not asked about:
+    /// the trim passes over it, `TrimRun.pending`.)
     mutating func checkLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome?
     /// Deletes a unit's pointer if it is still the symlink found: moved into the trash, checked there, unlinked
-    /// (else put back: `.changed`). `.vanished`: gone, or its folder went in this trim; any other error `.failed`.
+    /// (else put back: `.changed`). `.vanished`: gone; any other error `.failed`.
     mutating func deleteLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome
     /// Why unit `n` cannot go whole now (`.changed`: it does not hold exactly its counted `files`; `.kept`: it
     /// holds what a unit cannot), or nil: a read-only look, as `evictUnit` takes before its rename, asked before a

@@ -38,31 +38,32 @@ struct MemberTurns {
     func isOpen(_ id: RootID) -> Bool { !out.contains(id) }
 
     /// What `id` holds now, as its trim leaves it (a dry run subtracts what it would delete).
-    func usage(_ id: RootID, _ state: PipelineState) -> Int64 { runs[id]?.projected ?? state.ledger.total(id) }
+    func usage(_ id: RootID, _ ledger: SizeLedger) -> Int64 { runs[id]?.projected ?? ledger.total(id) }
 
     /// Asks `id` for its next victim (its run made by `make` at its first victim; nil: it is not trimmed at all).
     /// Returns false, leaving it out of the round, when it has nothing to give or cannot give now.
-    mutating func take(from id: RootID, _ state: inout PipelineState, making make: (inout PipelineState) -> TrimRun?)
-        -> Bool
-    {
+    mutating func take(
+        from id: RootID, _ ledger: SizeLedger, _ context: inout EvictionContext,
+        making make: (inout EvictionContext) -> TrimRun?
+    ) -> Bool {
         guard !out.contains(id) else { return false }
         if let reason = goal.cannotGive[id], !overriding.contains(reason) {
             skips[id] = reason
             out.insert(id)
             return false
         }
-        guard var run = runs.removeValue(forKey: id) ?? make(&state) else {
+        guard var run = runs.removeValue(forKey: id) ?? make(&context) else {
             out.insert(id)
             drained.insert(id)
             // Its client holds its lock: a `deferred` line says so, and no `trim` line (not one for an earlier skip).
-            if state.clientLocks.busy[id] != nil { skips[id] = nil }
+            if context.clientLocks.busy[id] != nil { skips[id] = nil }
             return false
         }
         defer { runs[id] = run }
         skips[id] = nil
         run.sparesInUse = !takesInUse
         let projected = run.projected
-        guard run.evictNextVictim(&state) else {
+        guard run.evictNextVictim(ledger, &context.events) else {
             out.insert(id)
             if takesInUse || run.lockLost { drained.insert(id) }
             return false
@@ -73,16 +74,16 @@ struct MemberTurns {
 
     /// Finishes every member's run, in the goal's order: its `trim` line says what it gave, or why it gave nothing
     /// (a skipped member gets a run of its own for its line, made by `make`, which deletes nothing and takes no lock).
-    mutating func finish(_ state: inout PipelineState, making make: (RootID, inout PipelineState) -> TrimRun?)
+    mutating func finish(_ context: inout EvictionContext, making make: (RootID, inout EvictionContext) -> TrimRun?)
         -> EvictionOutcome
     {
         var outcome = EvictionOutcome()
         for id in goal.roots {
-            guard var run = runs.removeValue(forKey: id) ?? (skips[id] == nil ? nil : make(id, &state)) else {
+            guard var run = runs.removeValue(forKey: id) ?? (skips[id] == nil ? nil : make(id, &context)) else {
                 continue
             }
             if run.removed == 0 { run.skipped = skips[id] ?? run.reasonForNothing() }
-            outcome.add(&run, &state)
+            outcome.add(&run, &context.events)
         }
         return outcome
     }

@@ -12,8 +12,8 @@ import SystemPackage
 /// unit's folder, read-only, for the look before its pointers go.
 extension SafeRemover {
     mutating func checkLink(_ link: PointerLink, in ledger: SizeLedger) -> DeletionOutcome? {
-        // A folder the ledger no longer has went in this trim (a unit moved whole, or emptied and removed), and
-        // the links in it with it.
+        // A folder the ledger no longer has went, and the links in it with it (one gone in this trim the trim
+        // passes over itself: `TrimRun.pending`).
         guard ledger.isLive(link.dir) else { return .vanished }
         let dirfd: FileDescriptor
         do throws(Errno) { dirfd = try directories.open(link.dir, in: ledger) } catch { return .failed(error) }

@@ -1,6 +1,7 @@
 import CacheWardenLedger
 import CacheWardenFilesystem
 import Dispatch
+import SystemPackage
 
 /// One trim of one root: takes candidates oldest first from the root's heap and decides, for each, whether it may
 /// go. `evictNext` deletes one victim at a time (`evictNextVictim`: a whole unit with `evict_unit`), so a shared
@@ -11,6 +12,11 @@ import Dispatch
 /// its contents) and vetoed ones, always; files younger than `min_age`, for size-driven trims (quota, `max_files`,
 /// group, low disk); files in use (being written, or open with `spare_open`) while other candidates remain — for
 /// an age expiry they wait for a later pass. A clear takes everything but protected files and tags.
+///
+/// A trim reads the ledger and never writes it: every method takes it as a value. What it deletes goes into
+/// `pending`, which it reads through (what is gone, what a deletion frees given those before it), and which its
+/// driver hands on in the `EvictionOutcome` for the engine to apply once the goal is done (`Engine.evict`). A dry
+/// run reads what it would have deleted the same way; its pending list is dropped.
 struct TrimRun {
     let root: RootID
     let runtime: RootRuntime
@@ -24,17 +30,18 @@ struct TrimRun {
     let started = DispatchTime.now().uptimeNanoseconds
     private let youngAfter: Int64?
 
-    /// The total and file count as they will be once this trim is done (a dry run subtracts what it would delete).
-    var projected: Int64
-    var projectedFiles: Int
+    /// What this trim deleted (or, in a dry run, would have), not applied to the ledger yet.
+    var pending: PendingRemovals
+    /// The total and file count as they will be once this trim is done.
+    var projected: Int64 { before - pending.freed }
+    var projectedFiles: Int { beforeFiles - pending.freedFiles }
     var removed = 0
-    /// Candidates that stay: they go back to the heap at the end.
-    private var kept: [RecordID] = []
+    /// The root's victims, oldest first (walked, not popped: the heap is the ledger's).
+    private var cursor: VictimCursor
     private var inUse: [(record: RecordID, age: Int64)] = []
     private var queue: [(record: RecordID, age: Int64)] = []
     private var queueIndex = 0
     private var heapDone = false
-    private var popped = false
     var spared = SparedFiles()
     var paced = false
     /// The trim waits for a file larger than its target to be finished (see `evictOversize`).
@@ -45,12 +52,8 @@ struct TrimRun {
     private var lastDirectory: (node: NodeID, path: [UInt8])?
     private var pathBuffer: [UInt8] = []
     /// Names to stat again, handed on (`EvictionOutcome.changed`): victims the deleter's re-check found changed on
-    /// disk, and the other names of deleted files' inodes, which the ledger returns with each removal.
+    /// disk (the other names of deleted files' inodes come from the ledger when the engine applies `pending`).
     var changed: [RecordID] = []
-    /// A dry run's deletions of hard-linked names, per inode: the bytes would be freed with the last name.
-    private var simulatedNames: [UInt64: Int] = [:]
-    /// The files of units a dry run said it would delete whole: not taken again by the file-by-file pass after.
-    var simulatedUnitFiles = Set<RecordID>()
     /// The pointers (`evict_pointers`) a dry run said it would delete, by path: each counted once a trim.
     var simulatedLinks = Set<[UInt8]>()
     /// In a shared trim (group, low disk): files in use wait until no member has anything else (`MemberTurns`).
@@ -63,10 +66,16 @@ struct TrimRun {
     var unitIndex = 0
     /// A client's lock of the root no longer stands as taken: the trim stopped there (nothing more is deleted).
     var lockLost = false
+    /// Handed on at the end (`EvictionOutcome.add`): a unit's rename into the trash refused here (the root's later
+    /// trims go file by file at once), and units left in the trash, to be deleted a moment later.
+    var renameRefused: Errno?
+    private(set) var leftInTrash = false
+    /// The watcher's clock's time of files (`min_age`, the hold window).
+    private let fileTime: Int64
 
     init(
-        root: RootID, runtime: RootRuntime, goal: EvictionGoal, state: PipelineState, dryRun: Bool,
-        deleter: any FileDeleter, progress: Evictor.Progress?
+        root: RootID, runtime: RootRuntime, goal: EvictionGoal, _ ledger: SizeLedger, clock: any WardenClock,
+        dryRun: Bool, deleter: any FileDeleter, progress: Evictor.Progress?
     ) {
         self.root = root
         self.runtime = runtime
@@ -74,14 +83,14 @@ struct TrimRun {
         self.dryRun = dryRun
         self.deleter = deleter
         self.progress = progress
-        before = state.ledger.total(root)
-        beforeFiles = state.ledger.account(root)?.files ?? 0
-        projected = before
-        projectedFiles = beforeFiles
+        before = ledger.total(root)
+        beforeFiles = ledger.account(root)?.files ?? 0
+        pending = PendingRemovals(root, in: ledger)
+        cursor = VictimCursor(root)
+        let now = clock.fileTimeNanoseconds
+        fileTime = now
         let sizeDriven = [.quota, .maxFiles, .groupQuota, .lowDisk].contains(goal.reason)
-        youngAfter =
-            sizeDriven
-            ? runtime.settings.minAge.map { Nanoseconds.before(state.clock.fileTimeNanoseconds, seconds: $0) } : nil
+        youngAfter = sizeDriven ? runtime.settings.minAge.map { Nanoseconds.before(now, seconds: $0) } : nil
     }
 
     /// About how many files this trim removes, if its target says (the files' share of the bytes to free).
@@ -105,18 +114,17 @@ struct TrimRun {
     }
 
     /// The next candidate, oldest first; once the heap is exhausted, the files that were in use.
-    private mutating func nextCandidate(_ state: inout PipelineState) -> (record: RecordID, age: Int64)? {
+    private mutating func nextCandidate(_ ledger: SizeLedger) -> (record: RecordID, age: Int64)? {
         if queueIndex < queue.count {
             defer { queueIndex += 1 }
             return queue[queueIndex]
         }
         if !heapDone {
-            // The first pop takes as many as the target says at once (one sort instead of a sift per file).
-            let wanted = popped ? 1 : min(expectedVictims, goal.limit ?? .max)
-            popped = true
-            queue = state.ledger.popOldest(root, atLeast: max(1, wanted))
+            // The first request takes as many as the target says at once (one sort instead of a walk per file).
+            let wanted = queue.isEmpty ? min(expectedVictims, goal.limit ?? .max) : 1
+            queue = cursor.next(atLeast: max(1, wanted), in: ledger)
             queueIndex = 0
-            if !queue.isEmpty { return nextCandidate(&state) }
+            if !queue.isEmpty { return nextCandidate(ledger) }
             heapDone = true
         }
         let takesInUse = goal.target != .everything && !isAgeDriven && !sparesInUse
@@ -127,49 +135,50 @@ struct TrimRun {
 
     /// Deletes the next victim. Returns false when the target is met, the pass's limit is reached, or no candidate
     /// is left.
-    mutating func evictNext(_ state: inout PipelineState) -> Bool {
-        while !lockLost, let (r, age) = nextCandidate(&state) {
-            if simulatedUnitFiles.contains(r) { kept.append(r); continue }
-            guard wants(age: age) else { kept.append(r); return false }
-            if let limit = goal.limit, removed >= limit { kept.append(r); paced = true; return false }
-            if let reason = spareReason(r, age: age, state) {
+    mutating func evictNext(_ ledger: SizeLedger, _ events: inout EventOutbox) -> Bool {
+        while !lockLost, let (r, age) = nextCandidate(ledger) {
+            // Gone already in this trim: with its unit, or as the largest file (`evictOversize`).
+            if pending.contains(r) { continue }
+            guard wants(age: age) else { return false }
+            if let limit = goal.limit, removed >= limit { paced = true; return false }
+            if let reason = spareReason(r, age: age, ledger) {
                 spared.count(reason)
-                kept.append(r)
                 continue
             }
-            if !heapDone && goal.target != .everything && isInUse(r, state) {
+            if !heapDone && goal.target != .everything && isInUse(r, ledger) {
                 inUse.append((r, age))
                 continue
             }
-            if evict(r, reason: goal.reason, &state) { return true }
-            kept.append(r)
+            if evict(r, reason: goal.reason, ledger, &events) { return true }
         }
         return false
     }
 
     /// Evicts until the target is met (a trim of one root).
-    mutating func evictOldestFirst(_ state: inout PipelineState) {
-        if goal.reason == .quota, case .total(let target) = goal.target, !evictOversize(target: target, &state) {
+    mutating func evictOldestFirst(_ ledger: SizeLedger, _ events: inout EventOutbox) {
+        if goal.reason == .quota, case .total(let target) = goal.target,
+            !evictOversize(target: target, ledger, &events)
+        {
             return
         }
-        while evictNext(&state) {}
+        while evictNext(ledger, &events) {}
     }
 
-    func isInUse(_ r: RecordID, _ state: PipelineState) -> Bool {
-        state.ledger.inode(ofRecord: r)?.writing == true || (runtime.settings.spareOpen && state.ledger.isOpen(r))
+    func isInUse(_ r: RecordID, _ ledger: SizeLedger) -> Bool {
+        ledger.inode(ofRecord: r)?.writing == true || (runtime.settings.spareOpen && ledger.isOpen(r))
     }
 
     /// Why `r` must stay, if it must. A `CACHEDIR.TAG` always stays — except inside an eviction unit, which goes
     /// whole with the tag of its own (a uvx environment in uv's `archive-v0/<id>/` carries one).
-    mutating func spareReason(_ r: RecordID, age: Int64, _ state: PipelineState, insideUnit: Bool = false)
+    mutating func spareReason(_ r: RecordID, age: Int64, _ ledger: SizeLedger, insideUnit: Bool = false)
         -> SpareReason?
     {
-        if !insideUnit && state.ledger.withName(ofRecord: r, { $0.elementsEqual("CACHEDIR.TAG".utf8) }) {
+        if !insideUnit && ledger.withName(ofRecord: r, { $0.elementsEqual("CACHEDIR.TAG".utf8) }) {
             return .protected
         }
-        if !runtime.protect.isEmpty && runtime.protect.matches(relativePath(r, state.ledger)) { return .protected }
+        if !runtime.protect.isEmpty && runtime.protect.matches(relativePath(r, ledger)) { return .protected }
         if let youngAfter, age > youngAfter { return .young }
-        if isAgeDriven && isInUse(r, state) { return .inUse }
+        if isAgeDriven && isInUse(r, ledger) { return .inUse }
         return nil
     }
 
@@ -182,13 +191,15 @@ struct TrimRun {
     /// write `*.tmp` and rename it into place). Deleting the smaller files could not reach the target while it
     /// stays, so nothing is deleted now; its close or rename is a change, and the trim that follows takes it
     /// alone (the engine also consults the policy again once the window has passed).
-    private mutating func evictOversize(target: Int64, _ state: inout PipelineState) -> Bool {
-        guard let account = state.ledger.account(root), account.largestSeen > target else { return true }
+    private mutating func evictOversize(target: Int64, _ ledger: SizeLedger, _ events: inout EventOutbox) -> Bool {
+        guard let account = ledger.account(root), account.largestSeen > target else { return true }
         for _ in 0..<8 where projected > target {
             var largest: (record: RecordID, bytes: Int64)?
             var anySmaller = false
-            state.ledger.forEachRecord(under: account.rootNode) { r in
-                guard let inode = state.ledger.inode(ofRecord: r), inode.names == 1 else { return }
+            ledger.forEachRecord(under: account.rootNode) { r in
+                guard !pending.contains(r), let inode = ledger.inode(ofRecord: r),
+                    pending.remainingNames(ofRecord: r, in: ledger) == 1
+                else { return }
                 if inode.bytes <= target {
                     anySmaller = true
                 } else if inode.bytes > (largest?.bytes ?? 0) {
@@ -196,19 +207,20 @@ struct TrimRun {
                 }
             }
             guard anySmaller, let (r, _) = largest else { return true }
-            let age = state.ledger.victimAge(r)
-            switch spareReason(r, age: age, state) {
-            case nil where isInUse(r, state):
+            let age = ledger.victimAge(r)
+            switch spareReason(r, age: age, ledger) {
+            case nil where isInUse(r, ledger):
                 spared.inUse += 1
                 held = true
                 return false
-            case .protected where age > state.clock.fileTimeNanoseconds - Self.holdWindow:
+            case .protected where age > fileTime - Self.holdWindow:
                 spared.protected += 1
                 held = true
                 return false
             case nil:
-                state.ledger.takeOutOfVictims(r)
-                guard evict(r, reason: .oversize, &state) else { state.ledger.syncVictim(r); return true }
+                // Gone, it is passed over when the walk through the victims comes to it; kept, it is a candidate
+                // again there.
+                guard evict(r, reason: .oversize, ledger, &events) else { return true }
             default:
                 return true
             }
@@ -220,27 +232,22 @@ struct TrimRun {
     static let holdWindow: Int64 = 2_000_000_000
 
     /// Deletes one victim (if the veto hook agrees); returns whether it counts as evicted.
-    private mutating func evict(_ r: RecordID, reason: TrimReason, _ state: inout PipelineState) -> Bool {
-        let rel = displayPath(r, state.ledger)
+    private mutating func evict(
+        _ r: RecordID, reason: TrimReason, _ ledger: SizeLedger, _ events: inout EventOutbox
+    ) -> Bool {
+        let rel = displayPath(r, ledger)
         // What this deletion frees: a file with another name left here frees nothing yet.
-        let size = state.ledger.freedBytes(ofRecord: r)
+        let size = pending.freedBytes(ofRecord: r, in: ledger)
         if let veto = runtime.settings.shouldEvict,
             !veto(EvictionCandidate(directory: runtime.name, file: rel, size: size, reason: reason))
         {
             spared.vetoed += 1
             return false
         }
-        let outcome = deleter.delete(r, in: state.ledger, checkingAge: goal.target != .everything)
+        let outcome = deleter.delete(r, in: ledger, checkingAge: goal.target != .everything)
         switch outcome {
-        case .removed:
-            changed += state.ledger.removeRecord(r)
-            projected = state.ledger.total(root)
-            projectedFiles = state.ledger.account(root)?.files ?? 0
-        case .simulated:
-            let ino = state.ledger.record(r).ino, inode = state.ledger.inode(ofRecord: r)
-            simulatedNames[ino, default: 0] += 1
-            if simulatedNames[ino] == inode?.names ?? 1 { projected -= inode?.bytes ?? 0; projectedFiles -= 1 }
-            kept.append(r)
+        case .removed, .simulated:
+            pending.removeFile(r, in: ledger)
         case .vanished:
             // Renamed (or deleted) by someone else since it was counted: not ours. The changes that say where it
             // went are queued and will file it there; the next candidate takes its place.
@@ -250,15 +257,15 @@ struct TrimRun {
             changed.append(r)
             return false
         case .failed(let errno):
-            state.events.error("cannot delete: \(errno)", dir: runtime.name, file: rel, kind: "delete")
+            events.error("cannot delete: \(errno)", dir: runtime.name, file: rel, kind: "delete")
             return false
         case .lockLost, .lockHeld, .lockUnusable:
             noteLockRefusal(outcome)
             return false
         }
         removed += 1
-        state.events.emit(.evict(Eviction(dir: runtime.name, file: rel, size: size, reason: reason, dryRun: dryRun)))
-        progress?(removed, before - projected, &state.events)
+        events.emit(.evict(Eviction(dir: runtime.name, file: rel, size: size, reason: reason, dryRun: dryRun)))
+        progress?(removed, before - projected, &events)
         return true
     }
 
@@ -297,26 +304,20 @@ struct TrimRun {
         return spared.young == spared.protected + spared.inUse + spared.young + spared.vetoed ? .minAge : .spared
     }
 
-    /// Puts the kept candidates back, releases the deleter and emits the `trim` report.
-    mutating func finish(_ state: inout PipelineState) -> TrimReport {
-        for r in kept + queue[min(queueIndex, queue.count)...].map(\.record) + inUse.map(\.record)
-        where state.ledger.isLive(r) {
-            state.ledger.syncVictim(r)
-        }
+    /// Releases the deleter and emits the `trim` report.
+    mutating func finish(_ events: inout EventOutbox) -> TrimReport {
         queue.removeAll()
         inUse.removeAll()
         if let trouble = deleter.trashTrouble {
-            state.events.error(
+            events.error(
                 "a file moved into \(TrashFolder.name) and kept could not be put back (\(trouble)); "
                     + "it stays there and goes at the next start",
                 dir: runtime.name, kind: "trash")
         }
-        if let refused = deleter.renameRefused, state.roots[root]?.renameRefused == nil {
-            state.roots[root]?.renameRefused = refused
-        }
-        if deleter.leftInTrash { state.trashToEmpty.insert(root) }
+        renameRefused = renameRefused ?? deleter.renameRefused
+        leftInTrash = deleter.leftInTrash
         deleter.finish()
-        let after = dryRun ? projected : state.ledger.total(root)
+        let after = projected
         let target: Int64
         switch goal.target {
         case .everything: target = 0
@@ -341,7 +342,7 @@ struct TrimRun {
         report.skipped = skipped
         if skipped?.isWait == true { report.shortBy = 0 }
         if report.shortBy > 0 || (report.filesShortBy ?? 0) > 0 || held || skipped != nil { report.spared = spared }
-        state.events.emit(.trim(report))
+        events.emit(.trim(report))
         return report
     }
 }

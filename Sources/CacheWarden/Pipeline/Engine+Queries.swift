@@ -80,7 +80,7 @@ extension Engine {
         do throws(WardenError) { try takeRequestClientLocks([id], .manual) } catch { deliver(); throw error }
         backend?.suspend()
         defer { backend?.resume() }
-        let outcome = evictor.run(EvictionGoal(reason: .manual, roots: [id], target: .total(max(0, bytes))), &state)
+        let outcome = evict(EvictionGoal(reason: .manual, roots: [id], target: .total(max(0, bytes))), with: evictor)
         let lost = state.settleClientLocks(.manual, policy: nil).lost
         let reports = outcome.reports
         carried.merge(updater.restat(outcome.changed, &state))
@@ -110,9 +110,9 @@ extension Engine {
         }
         backend?.suspend()
         defer { backend?.resume() }
-        let (report, changed) = ClearRunner(evictor: evictor).run(targets, &state, progress: progress)
+        let (report, outcome) = clearRoots(targets, with: evictor, progress: progress)
         let lost = state.settleClientLocks(.clear, policy: nil).lost
-        carried.merge(updater.restat(changed, &state))
+        carried.merge(updater.restat(outcome.changed, &state))
         settle()
         deliver()
         if let lost { throw .clientLockBusy(lost) }

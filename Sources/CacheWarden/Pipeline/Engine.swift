@@ -109,7 +109,7 @@ final class Engine: @unchecked Sendable {
         backend?.suspend()
         defer { backend?.resume() }
         for goal in decision.goals {
-            let outcome = evictor.run(goal, &state)
+            let outcome = evict(goal, with: evictor)
             let reports = outcome.reports
             // Roots whose client holds its lock (or lost it during the trim) wait, retried later.
             let lockWait = state.settleClientLocks(goal.reason, policy: goal.policy).wakeUp
@@ -230,8 +230,9 @@ final class Engine: @unchecked Sendable {
         let guardian = state.settings.rootGuard
         for dir in dirs { try addRoot(dir, guardian: guardian) }
         try takeRequestClientLocks(state.roots.order, .clear, announce: false) // the command waits, and says so
-        let report = ClearRunner(evictor: evictor).run(
-            state.roots.order.filter { state.roots[$0].map { $0.lost == nil } ?? false }, &state, progress: progress
+        let report = clearRoots(
+            state.roots.order.filter { state.roots[$0].map { $0.lost == nil } ?? false }, with: evictor,
+            progress: progress
         ).report
         if let lost = state.settleClientLocks(.clear, policy: nil).lost { throw .clientLockBusy(lost) }
         settle()

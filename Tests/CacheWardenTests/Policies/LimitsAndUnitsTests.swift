@@ -114,6 +114,53 @@ import Testing
         #expect(h.totalsMatchDisk(basis: .apparent))
     }
 
+    /// A unit holding two names of one file frees that file's bytes, and its `evict` line says so (it said 0: each
+    /// name's share was read while the other was still counted).
+    @Test func aUnitWithTwoNamesOfOneFileFreesItsBytes() throws {
+        let tree = TemporaryTree()
+        tree.write("jobs/job0/out", size: 10_000, mtime: 1_000_000)
+        #expect(link(tree.url("jobs/job0/out"), tree.url("jobs/job0/out-again")) == 0)
+        for job in 1..<4 {
+            for f in 0..<2 {
+                tree.write("jobs/job\(job)/out\(f)", size: 10_000, mtime: 1_000_000 + Double(job * 10 + f))
+            }
+        }
+        let h = try WatcherHarness(tree, quota: 75_000, basis: .apparent) { $0.evictUnit = .depth(2) }
+        tree.write("jobs/job9/out", size: 10_000) // 80 kB > 75 kB: trim to 37.5 kB
+        #expect(eventually { !h.log.trims.isEmpty })
+        #expect(h.log.evictions.map(\.file) == ["jobs/job0", "jobs/job1", "jobs/job2"])
+        #expect(h.log.evictions.map(\.size) == [10_000, 20_000, 20_000])
+        #expect(h.log.evictions.first?.files == 2)
+        #expect(h.log.trims.first?.freed == 50_000)
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
+    /// A dry run's clear says what the real clear then does, line for line: a file outside every unit counted once
+    /// (it was counted again by the file-by-file pass after the units), hard links inside a unit and across two.
+    @Test func aDryRunClearSaysWhatTheClearDoes() throws {
+        let tree = TemporaryTree()
+        tree.write("loose.bin", size: 5_000, mtime: 1_000_000)
+        tree.write("jobs/job0/a", size: 10_000, mtime: 1_000_001)
+        #expect(link(tree.url("jobs/job0/a"), tree.url("jobs/job0/b")) == 0)
+        tree.write("jobs/job1/c", size: 10_000, mtime: 1_000_002)
+        tree.write("jobs/job2/e", size: 7_000, mtime: 1_000_003)
+        #expect(link(tree.url("jobs/job2/e"), tree.url("jobs/job1/d")) == 0)
+        let h = try WatcherHarness(tree, basis: .apparent) { $0.evictUnit = .depth(2) }
+        let total = h.total
+        let dry = try h.watcher.clear(dryRun: true)
+        #expect(eventually { h.log.trims.count == 1 })
+        let said = h.log.evictions
+        let real = try h.watcher.clear()
+        #expect(eventually { h.log.trims.count == 2 })
+        let done = Array(h.log.evictions.dropFirst(said.count))
+        #expect(dry.freed == total && real.freed == total && dry.removed == real.removed, "\(dry) \(real)")
+        #expect(said.allSatisfy(\.dryRun) && !done.contains(where: \.dryRun))
+        #expect(said.map(\.file) == done.map(\.file) && said.map(\.size) == done.map(\.size), "\(said) \(done)")
+        #expect(said.map(\.files) == done.map(\.files))
+        #expect(h.log.trims.map(\.freed) == [total, total])
+        #expect(!tree.exists("jobs/job0") && !tree.exists("loose.bin") && h.totalsMatchDisk(basis: .apparent))
+    }
+
     /// A `CACHEDIR.TAG` inside a unit does not pin it (a uvx environment in uv's `archive-v0/<id>/` has one): the
     /// unit goes whole with its tag. The root's own tag, a file shallower than the units, stays.
     @Test func aTagInsideAUnitGoesWithItAndTheRootsTagStays() throws {
