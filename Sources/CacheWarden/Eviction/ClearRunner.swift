@@ -23,6 +23,10 @@ struct ClearRunner {
         _ ids: [RootID], _ ledger: SizeLedger, _ context: inout EvictionContext,
         progress: (@Sendable (ClearProgress) -> Void)?
     ) -> (report: ClearReport, outcome: EvictionOutcome) {
+        // A root named twice is cleared once: what its first pass deleted is applied only after the clear, and a
+        // second pass would read the ledger as it was before it.
+        var seen = Set<RootID>()
+        let ids = ids.filter { seen.insert($0).inserted }
         let names = ids.compactMap { context.roots[$0]?.name }
         let dryRun = evictor.dryRun
         func report(_ phase: ClearPhase, _ fraction: Double, freed: Int64, removed: Int, _ events: inout EventOutbox) {

@@ -31,17 +31,16 @@ extension Engine {
         for id in ids where state.roots[id]?.lost == nil { state.ledger.setOrdered(id, true) }
     }
 
-    /// Lends the state's events and client locks to `body` (moved, not copied, and back after), with the ledger as
-    /// a value.
+    /// Lends the state's events (moved, not copied) and client locks to `body`, and takes them back after; the
+    /// ledger goes as a value.
     private func withEvictionContext<R>(_ body: (SizeLedger, inout EvictionContext) -> R) -> R {
         var context = EvictionContext(
-            events: EventOutbox(), clientLocks: ClientLockTable(), roots: state.roots, clock: state.clock,
+            events: EventOutbox(), clientLocks: state.clientLocks, roots: state.roots, clock: state.clock,
             clientLockWait: state.settings.clientLockWait)
         swap(&context.events, &state.events)
-        swap(&context.clientLocks, &state.clientLocks)
         defer {
             swap(&context.events, &state.events)
-            swap(&context.clientLocks, &state.clientLocks)
+            state.clientLocks = context.clientLocks
         }
         return body(state.ledger, &context)
     }

@@ -161,6 +161,18 @@ import Testing
         #expect(!tree.exists("jobs/job0") && !tree.exists("loose.bin") && h.totalsMatchDisk(basis: .apparent))
     }
 
+    /// A root named twice in one clear is cleared once: one `trim` line, what it held freed once.
+    @Test func aRootNamedTwiceIsClearedOnce() throws {
+        let tree = TemporaryTree()
+        for k in 0..<4 { tree.write("f\(k)", size: 1_000, mtime: 1_000_000 + Double(k)) }
+        let h = try WatcherHarness(tree, basis: .apparent)
+        let report = try h.watcher.clear([h.name, h.name])
+        #expect(report.freed == 4_000 && report.removed == 4 && report.dirs == [h.name], "\(report)")
+        #expect(eventually { h.log.trims.count == 1 })
+        #expect(h.log.trims.map(\.freed) == [4_000] && h.log.evictions.count == 4)
+        #expect(h.totalsMatchDisk(basis: .apparent))
+    }
+
     /// A `CACHEDIR.TAG` inside a unit does not pin it (a uvx environment in uv's `archive-v0/<id>/` has one): the
     /// unit goes whole with its tag. The root's own tag, a file shallower than the units, stays.
     @Test func aTagInsideAUnitGoesWithItAndTheRootsTagStays() throws {
