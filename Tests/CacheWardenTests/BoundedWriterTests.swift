@@ -148,4 +148,17 @@ import Testing
         #expect(inline == "first\nse")
         #expect(threaded == "cond\nthird\nfourth\n")
     }
+
+    /// The batch joined for one `write` is the chunks end to end, as the standard library's `joined()` gives them:
+    /// none, one, empty ones, many of random lengths.
+    @Test func aJoinedBatchIsTheChunksEndToEnd() {
+        var rng = ModelBasedTotalsTests.Generator(state: 7)
+        var cases: [[[UInt8]]] = [[], [[]], [[1, 2, 3]], [[], [4], []]]
+        for _ in 0..<50 {
+            cases.append((0..<rng.below(9)).map { _ in (0..<rng.below(300)).map { _ in UInt8(rng.below(256)) } })
+        }
+        for chunks in cases { #expect(chunks.joinedBytes == Array(chunks.joined()), "\(chunks.map(\.count))") }
+        let slice = cases[3][1...]
+        #expect(slice.joinedBytes == [4])
+    }
 }

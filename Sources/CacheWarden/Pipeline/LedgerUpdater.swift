@@ -80,8 +80,10 @@ struct LedgerUpdater {
         statDirtyDirectories(&state)
         batchesSinceAnnouncing += 1
         if batchesSinceAnnouncing >= Self.announcementBatches {
-            announcedBefore = announced
-            announced.removeAll()
+            // The older generation's table becomes the new one, emptied but kept: a writer filling new folders
+            // announces thousands of files a generation, and a fresh table regrew (and rehashed) from nothing.
+            swap(&announced, &announcedBefore)
+            announced.removeAll(keepingCapacity: true)
             batchesSinceAnnouncing = 0
         }
         return take()

@@ -135,6 +135,14 @@ package final class BoundedWriter: Sendable {
 }
 
 extension Collection where Element == [UInt8] {
-    /// The chunks as one buffer, for one `write`: the only chunk itself (no copy), else all of them joined.
-    var joinedBytes: [UInt8] { count == 1 ? self[startIndex] : Array(joined()) }
+    /// The chunks as one buffer, for one `write`: the only chunk itself (no copy), else all of them appended into
+    /// one buffer sized once. (`Array(joined())` copies through the generic flattened sequence a byte at a time: a
+    /// watcher printing a line per file spent 3.2 % of its samples there.)
+    var joinedBytes: [UInt8] {
+        if count == 1 { return self[startIndex] }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(reduce(0) { $0 + $1.count })
+        for chunk in self { bytes.append(contentsOf: chunk) }
+        return bytes
+    }
 }
