@@ -73,6 +73,18 @@ import Testing
         #expect(found.isEmpty, "\(found)")
     }
 
+    /// The evictor cannot write the ledger because no function of it is given anything it could write through: the
+    /// ledger comes as a value, the rest in an `EvictionContext` (docs/design.md, "Targets"). A trim that took the
+    /// engine's `PipelineState` (or `inout SizeLedger`) again would reopen the wall; the compiler cannot see that
+    /// one is missing, this can.
+    @Test func evictionIsGivenNoStateItCouldWriteTheLedgerThrough() throws {
+        let sources = Self.sources(in: "Eviction")
+        #expect(sources.count > 10, "the eviction sources were not found")
+        let writable = try Regex("PipelineState|inout\\s+SizeLedger")
+        let found = sources.filter { Self.code($0.1).contains(writable) }.map(\.0)
+        #expect(found.isEmpty, "\(found)")
+    }
+
     /// The package's target names (`name: "…"` in Package.swift), and what the target `name`'s own arguments quote
     /// (its dependencies: targets, products, packages), up to the parenthesis that closes its `.target(`.
     static func manifest(target name: String) throws -> (targets: [String], quoted: [String]) {
