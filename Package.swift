@@ -40,7 +40,10 @@ let package = Package(
         // internal to it, so only its own methods change it; the pipeline sees what is `package`.
         .target(
             name: "CacheWardenLedger",
-            dependencies: [.product(name: "HeapModule", package: "swift-collections")]
+            dependencies: [
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "BitCollections", package: "swift-collections"),
+            ]
         ),
         // The pipeline: backend → ledger → policies → evictor → sinks, above the ledger and the filesystem layer.
         .target(

@@ -1,3 +1,5 @@
+import BitCollections
+
 /// What one trim of one root deleted on disk, which the ledger has not taken in yet. A trim reads the ledger and
 /// never writes it: each deletion it makes goes here, in order, and the engine applies the whole list once the
 /// trim is over (`SizeLedger.apply`), in one place. Meanwhile the trim reads the ledger as it stood before it
@@ -18,8 +20,9 @@ package struct PendingRemovals {
     private let countsDirectories: Bool
     /// The deletions, in the order they were made.
     package private(set) var removals: [Removal] = []
-    private var records = IndexBits()
-    private var nodes = IndexBits()
+    /// Record and node slab indices gone (bits: a trim of a million files marks 128 KB).
+    private var records = BitSet()
+    private var nodes = BitSet()
     /// Per linked inode: how many of its names in the root are gone.
     private var namesGone: [UInt64: Int] = [:]
     private var fileBytes: Int64 = 0
@@ -96,18 +99,17 @@ package struct PendingRemovals {
         return taken
     }
 
-    /// Counts record `r` as gone; returns the bytes that freed.
+    /// Counts record `r` as gone; returns the bytes that freed (its inode's, with its last name in the root).
     private mutating func take(_ r: RecordID, _ ledger: SizeLedger) -> Int64 {
         let bytes = freedBytes(ofRecord: r, in: ledger)
-        if let inode = ledger.inode(ofRecord: r) {
-            let rec = ledger.records[r.index]
-            if rec.linked { namesGone[rec.ino, default: 0] += 1 }
-            if remainingNames(ofRecord: r, in: ledger) == 0 || !rec.linked {
-                fileBytes += inode.bytes
-                freedFiles += 1
-            }
-        }
+        let last = remainingNames(ofRecord: r, in: ledger) == 1 // 0 before its first stat: nothing counted
         records.insert(r.index)
+        let rec = ledger.records[r.index]
+        if rec.linked { namesGone[rec.ino, default: 0] += 1 }
+        if last {
+            fileBytes += bytes
+            freedFiles += 1
+        }
         return bytes
     }
 }
@@ -124,18 +126,5 @@ extension SizeLedger {
             }
         }
         return stale
-    }
-}
-
-/// A set of slab indices (records or nodes) as bits: a trim of a million files marks 128 KB, not a hash set's
-/// tens of megabytes.
-struct IndexBits {
-    private var words: [UInt64] = []
-
-    func contains(_ i: Int) -> Bool { i >> 6 < words.count && words[i >> 6] & (1 << UInt64(i & 63)) != 0 }
-
-    mutating func insert(_ i: Int) {
-        if i >> 6 >= words.count { words.append(contentsOf: repeatElement(0, count: (i >> 6) + 1 - words.count)) }
-        words[i >> 6] |= 1 << UInt64(i & 63)
     }
 }

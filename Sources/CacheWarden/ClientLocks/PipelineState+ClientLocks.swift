@@ -1,5 +1,4 @@
 import CacheWardenLedger
-import CacheWardenFilesystem
 
 /// A trim takes its cache's client locks before it deletes anything in a root, and waits while the client holds
 /// one: the root is skipped (nothing deleted there), one `deferred` line says why and who holds it, and the trim is

@@ -48,9 +48,10 @@ import Testing
                 }
             default:
                 ino += 1
+                let bytes = Int64(rng.below(4) == 0 ? 0 : rng.below(9000)) // empty files count as files too
                 _ = t.ledger.apply(
-                    FileStatus(ino: ino, bytes: Int64(1 + rng.below(9000)), age: Int64(rng.below(50)), links: 1), to: r,
-                    keepOpenedAge: false)
+                    FileStatus(ino: ino, bytes: bytes, age: Int64(rng.below(50)), links: 1), to: r, keepOpenedAge: false
+                )
             }
         }
         return t

@@ -99,13 +99,18 @@ import Testing
         #expect(WardenEvent(.evict(h.log.evictions[0])).jsonLine().contains("\"files\":3"))
     }
 
-    @Test func depthUnitsTakeTheFoldersAtThatDepth() throws {
-        let tree = TemporaryTree()
-        for job in 0..<4 {
+    /// `jobs/job<k>/out0` and `out1`, 10 kB each, older with each job (the units at depth 2).
+    static func writeJobs(_ jobs: Range<Int>, in tree: TemporaryTree) {
+        for job in jobs {
             for f in 0..<2 {
                 tree.write("jobs/job\(job)/out\(f)", size: 10_000, mtime: 1_000_000 + Double(job * 10 + f))
             }
         }
+    }
+
+    @Test func depthUnitsTakeTheFoldersAtThatDepth() throws {
+        let tree = TemporaryTree()
+        Self.writeJobs(0..<4, in: tree)
         let h = try WatcherHarness(tree, quota: 85_000, basis: .apparent) { $0.evictUnit = .depth(2) }
         tree.write("jobs/job9/out", size: 10_000) // 90 kB > 85 kB: trim to 42.5 kB
         #expect(eventually { !h.log.trims.isEmpty })
@@ -120,11 +125,7 @@ import Testing
         let tree = TemporaryTree()
         tree.write("jobs/job0/out", size: 10_000, mtime: 1_000_000)
         #expect(link(tree.url("jobs/job0/out"), tree.url("jobs/job0/out-again")) == 0)
-        for job in 1..<4 {
-            for f in 0..<2 {
-                tree.write("jobs/job\(job)/out\(f)", size: 10_000, mtime: 1_000_000 + Double(job * 10 + f))
-            }
-        }
+        Self.writeJobs(1..<4, in: tree)
         let h = try WatcherHarness(tree, quota: 75_000, basis: .apparent) { $0.evictUnit = .depth(2) }
         tree.write("jobs/job9/out", size: 10_000) // 80 kB > 75 kB: trim to 37.5 kB
         #expect(eventually { !h.log.trims.isEmpty })
