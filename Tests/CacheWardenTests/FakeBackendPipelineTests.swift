@@ -61,6 +61,23 @@ import Testing
         #expect(watcher.totals()[0].total == disk.total)
     }
 
+    /// How the engine lets the backend rest as a root fills: long or short rests far from the quota, short ones
+    /// only from half the trim level (a long rest could let a fast writer go unseen too long), none from three
+    /// quarters (the crossing is read as soon as it is queued).
+    @Test func readingRestsLessAsTheQuotaNears() throws {
+        let tree = TemporaryTree()
+        tree.write("a/f0", size: 40_000)
+        let (watcher, _, fake) = try start(tree, quota: 100_000)
+        defer { watcher.stop() }
+        tree.write("a/f1", size: 5_000)
+        #expect(fake.send([.created("a/f1"), .closedAfterWrite("a/f1")]) == .rest)
+        tree.write("a/f2", size: 10_000)
+        #expect(fake.send([.created("a/f2"), .closedAfterWrite("a/f2")]) == .restBriefly)
+        tree.write("a/f3", size: 20_000)
+        #expect(fake.send([.created("a/f3"), .closedAfterWrite("a/f3")]) == .keepReading)
+        #expect(watcher.totals()[0].total == 75_000)
+    }
+
     @Test func anOverflowRereadsTheTreeAndReportsTheDrift() throws {
         let tree = TemporaryTree()
         tree.write("a/f", size: 1_000)

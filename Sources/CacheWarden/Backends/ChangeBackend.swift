@@ -91,12 +91,18 @@ struct DirectoryWatcher: Sendable {
     let watch: @Sendable (_ directory: FileDescriptor, _ status: stat, _ events: WatchEvents) -> WatchAttempt
 }
 
-/// How the engine wants the backend to go on after a batch.
-enum BackendPace {
-    /// Rest briefly before the next read, so that a busy writer's changes arrive in batches.
+/// How the engine wants the backend to go on after a batch, from the most to the least leisurely (of two, the
+/// later wins: `max`).
+enum BackendPace: Int, Comparable {
+    /// Rest before the next read, short or long as the stream is worth it (`ReadPacing`), so that a writer's
+    /// changes arrive in batches.
     case rest
+    /// Rest only briefly (a quota is half reached: a long rest would let a fast writer go unseen too long).
+    case restBriefly
     /// Read again as soon as there is something to read.
     case keepReading
+
+    static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// The seam between a kernel's change notification and the rest of CacheWarden. A backend turns its kernel

@@ -1,28 +1,49 @@
 import Dispatch
 
 /// How a kernel backend holds its reading, shared by inotify and fanotify: nested suspensions (while a trim
-/// deletes, so its own deletions do not wake the reader one by one) and, only while changes come fast, a short
-/// rest between batches, so that a busy writer's changes arrive in batches. `hold` and `release` stop and start
-/// the reading (the backend disarms and arms its `ReadinessSet`); they run on the first suspension and the
-/// last resume. Confined to the engine's queue.
+/// deletes, so its own deletions do not wake the reader one by one) and, while changes keep coming, a rest between
+/// batches, so that a writer's changes arrive in batches. `hold` and `release` stop and start the reading (the
+/// backend disarms and arms its `ReadinessSet`); they run on the first suspension and the last resume. Confined to
+/// the engine's queue.
 ///
-/// Each wake-up costs several thread switches (libdispatch's manager thread takes the epoll wake-up, a worker runs
-/// the handler, the manager re-arms the source), so a timer is used only where it saves wake-ups: a batch that
-/// read fewer than `restChanges` changes per `delay` is followed by no rest (at 400 files/s a rest would gather
-/// one file, and cost a timer's wake-ups on top of the read's) — unless the reader wakes up at least twice per
-/// `delay` over a few rests' time, however little each read finds. A rest reads at its end itself, on the timer's
-/// thread, without arming (no epoll wake-up, no re-arm); it rests again while each rest gathers more than a file's
-/// creation and close (`stayChanges`), and arms once one does not.
+/// Each wake-up of the armed reader costs three thread switches (libdispatch's manager thread takes the epoll
+/// wake-up, a worker runs the handler, the manager is woken again to re-arm the one-shot source), and a file's
+/// creation and its close often come in two wake-ups. A rest costs one timer's wake-up and reads at its end itself,
+/// on the timer's thread, without arming (no epoll wake-up, no re-arm), so it pays wherever it replaces two
+/// wake-ups or more. Two lengths:
+/// - a **short rest** (`delay`, 2 ms) while changes come fast: a rest would gather `restChanges`, or the reader
+///   wakes up at least twice per `delay` however little each read finds (fanotify merges a file's records into
+///   one). Short, because a fast writer fills a quota quickly.
+/// - a **long rest** (`lingerDelay`, 20 ms) while a steady stream wakes the reader at least twice per
+///   `lingerDelay` (a file every few milliseconds: at 400 files/s one rest takes the place of some sixteen
+///   wake-ups). What it costs is the lines' latency: up to `lingerDelay` more, only while changes keep coming at
+///   that rate.
+/// A rest's own read rests again while it gathered more than a file's creation and close (`stayChanges`): a short
+/// rest if it gathered at the fast rate, the same rest otherwise; it arms once a rest gathers less. Once a quota is half reached the
+/// engine asks for short rests only (`BackendPace.restBriefly`), near it for none (`keepReading`), so the write
+/// that crosses is read as soon as it is queued; an idle watcher schedules nothing.
 /// `@unchecked Sendable` by that confinement (`queue`, the engine's), checked with `assertOnQueue` (debug builds).
 final class ReadPacing: @unchecked Sendable {
-    /// Changes a rest must be expected to gather (at the rate of the batch just read) to be taken; the batch just
-    /// read must hold half as many (a file's creation and its close read in two wake-ups a moment apart is not a
-    /// fast stream).
+    /// Changes a short rest must be expected to gather (at the rate of the batch just read) to be taken; the batch
+    /// just read must hold half as many (a file's creation and its close read in two wake-ups a moment apart is not
+    /// a fast stream).
     static let restChanges = 8
+    /// Changes a rest's own read must gather for reading to rest again (more than one file's creation and close).
+    static let stayChanges = 3
+    /// A window of rates lasts this many short rests.
+    static let windowRests: UInt64 = 4
+    /// Read passes one wake-up of a kernel backend's source runs at most (what came while a batch was processed is
+    /// read in the same wake-up); a rest's end runs one.
+    static let passesPerWakeUp = 4
+
+    /// A rest's length: `delay` or `lingerDelay`.
+    enum Rest {
+        case short, long
+    }
 
     private let queue: DispatchQueue
-    private let delay: DispatchTimeInterval
-    private let delayNanoseconds: UInt64
+    private let shortNanoseconds: UInt64
+    private let longNanoseconds: UInt64
     private let hold: () -> Void
     private let release: () -> Void
     /// Monotonic nanoseconds, what rates are judged by (tests give their own: rates without sleeping).
@@ -30,40 +51,46 @@ final class ReadPacing: @unchecked Sendable {
     /// The backend's read pass, run at the end of a rest (set once the backend starts).
     var read: (() -> Void)?
     private var suspensions = 0
-    private var resting = false
+    /// The rest under way (read by tests), and when it began (uptime nanoseconds).
+    private(set) var resting: Rest?
+    private var restStart: UInt64 = 0
     /// When the last batch ended (uptime nanoseconds; 0: none yet).
     private var lastBatchEnd: UInt64 = 0
-    /// The changes read since `windowStart`, over a few rests' time: a steady stream read a few changes a wake-up
-    /// (a file at a time, each wake-up under `restChanges / 2`) is fast all the same when they add up.
+    /// The changes and wake-ups counted since `windowStart`, over a few short rests' time: a steady stream read a
+    /// few changes a wake-up (each wake-up under `restChanges / 2`) is fast all the same when they add up, and
+    /// wake-ups a few milliseconds apart are worth a long rest.
     private var windowStart: UInt64 = 0
     private var windowChanges = 0
     private var windowWakeUps = 0
-    private var steadyFast = false
-    static let windowRests: UInt64 = 4
+    /// What the last window closed said: the rest the stream is worth (nil: none).
+    private var windowRest: Rest?
 
+    /// `delay`: a short rest; `lingerDelay`: a long one (both whole milliseconds or microseconds).
     init(
-        queue: DispatchQueue, delay: DispatchTimeInterval,
+        queue: DispatchQueue, delay: DispatchTimeInterval, lingerDelay: DispatchTimeInterval = .milliseconds(20),
         now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds },
         hold: @escaping () -> Void, release: @escaping () -> Void
     ) {
         self.queue = queue
         self.now = now
-        self.delay = delay
-        if case .milliseconds(let ms) = delay {
-            delayNanoseconds = UInt64(ms) * 1_000_000
-        } else if case .microseconds(let us) = delay {
-            delayNanoseconds = UInt64(us) * 1_000
-        } else {
-            delayNanoseconds = 2_000_000
-        }
+        shortNanoseconds = Self.nanoseconds(delay, otherwise: 2_000_000)
+        longNanoseconds = max(shortNanoseconds, Self.nanoseconds(lingerDelay, otherwise: 20_000_000))
         self.hold = hold
         self.release = release
+    }
+
+    private static func nanoseconds(_ interval: DispatchTimeInterval, otherwise: UInt64) -> UInt64 {
+        switch interval {
+        case .milliseconds(let ms): UInt64(max(0, ms)) * 1_000_000
+        case .microseconds(let us): UInt64(max(0, us)) * 1_000
+        default: otherwise
+        }
     }
 
     var isSuspended: Bool { suspensions > 0 }
 
     /// Whether reading is held only by a rest (the rest's end may read).
-    var isOnlyResting: Bool { resting && suspensions == 1 }
+    var isOnlyResting: Bool { resting != nil && suspensions == 1 }
 
     func suspend() {
         assertOnQueue(queue)
@@ -78,10 +105,6 @@ final class ReadPacing: @unchecked Sendable {
         if suspensions == 0 { release() }
     }
 
-    /// Read passes one wake-up of a kernel backend's source runs at most (what came while a batch was processed is
-    /// read in the same wake-up); a rest's end runs one.
-    static let passesPerWakeUp = 4
-
     /// One wake-up's reading, shared by the kernel backends: up to `passes` read passes while reading is not held
     /// (a rest's own read counts as not held), stopping at one that found nothing, then whether reading rests.
     /// `pass(first)` reads and delivers one batch: the changes read, whether any read found records, and what the
@@ -94,75 +117,96 @@ final class ReadPacing: @unchecked Sendable {
         for i in 0..<passes {
             guard !isSuspended || isOnlyResting, let done = pass(i == 0) else { break }
             changes += done.changes
-            if done.pace == .keepReading { pace = .keepReading }
+            pace = max(pace, done.pace)
             if !done.readAny { break }
         }
         batchEnded(changes: changes, pace: pace, mayRest: mayRest)
     }
 
-    /// A batch of `changes` ended (`pace`: what the engine asked); rests if changes come fast enough for a rest to
-    /// gather a batch's worth and `mayRest`, otherwise ends a rest under way (reading is armed again). A rest's own
-    /// read (`resting`) rests again while it gathered `stayChanges`: armed instead, those would have cost a wake-up
-    /// or more each.
+    /// A batch of `changes` ended (`pace`: what the engine asked); rests (short or long, see the type; only short
+    /// when the engine asks `restBriefly`) if the stream is worth it and `mayRest`, otherwise ends a rest under way
+    /// (reading is armed again).
     func batchEnded(changes: Int, pace: BackendPace, mayRest: Bool) {
         assertOnQueue(queue)
         let now = self.now()
         let since = lastBatchEnd == 0 ? UInt64.max : now &- lastBatchEnd
         lastBatchEnd = now
-        let steady = noteInWindow(changes, wokeUp: !resting, now: now)
-        // changes / since ≥ restChanges / delay, without dividing (a product past UInt64 is a long pause: slow).
-        let gathered = UInt64(max(0, changes)).multipliedReportingOverflow(by: delayNanoseconds)
-        let wanted = UInt64(Self.restChanges).multipliedReportingOverflow(by: since)
-        let fast =
-            resting
-            ? changes >= Self.stayChanges
-            : steady
-                || (changes >= Self.restChanges / 2 && !wanted.overflow
-                    && (gathered.overflow || gathered.partialValue >= wanted.partialValue))
-        if fast && pace == .rest && mayRest {
-            rest()
-        } else if resting {
-            resting = false
+        let window = noteInWindow(changes, wokeUp: resting == nil, now: now)
+        let next: Rest?
+        if let resting {
+            // What the rest just ended gathered, over its time (at least its length): fewer than `stayChanges` no
+            // rest; at the fast rate a short one; otherwise the same again.
+            let length = max(now &- restStart, resting == .short ? shortNanoseconds : longNanoseconds)
+            next =
+                changes < Self.stayChanges
+                ? nil
+                : Self.atLeast(changes, per: shortNanoseconds, asMany: Self.restChanges, over: length)
+                    ? .short : resting
+        } else if changes >= Self.restChanges / 2,
+            Self.atLeast(changes, per: shortNanoseconds, asMany: Self.restChanges, over: since)
+        {
+            next = .short
+        } else {
+            next = window
+        }
+        if let next, pace != .keepReading, mayRest {
+            rest(pace == .restBriefly ? .short : next, now: now)
+        } else if resting != nil {
+            resting = nil
             resume()
         }
     }
 
-    /// Changes a rest's own read must gather for reading to rest again (more than one file's creation and close).
-    static let stayChanges = 3
+    /// Whether `count` things in `elapsed` nanoseconds come at `asMany` per `per` nanoseconds or faster, without
+    /// dividing (a product past UInt64 on the elapsed side is a long pause: no).
+    private static func atLeast(_ count: Int, per: UInt64, asMany: Int, over elapsed: UInt64) -> Bool {
+        let got = UInt64(max(0, count)).multipliedReportingOverflow(by: per)
+        let wanted = UInt64(asMany).multipliedReportingOverflow(by: elapsed)
+        return !wanted.overflow && (got.overflow || got.partialValue >= wanted.partialValue)
+    }
 
     /// Counts `changes` and, for a wake-up of the armed reader (`wokeUp`), the wake-up in the window; when it has
-    /// lasted `windowRests` rests, decides for the next window whether the stream is fast: a rest would gather
-    /// `restChanges`, or wake-ups came at least twice per `delay` (a rest then replaces two or more of them by one
-    /// timer, however few changes each read: fanotify merges a file's records into one). Returns that decision.
-    private func noteInWindow(_ changes: Int, wokeUp: Bool, now: UInt64) -> Bool {
-        if windowStart == 0 { windowStart = now }
+    /// lasted `windowRests` short rests, decides for the next window the rest the stream is worth: short if a short
+    /// rest would gather `restChanges` or wake-ups came at least twice per short rest, long if they came at least
+    /// twice per long rest (a rest then replaces two wake-ups or more by one timer, however few changes each read).
+    /// Returns that decision.
+    private func noteInWindow(_ changes: Int, wokeUp: Bool, now: UInt64) -> Rest? {
+        // The first batch opens the first window: n wake-ups after it, over the time since, are the rate.
+        if windowStart == 0 {
+            windowStart = now
+            return windowRest
+        }
         windowChanges += max(0, changes)
         if wokeUp && changes > 0 { windowWakeUps += 1 }
         let elapsed = now &- windowStart
-        if elapsed >= delayNanoseconds * Self.windowRests {
-            // changes / elapsed ≥ restChanges / delay, without dividing.
-            let gathered = UInt64(windowChanges).multipliedReportingOverflow(by: delayNanoseconds)
-            let wanted = UInt64(Self.restChanges).multipliedReportingOverflow(by: elapsed)
-            steadyFast =
-                (!wanted.overflow && (gathered.overflow || gathered.partialValue >= wanted.partialValue))
-                || UInt64(windowWakeUps) >= 2 * Self.windowRests
+        if elapsed >= shortNanoseconds * Self.windowRests {
+            if Self.atLeast(windowChanges, per: shortNanoseconds, asMany: Self.restChanges, over: elapsed)
+                || Self.atLeast(windowWakeUps, per: shortNanoseconds, asMany: 2, over: elapsed)
+            {
+                windowRest = .short
+            } else if Self.atLeast(windowWakeUps, per: longNanoseconds, asMany: 2, over: elapsed) {
+                windowRest = .long
+            } else {
+                windowRest = nil
+            }
             (windowStart, windowChanges, windowWakeUps) = (now, 0, 0)
         }
-        return steadyFast
+        return windowRest
     }
 
-    /// Holds reading for `delay`, then reads (`read`) without arming; what that batch finds decides the next rest.
-    private func rest() {
-        if !resting {
-            resting = true
-            suspend()
-        }
-        queue.asyncAfter(deadline: .now() + delay) { @Sendable [weak self] in
-            guard let self, self.resting else { return }
+    /// Holds reading for the rest's time, then reads (`read`) without arming; what that batch finds decides the
+    /// next rest.
+    private func rest(_ length: Rest, now: UInt64) {
+        if resting == nil { suspend() }
+        resting = length
+        restStart = now
+        let nanoseconds = length == .short ? shortNanoseconds : longNanoseconds
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { @Sendable [weak self] in
+            guard let self, self.resting != nil else { return }
             if self.isOnlyResting, let read = self.read {
                 read() // ends with `batchEnded`: rests again or arms
             } else {
-                self.resting = false
+                self.resting = nil
                 self.resume()
             }
         }
@@ -172,8 +216,8 @@ final class ReadPacing: @unchecked Sendable {
     /// on any thread, calls it too, when nothing else can reach either.
     func reset() {
         suspensions = 0
-        resting = false
+        resting = nil
         lastBatchEnd = 0
-        (windowStart, windowChanges, windowWakeUps, steadyFast) = (0, 0, 0, false)
+        (windowStart, windowChanges, windowWakeUps, windowRest) = (0, 0, 0, nil)
     }
 }

@@ -77,7 +77,7 @@ final class Engine: @unchecked Sendable {
         guard running else { return .keepReading }
         step(updater.apply(batch, &state))
         deliver()
-        return nearQuota() ? .keepReading : .rest
+        return readingPace()
     }
 
     /// The stages after the ledger updater, for what it changed: activity for idle deferral, overflow recovery,

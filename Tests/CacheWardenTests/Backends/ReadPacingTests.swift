@@ -3,8 +3,9 @@ import Synchronization
 import Testing
 @testable import CacheWarden
 
-/// When reading rests between batches: only while changes come fast enough for a rest to gather a batch's worth;
-/// a slow stream (a file every few milliseconds) is read as it comes, with no timer.
+/// When reading rests between batches, and how long: a short rest while changes come fast, a long one while a
+/// steady stream wakes the reader every few milliseconds, none for a stream slower than that (read as it comes,
+/// with no timer), and only short ones or none as the engine asks near a quota.
 @Suite struct ReadPacingTests {
     final class Probe: Sendable {
         let holds = Atomic<Int>(0)
@@ -27,10 +28,10 @@ import Testing
         let probe = Probe()
         queue.sync {
             let p = pacing(queue, probe)
-            // A file's changes (5) every 3 ms: a rest would gather about three.
-            for _ in 0..<5 {
+            // A file's changes (5) every 12 ms: a long rest (20 ms) would take the place of fewer than two wake-ups.
+            for _ in 0..<8 {
                 p.batchEnded(changes: 5, pace: .rest, mayRest: true)
-                probe.advance(microseconds: 3000)
+                probe.advance(microseconds: 12_000)
             }
             // Its creation and its close read in two wake-ups a moment apart: not a fast stream either.
             p.batchEnded(changes: 2, pace: .rest, mayRest: true)
@@ -38,6 +39,65 @@ import Testing
             #expect(!p.isSuspended)
         }
         #expect(probe.holds.load(ordering: .relaxed) == 0)
+    }
+
+    /// 400 files a second, each read in two wake-ups (its creation, then its write and close): no single wake-up
+    /// says anything, but once a window shows wake-ups every 1.25 ms — under the short rest's rate (two per 2 ms),
+    /// over the long one's (two per 20 ms) — reading takes long rests, and goes on while each gathers a few files.
+    @Test func aSteadyStreamOfAFileEveryFewMillisecondsTakesLongRests() {
+        // Each rest's end reads what 20 ms gathered at that rate (8 files, 24 changes), then the writer stops.
+        let run = restsUnderASteadyStream(gathered: [24, 24, 0])
+        #expect(run.wakeUps == 8, "no rest before the window's rate is known (8.75 ms)")
+        #expect(run.lengths == [.long, .long, .long], "24 changes in 20 ms is not the fast rate")
+        #expect(run.holds == 1 && run.releases == 1, "armed once a rest gathered nothing")
+    }
+
+    /// A long rest that gathered changes at the fast rate (a writer sped up) is followed by a short one.
+    @Test func aLongRestThatGatheredAFastStreamIsFollowedByAShortOne() {
+        let run = restsUnderASteadyStream(gathered: [500, 0])
+        #expect(run.lengths == [.long, .short])
+    }
+
+    /// Once a quota is half reached the engine asks for short rests only: the same steady stream rests 2 ms.
+    @Test func restingBrieflyTakesNoLongRest() {
+        let run = restsUnderASteadyStream(pace: .restBriefly, gathered: [0])
+        #expect(run.lengths == [.short])
+    }
+
+    /// Two changes every 1.25 ms (`pace` asked after each) until a rest is taken, then each rest's end reads the
+    /// next of `gathered` (its time passed: 20 ms for a long rest, 2 for a short one) until the last. Returns the
+    /// wake-ups before the first rest, each rest's length in order, and the holds and releases of reading.
+    private func restsUnderASteadyStream(pace: BackendPace = .rest, gathered: [Int])
+        -> (wakeUps: Int, lengths: [ReadPacing.Rest?], holds: Int, releases: Int)
+    {
+        let queue = DispatchQueue(label: "test.pacing")
+        let probe = Probe()
+        let p = queue.sync { pacing(queue, probe) }
+        let lengths = Mutex<[ReadPacing.Rest?]>([])
+        let done = DispatchSemaphore(value: 0)
+        var wakeUps = 0
+        queue.sync {
+            p.read = {
+                let n = lengths.withLock {
+                    $0.append(p.resting)
+                    return $0.count
+                }
+                probe.advance(microseconds: p.resting == .long ? 20_000 : 2_000)
+                p.batchEnded(changes: gathered[n - 1], pace: pace, mayRest: true)
+                if n == gathered.count { done.signal() }
+            }
+            while !p.isSuspended && wakeUps < 100 {
+                p.batchEnded(changes: 2, pace: pace, mayRest: true)
+                probe.advance(microseconds: 1250)
+                wakeUps += 1
+            }
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        queue.sync { #expect(!p.isSuspended) }
+        return (
+            wakeUps, lengths.withLock { $0 }, probe.holds.load(ordering: .relaxed),
+            probe.releases.load(ordering: .relaxed)
+        )
     }
 
     @Test func aFastStreamRestsThenReadsWithoutArmingAndArmsOnceItSlows() {

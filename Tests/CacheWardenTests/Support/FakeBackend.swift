@@ -95,12 +95,14 @@ final class FakeBackend: ChangeBackend, @unchecked Sendable {
         case rereadFallbacks
     }
 
-    /// Delivers `changes` as one batch on the engine's queue, as a kernel read would, and waits for it.
-    func send(_ changes: [Scripted]) {
+    /// Delivers `changes` as one batch on the engine's queue, as a kernel read would, and waits for it; returns
+    /// how the engine wants reading to go on.
+    @discardableResult
+    func send(_ changes: [Scripted]) -> BackendPace? {
         queue.sync {
             var batch = ChangeBatch()
             for change in changes { append(change, to: &batch) }
-            _ = deliver?(&batch)
+            return deliver?(&batch)
         }
     }
 
