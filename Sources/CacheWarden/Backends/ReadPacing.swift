@@ -54,6 +54,11 @@ final class ReadPacing: @unchecked Sendable {
     /// The rest under way (read by tests), and when it began (uptime nanoseconds).
     private(set) var resting: Rest?
     private var restStart: UInt64 = 0
+    /// The rests' timer (made at the first rest), and the rest it repeats (nil: it is not set).
+    private var timer: DispatchSourceTimer?
+    private var timerLength: Rest?
+    /// Whether the rests' timer is set to fire (tests: it stops once no rest follows).
+    var timerIsSet: Bool { timerLength != nil }
     /// When the last batch ended (uptime nanoseconds; 0: none yet).
     private var lastBatchEnd: UInt64 = 0
     /// The changes and wake-ups counted since `windowStart`, over a few short rests' time: a steady stream read a
@@ -195,26 +200,49 @@ final class ReadPacing: @unchecked Sendable {
     }
 
     /// Holds reading for the rest's time, then reads (`read`) without arming; what that batch finds decides the
-    /// next rest.
+    /// next rest. The rests' timer repeats while rests of one length follow each other: a rest's end then costs no
+    /// programming of a timer (an `asyncAfter` a rest woke libdispatch's manager thread once more, to set it).
     private func rest(_ length: Rest, now: UInt64) {
         if resting == nil { suspend() }
         resting = length
         restStart = now
-        let nanoseconds = length == .short ? shortNanoseconds : longNanoseconds
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { @Sendable [weak self] in
-            guard let self, self.resting != nil else { return }
-            if self.isOnlyResting, let read = self.read {
+        guard timerLength != length else { return }
+        timerLength = length
+        let timer = self.timer ?? makeTimer()
+        let interval = DispatchTimeInterval.nanoseconds(Int(length == .short ? shortNanoseconds : longNanoseconds))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+    }
+
+    private func makeTimer() -> DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { @Sendable [weak self] in self?.restEnded() }
+        timer.resume()
+        self.timer = timer
+        return timer
+    }
+
+    /// The timer fired: the rest's own read (which rests again or arms), or, when something else holds reading
+    /// too (a trim), the rest ends. The timer stops once no rest follows.
+    private func restEnded() {
+        if resting != nil {
+            if isOnlyResting, let read {
                 read() // ends with `batchEnded`: rests again or arms
             } else {
-                self.resting = nil
-                self.resume()
+                resting = nil
+                resume()
             }
+        }
+        if resting == nil, timerLength != nil {
+            timerLength = nil
+            timer?.schedule(deadline: .distantFuture)
         }
     }
 
     /// Forgets every suspension and a rest under way (the backend stopped). Not checked: a backend's `deinit`,
     /// on any thread, calls it too, when nothing else can reach either.
     func reset() {
+        timer?.cancel()
+        (timer, timerLength) = (nil, nil)
         suspensions = 0
         resting = nil
         lastBatchEnd = 0

@@ -93,7 +93,7 @@ import Testing
             }
         }
         #expect(done.wait(timeout: .now() + 10) == .success)
-        queue.sync { #expect(!p.isSuspended) }
+        queue.sync { #expect(!p.isSuspended && !p.timerIsSet, "armed, and the rests' timer stopped") }
         return (
             wakeUps, lengths.withLock { $0 }, probe.holds.load(ordering: .relaxed),
             probe.releases.load(ordering: .relaxed)
