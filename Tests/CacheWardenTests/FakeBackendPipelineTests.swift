@@ -61,21 +61,35 @@ import Testing
         #expect(watcher.totals()[0].total == disk.total)
     }
 
-    /// How the engine lets the backend rest as a root fills: long or short rests far from the quota, short ones
-    /// only from half the trim level (a long rest could let a fast writer go unseen too long), none from three
-    /// quarters (the crossing is read as soon as it is queued).
+    /// How the engine lets the backend rest as a root fills (sparse files: sizes without the bytes): long or short
+    /// rests far from the quota, short ones only from half the trim level (a long rest could let a fast writer go
+    /// unseen too long), none from three quarters (the crossing is read as soon as it is queued).
     @Test func readingRestsLessAsTheQuotaNears() throws {
         let tree = TemporaryTree()
-        tree.write("a/f0", size: 40_000)
-        let (watcher, _, fake) = try start(tree, quota: 100_000)
+        tree.mkdir("a")
+        let (watcher, _, fake) = try start(tree, quota: 100 << 20)
         defer { watcher.stop() }
-        tree.write("a/f1", size: 5_000)
-        #expect(fake.send([.created("a/f1"), .closedAfterWrite("a/f1")]) == .rest)
-        tree.write("a/f2", size: 10_000)
-        #expect(fake.send([.created("a/f2"), .closedAfterWrite("a/f2")]) == .restBriefly)
-        tree.write("a/f3", size: 20_000)
-        #expect(fake.send([.created("a/f3"), .closedAfterWrite("a/f3")]) == .keepReading)
-        #expect(watcher.totals()[0].total == 75_000)
+        for (name, mebibytes, pace) in [
+            ("f1", 10, BackendPace.rest), ("f2", 45, .restBriefly), ("f3", 25, .keepReading),
+        ] {
+            tree.write("a/\(name)", size: 0)
+            tree.truncate("a/\(name)", to: mebibytes << 20)
+            #expect(fake.send([.created("a/\(name)"), .closedAfterWrite("a/\(name)")]) == pace, "\(name)")
+        }
+        #expect(watcher.totals()[0].total == 80 << 20)
+    }
+
+    /// The thresholds for one root: half and three quarters of its trim level, and 32 MiB below it whatever the
+    /// share (a small quota takes no long rest).
+    @Test func theReadingPaceOfOneRootAtItsThresholds() {
+        let level: Int64 = 100 << 20
+        #expect(Engine.readingPace(total: level / 2 - 1, trimLevel: level) == .rest)
+        #expect(Engine.readingPace(total: level / 2, trimLevel: level) == .restBriefly)
+        #expect(Engine.readingPace(total: level * 3 / 4 - 1, trimLevel: level) == .restBriefly)
+        #expect(Engine.readingPace(total: level * 3 / 4, trimLevel: level) == .keepReading)
+        #expect(Engine.readingPace(total: 0, trimLevel: 40 << 20) == .rest)
+        #expect(Engine.readingPace(total: (8 << 20) + 1, trimLevel: 40 << 20) == .restBriefly)
+        #expect(Engine.readingPace(total: 0, trimLevel: 20 << 20) == .restBriefly)
     }
 
     @Test func anOverflowRereadsTheTreeAndReportsTheDrift() throws {

@@ -97,7 +97,8 @@ enum BackendPace: Int, Comparable {
     /// Rest before the next read, short or long as the stream is worth it (`ReadPacing`), so that a writer's
     /// changes arrive in batches.
     case rest
-    /// Rest only briefly (a quota is half reached: a long rest would let a fast writer go unseen too long).
+    /// No long rest, only the short one a fast stream earns (a quota's trim level is within reach: a long rest
+    /// would let a fast writer go unseen too long).
     case restBriefly
     /// Read again as soon as there is something to read.
     case keepReading

@@ -19,9 +19,10 @@ import Dispatch
 ///   wake-ups). What it costs is the lines' latency: up to `lingerDelay` more, only while changes keep coming at
 ///   that rate.
 /// A rest's own read rests again while it gathered more than a file's creation and close (`stayChanges`): a short
-/// rest if it gathered at the fast rate, the same rest otherwise; it arms once a rest gathers less. Once a quota is half reached the
-/// engine asks for short rests only (`BackendPace.restBriefly`), near it for none (`keepReading`), so the write
-/// that crosses is read as soon as it is queued; an idle watcher schedules nothing.
+/// rest if it gathered at the fast rate, the same rest otherwise; it arms once a rest gathers less. Within reach of a
+/// quota's trim level the engine asks for no long rest (`BackendPace.restBriefly`), near it for none
+/// (`keepReading`), so the write that crosses is read as soon as it is queued; an idle watcher schedules nothing.
+/// One timer serves the rests: it repeats while rests of one length follow each other.
 /// `@unchecked Sendable` by that confinement (`queue`, the engine's), checked with `assertOnQueue` (debug builds).
 final class ReadPacing: @unchecked Sendable {
     /// Changes a short rest must be expected to gather (at the rate of the batch just read) to be taken; the batch
@@ -54,11 +55,10 @@ final class ReadPacing: @unchecked Sendable {
     /// The rest under way (read by tests), and when it began (uptime nanoseconds).
     private(set) var resting: Rest?
     private var restStart: UInt64 = 0
-    /// The rests' timer (made at the first rest), and the rest it repeats (nil: it is not set).
+    /// The rests' timer (made at the first rest).
     private var timer: DispatchSourceTimer?
-    private var timerLength: Rest?
-    /// Whether the rests' timer is set to fire (tests: it stops once no rest follows).
-    var timerIsSet: Bool { timerLength != nil }
+    /// The interval it repeats at, nanoseconds (nil: it is not set): what `setTimer` last gave it (read by tests).
+    private(set) var timerInterval: UInt64?
     /// When the last batch ended (uptime nanoseconds; 0: none yet).
     private var lastBatchEnd: UInt64 = 0
     /// The changes and wake-ups counted since `windowStart`, over a few short rests' time: a steady stream read a
@@ -128,7 +128,7 @@ final class ReadPacing: @unchecked Sendable {
         batchEnded(changes: changes, pace: pace, mayRest: mayRest)
     }
 
-    /// A batch of `changes` ended (`pace`: what the engine asked); rests (short or long, see the type; only short
+    /// A batch of `changes` ended (`pace`: what the engine asked); rests (short or long, see the type; no long rest
     /// when the engine asks `restBriefly`) if the stream is worth it and `mayRest`, otherwise ends a rest under way
     /// (reading is armed again).
     func batchEnded(changes: Int, pace: BackendPace, mayRest: Bool) {
@@ -154,8 +154,8 @@ final class ReadPacing: @unchecked Sendable {
         } else {
             next = window
         }
-        if let next, pace != .keepReading, mayRest {
-            rest(pace == .restBriefly ? .short : next, now: now)
+        if let next, pace == .rest || (pace == .restBriefly && next == .short), mayRest {
+            rest(next, now: now)
         } else if resting != nil {
             resting = nil
             resume()
@@ -173,7 +173,8 @@ final class ReadPacing: @unchecked Sendable {
     /// Counts `changes` and, for a wake-up of the armed reader (`wokeUp`), the wake-up in the window; when it has
     /// lasted `windowRests` short rests, decides for the next window the rest the stream is worth: short if a short
     /// rest would gather `restChanges` or wake-ups came at least twice per short rest, long if they came at least
-    /// twice per long rest (a rest then replaces two wake-ups or more by one timer, however few changes each read).
+    /// twice per long rest, two at least (a rest then replaces two wake-ups or more by one timer, however few
+    /// changes each read).
     /// Returns that decision.
     private func noteInWindow(_ changes: Int, wokeUp: Bool, now: UInt64) -> Rest? {
         // The first batch opens the first window: n wake-ups after it, over the time since, are the rate.
@@ -189,7 +190,7 @@ final class ReadPacing: @unchecked Sendable {
                 || Self.atLeast(windowWakeUps, per: shortNanoseconds, asMany: 2, over: elapsed)
             {
                 windowRest = .short
-            } else if Self.atLeast(windowWakeUps, per: longNanoseconds, asMany: 2, over: elapsed) {
+            } else if windowWakeUps >= 2, Self.atLeast(windowWakeUps, per: longNanoseconds, asMany: 2, over: elapsed) {
                 windowRest = .long
             } else {
                 windowRest = nil
@@ -206,19 +207,7 @@ final class ReadPacing: @unchecked Sendable {
         if resting == nil { suspend() }
         resting = length
         restStart = now
-        guard timerLength != length else { return }
-        timerLength = length
-        let timer = self.timer ?? makeTimer()
-        let interval = DispatchTimeInterval.nanoseconds(Int(length == .short ? shortNanoseconds : longNanoseconds))
-        timer.schedule(deadline: .now() + interval, repeating: interval)
-    }
-
-    private func makeTimer() -> DispatchSourceTimer {
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.setEventHandler { @Sendable [weak self] in self?.restEnded() }
-        timer.resume()
-        self.timer = timer
-        return timer
+        setTimer(length == .short ? shortNanoseconds : longNanoseconds)
     }
 
     /// The timer fired: the rest's own read (which rests again or arms), or, when something else holds reading
@@ -232,17 +221,33 @@ final class ReadPacing: @unchecked Sendable {
                 resume()
             }
         }
-        if resting == nil, timerLength != nil {
-            timerLength = nil
+        if resting == nil { setTimer(nil) }
+    }
+
+    /// Sets the rests' timer to repeat every `interval` nanoseconds from now, or never (nil); unchanged when it
+    /// already does.
+    private func setTimer(_ interval: UInt64?) {
+        guard interval != timerInterval else { return }
+        timerInterval = interval
+        guard let interval else {
             timer?.schedule(deadline: .distantFuture)
+            return
         }
+        if timer == nil {
+            let made = DispatchSource.makeTimerSource(queue: queue)
+            made.setEventHandler { @Sendable [weak self] in self?.restEnded() }
+            made.resume()
+            timer = made
+        }
+        let every = DispatchTimeInterval.nanoseconds(Int(interval))
+        timer?.schedule(deadline: .now() + every, repeating: every)
     }
 
     /// Forgets every suspension and a rest under way (the backend stopped). Not checked: a backend's `deinit`,
     /// on any thread, calls it too, when nothing else can reach either.
     func reset() {
         timer?.cancel()
-        (timer, timerLength) = (nil, nil)
+        (timer, timerInterval) = (nil, nil)
         suspensions = 0
         resting = nil
         lastBatchEnd = 0

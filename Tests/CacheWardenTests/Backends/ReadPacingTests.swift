@@ -24,21 +24,9 @@ import Testing
     }
 
     @Test func aSlowStreamNeverRests() {
-        let queue = DispatchQueue(label: "test.pacing")
-        let probe = Probe()
-        queue.sync {
-            let p = pacing(queue, probe)
-            // A file's changes (5) every 12 ms: a long rest (20 ms) would take the place of fewer than two wake-ups.
-            for _ in 0..<8 {
-                p.batchEnded(changes: 5, pace: .rest, mayRest: true)
-                probe.advance(microseconds: 12_000)
-            }
-            // Its creation and its close read in two wake-ups a moment apart: not a fast stream either.
-            p.batchEnded(changes: 2, pace: .rest, mayRest: true)
-            p.batchEnded(changes: 3, pace: .rest, mayRest: true)
-            #expect(!p.isSuspended)
-        }
-        #expect(probe.holds.load(ordering: .relaxed) == 0)
+        // A file's changes (5) every 12 ms: a long rest (20 ms) would take the place of fewer than two wake-ups;
+        // then its creation and its close read in two wake-ups a moment apart: not a fast stream either.
+        #expect(holds(after: Array(repeating: (5, 12_000), count: 8) + [(2, 0), (3, 0)]) == 0)
     }
 
     /// 400 files a second, each read in two wake-ups (its creation, then its write and close): no single wake-up
@@ -48,43 +36,91 @@ import Testing
         // Each rest's end reads what 20 ms gathered at that rate (8 files, 24 changes), then the writer stops.
         let run = restsUnderASteadyStream(gathered: [24, 24, 0])
         #expect(run.wakeUps == 8, "no rest before the window's rate is known (8.75 ms)")
-        #expect(run.lengths == [.long, .long, .long], "24 changes in 20 ms is not the fast rate")
+        #expect(run.rests.map(\.length) == [.long, .long, .long], "24 changes in 20 ms is not the fast rate")
+        #expect(run.rests.map(\.timer) == [20_000_000, 20_000_000, 20_000_000], "one timer, repeating every 20 ms")
         #expect(run.holds == 1 && run.releases == 1, "armed once a rest gathered nothing")
     }
 
     /// A long rest that gathered changes at the fast rate (a writer sped up) is followed by a short one.
     @Test func aLongRestThatGatheredAFastStreamIsFollowedByAShortOne() {
         let run = restsUnderASteadyStream(gathered: [500, 0])
-        #expect(run.lengths == [.long, .short])
+        #expect(run.rests.map(\.length) == [.long, .short])
+        #expect(run.rests.map(\.timer) == [20_000_000, 2_000_000], "the timer set again at 2 ms")
     }
 
-    /// Once a quota is half reached the engine asks for short rests only: the same steady stream rests 2 ms.
+    /// Once a quota is within reach the engine asks for no long rest: the same steady stream is read as it comes,
+    /// and a long rest under way is followed by none.
     @Test func restingBrieflyTakesNoLongRest() {
-        let run = restsUnderASteadyStream(pace: .restBriefly, gathered: [0])
-        #expect(run.lengths == [.short])
+        #expect(holds(after: Array(repeating: (2, 1250), count: 12), pace: .restBriefly) == 0)
+        let under = restsUnderASteadyStream(gathered: [24], restPaces: [.restBriefly])
+        #expect(under.rests.map(\.length) == [.long] && under.releases == 1)
+    }
+
+    /// A wake-up's reading takes the most watchful of its passes' paces: one pass asking `restBriefly` is enough to
+    /// keep a steady stream from a long rest.
+    @Test func aWakeUpTakesTheMostWatchfulPaceOfItsPasses() {
+        let queue = DispatchQueue(label: "test.pacing")
+        let probe = Probe()
+        queue.sync {
+            let p = pacing(queue, probe)
+            for _ in 0..<12 {
+                // Three passes: a file's creation, its close with the engine's answer, then nothing left.
+                var pass = 0
+                p.drain(passes: ReadPacing.passesPerWakeUp, mayRest: true) { _ in
+                    pass += 1
+                    return pass == 1 ? (1, true, .rest) : pass == 2 ? (1, true, .restBriefly) : (0, false, .rest)
+                }
+                #expect(pass == 3)
+                probe.advance(microseconds: 1250)
+            }
+            #expect(!p.isSuspended)
+        }
+    }
+
+    /// Two wake-ups 9 ms apart after a quiet spell are no steady stream: a 20 ms rest would replace one wake-up.
+    @Test func oneWakeUpInAWindowTakesNoLongRest() {
+        #expect(holds(after: [(2, 9000), (2, 0)]) == 0)
+    }
+
+    /// The holds of reading after wake-ups reading `changes` each, `then` microseconds apart, the engine asking
+    /// `pace` after each (a rest that started is forgotten at the end).
+    private func holds(after wakeUps: [(changes: Int, then: UInt64)], pace: BackendPace = .rest) -> Int {
+        let queue = DispatchQueue(label: "test.pacing")
+        let probe = Probe()
+        queue.sync {
+            let p = pacing(queue, probe)
+            for w in wakeUps {
+                p.batchEnded(changes: w.changes, pace: pace, mayRest: true)
+                probe.advance(microseconds: w.then)
+            }
+            p.reset()
+        }
+        return probe.holds.load(ordering: .relaxed)
     }
 
     /// Two changes every 1.25 ms (`pace` asked after each) until a rest is taken, then each rest's end reads the
-    /// next of `gathered` (its time passed: 20 ms for a long rest, 2 for a short one) until the last. Returns the
-    /// wake-ups before the first rest, each rest's length in order, and the holds and releases of reading.
-    private func restsUnderASteadyStream(pace: BackendPace = .rest, gathered: [Int])
-        -> (wakeUps: Int, lengths: [ReadPacing.Rest?], holds: Int, releases: Int)
-    {
+    /// next of `gathered` (its time passed: 20 ms for a long rest, 2 for a short one; the engine asking the next of
+    /// `restPaces`) until the last. Returns the wake-ups before the first rest, each rest's length and its timer's
+    /// interval in order, and the holds and releases of reading; checks that the timer is stopped at the end.
+    private func restsUnderASteadyStream(
+        pace: BackendPace = .rest, gathered: [Int], restPaces: [BackendPace] = []
+    ) -> (wakeUps: Int, rests: [(length: ReadPacing.Rest?, timer: UInt64?)], holds: Int, releases: Int) {
         let queue = DispatchQueue(label: "test.pacing")
         let probe = Probe()
         let p = queue.sync { pacing(queue, probe) }
-        let lengths = Mutex<[ReadPacing.Rest?]>([])
+        let rests = Mutex<[(length: ReadPacing.Rest?, timer: UInt64?)]>([])
         let done = DispatchSemaphore(value: 0)
         var wakeUps = 0
         queue.sync {
             p.read = {
-                let n = lengths.withLock {
-                    $0.append(p.resting)
+                let n = rests.withLock {
+                    $0.append((p.resting, p.timerInterval))
                     return $0.count
                 }
                 probe.advance(microseconds: p.resting == .long ? 20_000 : 2_000)
-                p.batchEnded(changes: gathered[n - 1], pace: pace, mayRest: true)
-                if n == gathered.count { done.signal() }
+                let restPace = n <= restPaces.count ? restPaces[n - 1] : pace
+                p.batchEnded(changes: n <= gathered.count ? gathered[n - 1] : 0, pace: restPace, mayRest: true)
+                if n >= gathered.count { done.signal() }
             }
             while !p.isSuspended && wakeUps < 100 {
                 p.batchEnded(changes: 2, pace: pace, mayRest: true)
@@ -93,9 +129,9 @@ import Testing
             }
         }
         #expect(done.wait(timeout: .now() + 10) == .success)
-        queue.sync { #expect(!p.isSuspended && !p.timerIsSet, "armed, and the rests' timer stopped") }
+        queue.sync { #expect(!p.isSuspended && p.timerInterval == nil, "armed, and the rests' timer stopped") }
         return (
-            wakeUps, lengths.withLock { $0 }, probe.holds.load(ordering: .relaxed),
+            wakeUps, rests.withLock { $0 }, probe.holds.load(ordering: .relaxed),
             probe.releases.load(ordering: .relaxed)
         )
     }
@@ -196,13 +232,6 @@ import Testing
     }
 
     @Test func nearAQuotaReadingNeverRests() {
-        let queue = DispatchQueue(label: "test.pacing")
-        let probe = Probe()
-        queue.sync {
-            let p = pacing(queue, probe)
-            for _ in 0..<5 { p.batchEnded(changes: 100, pace: .keepReading, mayRest: true) }
-            #expect(!p.isSuspended)
-        }
-        #expect(probe.holds.load(ordering: .relaxed) == 0)
+        #expect(holds(after: Array(repeating: (100, 0), count: 5), pace: .keepReading) == 0)
     }
 }
