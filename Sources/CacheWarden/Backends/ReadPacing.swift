@@ -174,8 +174,7 @@ final class ReadPacing: @unchecked Sendable {
     /// lasted `windowRests` short rests, decides for the next window the rest the stream is worth: short if a short
     /// rest would gather `restChanges` or wake-ups came at least twice per short rest, long if they came at least
     /// twice per long rest, two at least (a rest then replaces two wake-ups or more by one timer, however few
-    /// changes each read).
-    /// Returns that decision.
+    /// changes each read). Returns that decision.
     private func noteInWindow(_ changes: Int, wokeUp: Bool, now: UInt64) -> Rest? {
         // The first batch opens the first window: n wake-ups after it, over the time since, are the rate.
         if windowStart == 0 {
