@@ -79,17 +79,17 @@ import Testing
         #expect(watcher.totals()[0].total == 80 << 20)
     }
 
-    /// The thresholds for one root: half and three quarters of its trim level, and 32 MiB below it whatever the
+    /// The thresholds for one root: half and three quarters of its trim level, and 64 MiB below it whatever the
     /// share (a small quota takes no long rest).
     @Test func theReadingPaceOfOneRootAtItsThresholds() {
-        let level: Int64 = 100 << 20
+        let level: Int64 = 200 << 20
         #expect(Engine.readingPace(total: level / 2 - 1, trimLevel: level) == .rest)
         #expect(Engine.readingPace(total: level / 2, trimLevel: level) == .restBriefly)
         #expect(Engine.readingPace(total: level * 3 / 4 - 1, trimLevel: level) == .restBriefly)
         #expect(Engine.readingPace(total: level * 3 / 4, trimLevel: level) == .keepReading)
-        #expect(Engine.readingPace(total: 0, trimLevel: 40 << 20) == .rest)
-        #expect(Engine.readingPace(total: (8 << 20) + 1, trimLevel: 40 << 20) == .restBriefly)
-        #expect(Engine.readingPace(total: 0, trimLevel: 20 << 20) == .restBriefly)
+        #expect(Engine.readingPace(total: 0, trimLevel: 80 << 20) == .rest)
+        #expect(Engine.readingPace(total: (16 << 20) + 1, trimLevel: 80 << 20) == .restBriefly)
+        #expect(Engine.readingPace(total: 0, trimLevel: 40 << 20) == .restBriefly)
     }
 
     @Test func anOverflowRereadsTheTreeAndReportsTheDrift() throws {

@@ -14,8 +14,8 @@ import Dispatch
 /// - a **short rest** (`delay`, 2 ms) while changes come fast: a rest would gather `restChanges`, or the reader
 ///   wakes up at least twice per `delay` however little each read finds (fanotify merges a file's records into
 ///   one). Short, because a fast writer fills a quota quickly.
-/// - a **long rest** (`lingerDelay`, 20 ms) while a steady stream wakes the reader at least twice per
-///   `lingerDelay` (a file every few milliseconds: at 400 files/s one rest takes the place of some sixteen
+/// - a **long rest** (`lingerDelay`, 40 ms) while a steady stream wakes the reader at least twice per
+///   `lingerDelay` (a file every few milliseconds: at 400 files/s one rest takes the place of some thirty
 ///   wake-ups). What it costs is the lines' latency: up to `lingerDelay` more, only while changes keep coming at
 ///   that rate.
 /// A rest's own read rests again while it gathered more than a file's creation and close (`stayChanges`): a short
@@ -72,14 +72,14 @@ final class ReadPacing: @unchecked Sendable {
 
     /// `delay`: a short rest; `lingerDelay`: a long one (both whole milliseconds or microseconds).
     init(
-        queue: DispatchQueue, delay: DispatchTimeInterval, lingerDelay: DispatchTimeInterval = .milliseconds(20),
+        queue: DispatchQueue, delay: DispatchTimeInterval, lingerDelay: DispatchTimeInterval = .milliseconds(40),
         now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds },
         hold: @escaping () -> Void, release: @escaping () -> Void
     ) {
         self.queue = queue
         self.now = now
         shortNanoseconds = Self.nanoseconds(delay, otherwise: 2_000_000)
-        longNanoseconds = max(shortNanoseconds, Self.nanoseconds(lingerDelay, otherwise: 20_000_000))
+        longNanoseconds = max(shortNanoseconds, Self.nanoseconds(lingerDelay, otherwise: 40_000_000))
         self.hold = hold
         self.release = release
     }

@@ -2,17 +2,17 @@
 let nearQuotaShare = 0.75
 /// How close to its quota a root may be before the engine stops long rests (see `readingPace`).
 let longRestShare = 0.5
-/// What a long rest needs below a root's trim level, whatever its share: 32 MiB, what a writer at 871 MB/s (the
-/// overshoot section's) writes in 38 ms, against a long rest's 20 ms.
-let longRestHeadroom: Int64 = 32 << 20
+/// What a long rest needs below a root's trim level, whatever its share: 64 MiB, what a writer at 871 MB/s (the
+/// overshoot section's) writes in 77 ms, against a long rest's 40 ms.
+let longRestHeadroom: Int64 = 64 << 20
 
 /// Keeping a quota under a fast writer. A writer at tmpfs speed fills a tenth of a quota in a few milliseconds, so
 /// the time from a crossing write to the first deletion is the overshoot. Far from every quota the backend may rest
-/// after a batch while records keep coming (`ReadPacing`: 2 ms while they come fast, 20 ms while a steady stream
+/// after a batch while records keep coming (`ReadPacing`: 2 ms while they come fast, 40 ms while a steady stream
 /// wakes it every few milliseconds), which keeps the watcher's CPU per file low. Whether a stream is steady is
 /// judged by its wake-ups, not its bytes (a writer of large files at disk speed wakes the reader every few
 /// milliseconds too), so a long rest is taken only while every root with a quota is under half its trim level and
-/// `longRestHeadroom` below it (20 ms of a writer at 871 MB/s is 17 MB, 2 ms 1.7 MB); otherwise only the short rest
+/// `longRestHeadroom` below it (40 ms of a writer at 871 MB/s is 35 MB, 2 ms 1.7 MB); otherwise only the short rest
 /// of a fast stream, and near the level (75 %) none (`BackendPace.keepReading`), so the crossing is read as soon as
 /// it is queued, and the records queued during a trim are read as soon as it ends.
 extension Engine {

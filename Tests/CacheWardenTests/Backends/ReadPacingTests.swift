@@ -24,20 +24,20 @@ import Testing
     }
 
     @Test func aSlowStreamNeverRests() {
-        // A file's changes (5) every 12 ms: a long rest (20 ms) would take the place of fewer than two wake-ups;
+        // A file's changes (5) every 25 ms: a long rest (40 ms) would take the place of fewer than two wake-ups;
         // then its creation and its close read in two wake-ups a moment apart: not a fast stream either.
-        #expect(holds(after: Array(repeating: (5, 12_000), count: 8) + [(2, 0), (3, 0)]) == 0)
+        #expect(holds(after: Array(repeating: (5, 25_000), count: 8) + [(2, 0), (3, 0)]) == 0)
     }
 
     /// 400 files a second, each read in two wake-ups (its creation, then its write and close): no single wake-up
     /// says anything, but once a window shows wake-ups every 1.25 ms — under the short rest's rate (two per 2 ms),
-    /// over the long one's (two per 20 ms) — reading takes long rests, and goes on while each gathers a few files.
+    /// over the long one's (two per 40 ms) — reading takes long rests, and goes on while each gathers a few files.
     @Test func aSteadyStreamOfAFileEveryFewMillisecondsTakesLongRests() {
-        // Each rest's end reads what 20 ms gathered at that rate (8 files, 24 changes), then the writer stops.
-        let run = restsUnderASteadyStream(gathered: [24, 24, 0])
+        // Each rest's end reads what 40 ms gathered at that rate (16 files, 48 changes), then the writer stops.
+        let run = restsUnderASteadyStream(gathered: [48, 48, 0])
         #expect(run.wakeUps == 8, "no rest before the window's rate is known (8.75 ms)")
-        #expect(run.rests.map(\.length) == [.long, .long, .long], "24 changes in 20 ms is not the fast rate")
-        #expect(run.rests.map(\.timer) == [20_000_000, 20_000_000, 20_000_000], "one timer, repeating every 20 ms")
+        #expect(run.rests.map(\.length) == [.long, .long, .long], "48 changes in 40 ms is not the fast rate")
+        #expect(run.rests.map(\.timer) == [40_000_000, 40_000_000, 40_000_000], "one timer, repeating every 40 ms")
         #expect(run.holds == 1 && run.releases == 1, "armed once a rest gathered nothing")
     }
 
@@ -45,14 +45,14 @@ import Testing
     @Test func aLongRestThatGatheredAFastStreamIsFollowedByAShortOne() {
         let run = restsUnderASteadyStream(gathered: [500, 0])
         #expect(run.rests.map(\.length) == [.long, .short])
-        #expect(run.rests.map(\.timer) == [20_000_000, 2_000_000], "the timer set again at 2 ms")
+        #expect(run.rests.map(\.timer) == [40_000_000, 2_000_000], "the timer set again at 2 ms")
     }
 
     /// Once a quota is within reach the engine asks for no long rest: the same steady stream is read as it comes,
     /// and a long rest under way is followed by none.
     @Test func restingBrieflyTakesNoLongRest() {
         #expect(holds(after: Array(repeating: (2, 1250), count: 12), pace: .restBriefly) == 0)
-        let under = restsUnderASteadyStream(gathered: [24], restPaces: [.restBriefly])
+        let under = restsUnderASteadyStream(gathered: [48], restPaces: [.restBriefly])
         #expect(under.rests.map(\.length) == [.long] && under.releases == 1)
     }
 
@@ -77,7 +77,7 @@ import Testing
         }
     }
 
-    /// Two wake-ups 9 ms apart after a quiet spell are no steady stream: a 20 ms rest would replace one wake-up.
+    /// Two wake-ups 9 ms apart after a quiet spell are no steady stream: a 40 ms rest would replace one wake-up.
     @Test func oneWakeUpInAWindowTakesNoLongRest() {
         #expect(holds(after: [(2, 9000), (2, 0)]) == 0)
     }
@@ -99,7 +99,7 @@ import Testing
     }
 
     /// Two changes every 1.25 ms (`pace` asked after each) until a rest is taken, then each rest's end reads the
-    /// next of `gathered` (its time passed: 20 ms for a long rest, 2 for a short one; the engine asking the next of
+    /// next of `gathered` (its time passed: 40 ms for a long rest, 2 for a short one; the engine asking the next of
     /// `restPaces`) until the last. Returns the wake-ups before the first rest, each rest's length and its timer's
     /// interval in order, and the holds and releases of reading; checks that the timer is stopped at the end.
     private func restsUnderASteadyStream(
@@ -117,7 +117,7 @@ import Testing
                     $0.append((p.resting, p.timerInterval))
                     return $0.count
                 }
-                probe.advance(microseconds: p.resting == .long ? 20_000 : 2_000)
+                probe.advance(microseconds: p.resting == .long ? 40_000 : 2_000)
                 let restPace = n <= restPaces.count ? restPaces[n - 1] : pace
                 p.batchEnded(changes: n <= gathered.count ? gathered[n - 1] : 0, pace: restPace, mayRest: true)
                 if n >= gathered.count { done.signal() }
