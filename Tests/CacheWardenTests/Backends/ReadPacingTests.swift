@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func aSlowStreamNeverRests() {
-        // A file's changes (5) every 25 ms: a long rest (40 ms) would take the place of fewer than two wake-ups;
+        // A file's changes (5) every 25 ms: one wake-up a window (8 ms), and a long rest needs two;
         // then its creation and its close read in two wake-ups a moment apart: not a fast stream either.
         #expect(holds(after: Array(repeating: (5, 25_000), count: 8) + [(2, 0), (3, 0)]) == 0)
     }
@@ -49,9 +49,11 @@ import Testing
     }
 
     /// Once a quota is within reach the engine asks for no long rest: the same steady stream is read as it comes,
-    /// and a long rest under way is followed by none.
+    /// a long rest under way is followed by none, and a fast stream still rests 2 ms.
     @Test func restingBrieflyTakesNoLongRest() {
         #expect(holds(after: Array(repeating: (2, 1250), count: 12), pace: .restBriefly) == 0)
+        // A fast stream's short rest is still taken.
+        #expect(holds(after: [(10, 0), (10, 0)], pace: .restBriefly) == 1)
         let under = restsUnderASteadyStream(gathered: [48], restPaces: [.restBriefly])
         #expect(under.rests.map(\.length) == [.long] && under.releases == 1)
     }
