@@ -16,8 +16,8 @@ import Dispatch
 ///   one). Short, because a fast writer fills a quota quickly.
 /// - a **long rest** (`lingerDelay`, 40 ms) while a steady stream wakes the reader at least twice in a window
 ///   (four short rests' time, 8 ms: wake-ups under 8 ms apart, ~125 a second and up; a file every few
-///   milliseconds: at 400 files/s one rest takes the place of some thirty wake-ups). What it costs is the lines' latency: up to `lingerDelay` more, only while changes keep coming at
-///   that rate.
+///   milliseconds: at 400 files/s one rest takes the place of some thirty wake-ups). What it costs is the lines'
+///   latency: up to `lingerDelay` more, only while changes keep coming at that rate.
 /// A rest's own read rests again while it gathered more than a file's creation and close (`stayChanges`): a short
 /// rest if it gathered at the fast rate, the same rest otherwise; it arms once a rest gathers less. Within reach of a
 /// quota's trim level the engine asks for no long rest (`BackendPace.restBriefly`), near it for none

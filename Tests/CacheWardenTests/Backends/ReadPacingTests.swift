@@ -182,8 +182,9 @@ import Testing
     }
 
     /// fanotify merges a file's records into one: at 3,000 files a second each wake-up reads one change, every
-    /// third of a millisecond — too few changes for the rate rule (26 in a window of 8.3 ms, under 33), but three wake-ups per
-    /// rest's time. It rests once the window shows that, and goes on resting while each rest gathers a few files.
+    /// third of a millisecond — too few changes for the rate rule (25 in a window of 8.3 ms, under 33), but three
+    /// wake-ups per rest's time. It rests once the window shows that, and goes on resting while each rest gathers a
+    /// few files.
     @Test func wakeUpsEveryThirdOfAMillisecondRestThoughEachReadsOneChange() {
         let queue = DispatchQueue(label: "test.pacing")
         let probe = Probe()
