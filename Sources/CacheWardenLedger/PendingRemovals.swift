@@ -49,14 +49,18 @@ package struct PendingRemovals {
     /// How many names of record `r`'s inode are left in the root (0 before its first stat).
     package func remainingNames(ofRecord r: RecordID, in ledger: SizeLedger) -> Int {
         guard let inode = ledger.inode(ofRecord: r) else { return 0 }
-        let rec = ledger.records[r.index]
-        return rec.linked ? inode.names - namesGone[rec.ino, default: 0] : inode.names
+        return remaining(ledger.records[r.index], inode)
+    }
+
+    /// The names of `inode` (record `rec`'s) left in the root.
+    private func remaining(_ rec: FileRecord, _ inode: InodeState) -> Int {
+        rec.linked ? inode.names - namesGone[rec.ino, default: 0] : inode.names
     }
 
     /// What deleting record `r` would free now: its bytes when it is its inode's last name left in the root.
     package func freedBytes(ofRecord r: RecordID, in ledger: SizeLedger) -> Int64 {
         guard !contains(r), let inode = ledger.inode(ofRecord: r) else { return 0 }
-        return remainingNames(ofRecord: r, in: ledger) == 1 ? inode.bytes : 0
+        return remaining(ledger.records[r.index], inode) == 1 ? inode.bytes : 0
     }
 
     /// Whether directory `n` holds nothing that is left: every file and every folder in it is gone.
@@ -101,16 +105,15 @@ package struct PendingRemovals {
 
     /// Counts record `r` as gone; returns the bytes that freed (its inode's, with its last name in the root).
     private mutating func take(_ r: RecordID, _ ledger: SizeLedger) -> Int64 {
-        let bytes = freedBytes(ofRecord: r, in: ledger)
-        let last = remainingNames(ofRecord: r, in: ledger) == 1 // 0 before its first stat: nothing counted
-        records.insert(r.index)
         let rec = ledger.records[r.index]
+        // No inode before its first stat: nothing counted, nothing freed.
+        let freed = ledger.inode(ofRecord: r).flatMap { remaining(rec, $0) == 1 ? $0.bytes : nil }
+        records.insert(r.index)
         if rec.linked { namesGone[rec.ino, default: 0] += 1 }
-        if last {
-            fileBytes += bytes
-            freedFiles += 1
-        }
-        return bytes
+        guard let freed else { return 0 }
+        fileBytes += freed
+        freedFiles += 1
+        return freed
     }
 }
 

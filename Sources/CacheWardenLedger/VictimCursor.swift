@@ -61,7 +61,7 @@ package struct VictimCursor {
         while let top = frontier.min, group.first.map({ $0.age == top.age }) ?? true {
             _ = frontier.removeMin()
             group.append((top.record, top.age))
-            for child in [2 * top.index + 1, 2 * top.index + 2] where child < heapCount {
+            for child in (2 * top.index + 1)...(2 * top.index + 2) where child < heapCount {
                 frontier.insert(entry(at: child, ledger))
             }
         }

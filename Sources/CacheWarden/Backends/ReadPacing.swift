@@ -52,9 +52,8 @@ final class ReadPacing: @unchecked Sendable {
     /// The backend's read pass, run at the end of a rest (set once the backend starts).
     var read: (() -> Void)?
     private var suspensions = 0
-    /// The rest under way (read by tests), and when it began (uptime nanoseconds).
+    /// The rest under way (read by tests).
     private(set) var resting: Rest?
-    private var restStart: UInt64 = 0
     /// The rests' timer (made at the first rest).
     private var timer: DispatchSourceTimer?
     /// The interval it repeats at, nanoseconds (nil: it is not set): what `setTimer` last gave it (read by tests).
@@ -139,9 +138,9 @@ final class ReadPacing: @unchecked Sendable {
         let window = noteInWindow(changes, wokeUp: resting == nil, now: now)
         let next: Rest?
         if let resting {
-            // What the rest just ended gathered, over its time (at least its length): fewer than `stayChanges` no
-            // rest; at the fast rate a short one; otherwise the same again.
-            let length = max(now &- restStart, resting == .short ? shortNanoseconds : longNanoseconds)
+            // What the rest just ended gathered, over its time (since the batch that began it; at least its
+            // length): fewer than `stayChanges` no rest; at the fast rate a short one; otherwise the same again.
+            let length = max(since, resting == .short ? shortNanoseconds : longNanoseconds)
             next =
                 changes < Self.stayChanges
                 ? nil
@@ -155,7 +154,7 @@ final class ReadPacing: @unchecked Sendable {
             next = window
         }
         if let next, pace == .rest || (pace == .restBriefly && next == .short), mayRest {
-            rest(next, now: now)
+            rest(next)
         } else if resting != nil {
             resting = nil
             resume()
@@ -202,10 +201,9 @@ final class ReadPacing: @unchecked Sendable {
     /// Holds reading for the rest's time, then reads (`read`) without arming; what that batch finds decides the
     /// next rest. The rests' timer repeats while rests of one length follow each other: a rest's end then costs no
     /// programming of a timer (an `asyncAfter` a rest woke libdispatch's manager thread once more, to set it).
-    private func rest(_ length: Rest, now: UInt64) {
+    private func rest(_ length: Rest) {
         if resting == nil { suspend() }
         resting = length
-        restStart = now
         setTimer(length == .short ? shortNanoseconds : longNanoseconds)
     }
 
