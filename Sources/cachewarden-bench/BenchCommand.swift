@@ -23,8 +23,9 @@ struct BenchCommand {
         abstract: "Benchmark CacheWarden beside du, inotifywait and xargs rm on the same trees.",
         discussion: """
             Builds its trees in a fresh temporary folder (under --dir), measures, prints a table and a JSON \
-            summary, and removes the folder. Sections: index (start→ready vs du -s and inotifywait -r, plus peak \
-            RSS per file), throughput (a writer thread vs the watcher in a child), trim (quota-trim latency, \
+            summary, and removes the folder. Sections: index (start→ready vs du -s, inotifywait -r and a floor \
+            walk — stat only, a thread per core, with and without watches — plus peak RSS per file), throughput \
+            (a writer thread vs the watcher in a child), trim (quota-trim latency, \
             half-tree trim vs xargs rm, per-file cost vs a watched unlink loop), overshoot (peak used bytes above a \
             64 MB quota on a tmpfs of its own under a writer of 8,000 × 64 KiB at full speed and at 871 MB/s, \
             sampled every 200 µs; needs root to mount it), sink (JSON lines/s), footprint (binary size stripped, idle RSS of \

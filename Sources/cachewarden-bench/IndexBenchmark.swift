@@ -1,3 +1,4 @@
+import CacheWarden
 import Foundation
 import Glibc
 
@@ -8,6 +9,8 @@ struct IndexResult: Sendable {
     var du: [Double]
     /// Kibibytes `du -s` reported.
     var duKiB: Int64?
+    /// The floor walk's seconds per run (`StatWalkFloor`).
+    var floor: FloorRuns
     /// `inotifywait -r` seconds from launch to "Watches established." per run; `nil` when not installed.
     var inotifywait: [Double]?
     /// Why there is no inotifywait figure, if there is none.
@@ -20,11 +23,20 @@ struct IndexResult: Sendable {
     var cachewardenMedian: Double { Stats.median(cachewarden.map(\.seconds)) }
     var duMedian: Double { Stats.median(du) }
     var inotifywaitMedian: Double? { inotifywait.map { Stats.median($0) } }
+    /// CacheWarden's index ÷ the floor walk with its two watches a folder.
+    var ratioToFloor: Double { cachewardenMedian / Stats.median(floor.watched) }
     /// Median peak-RSS growth per file over the runs.
     var hwmBytesPerFile: Double { Stats.median(cachewarden.map(\.hwmBytesPerFile)) }
     var rssBytesPerFile: Double { Stats.median(cachewarden.map(\.rssBytesPerFile)) }
     /// The counts every CacheWarden run agreed on (first run's).
     var countedFiles: Int { cachewarden.first?.files ?? 0 }
+}
+
+/// The floor walk's runs on one tree: without watches, and with two a folder.
+struct FloorRuns: Sendable {
+    var threads: Int
+    var plain: [Double] = []
+    var watched: [Double] = []
 }
 
 /// 1 (index) and 2 (memory): time from `Watcher.start()` to its return on a warm tree of N files, beside `du -s`
@@ -50,49 +62,11 @@ enum IndexBenchmark {
             log("index: warning: \(dirs) folders exceed fs.inotify.max_user_watches=\(env.maxUserWatches)")
         }
 
-        // du: one warm-up, then the timed runs.
-        var du: [Double] = []
-        var duKiB: Int64?
-        if let duPath = env.du {
-            _ = try runToEnd(duPath, ["-s", root])
-            for _ in 0..<runs {
-                let r = try runToEnd(duPath, ["-s", root])
-                du.append(r.seconds)
-                duKiB = Int64(r.output.split(whereSeparator: { $0 == "\t" || $0 == " " }).first ?? "")
-            }
-            log("index: du -s median \(Format.seconds(Stats.median(du)))")
-        }
-
-        // inotifywait -r: launch to "Watches established." on stderr.
-        var inotify: [Double]?
-        var inotifyNote: String?
-        if let inw = env.inotifywait {
-            var times: [Double] = []
-            for _ in 0..<runs {
-                let child = try Child(inw, ["-r", "-e", "create", root], stdout: .null, stderr: .pipe)
-                var transcript = ""
-                let at = child.waitForStderr(containing: "Watches established.", timeout: 600, transcript: &transcript)
-                child.stop(signal: SIGKILL, grace: 0)
-                guard let at else {
-                    inotifyNote =
-                        "inotifywait failed: \(transcript.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200))"
-                    break
-                }
-                times.append(Clock.seconds(from: child.startedAt, to: at))
-            }
-            if inotifyNote == nil {
-                inotify = times
-                log("index: inotifywait -r median \(Format.seconds(Stats.median(times)))")
-            }
-        } else {
-            inotifyNote = "inotifywait not installed (apt-get install inotify-tools)"
-        }
-
-        // CacheWarden: a fresh child per run.
-        var reports: [IndexChildReport] = []
-        for _ in 0..<runs { reports.append(try indexChild(root, env: env)) }
+        let (du, duKiB) = try duRuns(root, runs: runs, env: env, log: log)
+        let (inotify, inotifyNote) = try inotifywaitRuns(root, runs: runs, env: env, log: log)
+        let (floor, reports) = try alternatingRuns(root, files: tree.files, runs: runs, env: env, log: log)
         var result = IndexResult(
-            tree: tree, du: du, duKiB: duKiB, inotifywait: inotify, inotifywaitNote: inotifyNote,
+            tree: tree, du: du, duKiB: duKiB, floor: floor, inotifywait: inotify, inotifywaitNote: inotifyNote,
             cachewarden: reports)
         do {
             let view = try UserViewIndex.measure(root: root, files: tree.files, runs: runs, env: env, work: work)
@@ -117,6 +91,77 @@ enum IndexBenchmark {
         }
         try whileBuilt?(root)
         return result
+    }
+
+    /// `du -s`: one warm-up, then the timed runs; the seconds and the KiB it reported.
+    private static func duRuns(_ root: String, runs: Int, env: Environment, log: (String) -> Void) throws
+        -> ([Double], Int64?)
+    {
+        guard let duPath = env.du else { return ([], nil) }
+        var du: [Double] = []
+        var duKiB: Int64?
+        _ = try runToEnd(duPath, ["-s", root])
+        for _ in 0..<runs {
+            let r = try runToEnd(duPath, ["-s", root])
+            du.append(r.seconds)
+            duKiB = Int64(r.output.split(whereSeparator: { $0 == "\t" || $0 == " " }).first ?? "")
+        }
+        log("index: du -s median \(Format.seconds(Stats.median(du)))")
+        return (du, duKiB)
+    }
+
+    /// CacheWarden (a fresh `index-child` per run) in turns with the floor walk (`StatWalkFloor`) on its walker
+    /// count (`TreeScanner.walkerThreads`: a thread per core, at least two), without watches and with CacheWarden's
+    /// two a folder: alternating (CacheWarden first in every other run), so that the host's drift falls on all three
+    /// alike.
+    private static func alternatingRuns(
+        _ root: String, files: Int, runs: Int, env: Environment, log: (String) -> Void
+    ) throws -> (FloorRuns, [IndexChildReport]) {
+        var floor = FloorRuns(threads: TreeScanner.walkerThreads)
+        var reports: [IndexChildReport] = []
+        for run in 0..<runs {
+            // The order turns over every run: none of the three always comes first, or last.
+            let turns: [Int?] = run.isMultiple(of: 2) ? [0, 2, nil] : [nil, 2, 0]
+            for watches in turns {
+                guard let watches else {
+                    reports.append(try indexChild(root, env: env))
+                    continue
+                }
+                let walked = try StatWalkFloor(threads: floor.threads, watches: watches).walk(root)
+                guard walked.files == files else {
+                    throw BenchError("floor walk: statted \(walked.files) regular files, the tree has \(files)")
+                }
+                if watches == 0 { floor.plain.append(walked.seconds) } else { floor.watched.append(walked.seconds) }
+            }
+        }
+        log(
+            "index: floor walk on \(floor.threads) threads median \(Format.seconds(Stats.median(floor.plain))), "
+                + "with two watches a folder \(Format.seconds(Stats.median(floor.watched)))")
+        return (floor, reports)
+    }
+
+    /// `inotifywait -r`: launch to "Watches established." on stderr; the seconds, or why there are none.
+    private static func inotifywaitRuns(_ root: String, runs: Int, env: Environment, log: (String) -> Void) throws
+        -> ([Double]?, String?)
+    {
+        guard let inw = env.inotifywait else {
+            return (nil, "inotifywait not installed (apt-get install inotify-tools)")
+        }
+        var times: [Double] = []
+        for _ in 0..<runs {
+            let child = try Child(inw, ["-r", "-e", "create", root], stdout: .null, stderr: .pipe)
+            var transcript = ""
+            let at = child.waitForStderr(containing: "Watches established.", timeout: 600, transcript: &transcript)
+            child.stop(signal: SIGKILL, grace: 0)
+            guard let at else {
+                return (
+                    nil, "inotifywait failed: \(transcript.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200))"
+                )
+            }
+            times.append(Clock.seconds(from: child.startedAt, to: at))
+        }
+        log("index: inotifywait -r median \(Format.seconds(Stats.median(times)))")
+        return (times, nil)
     }
 
     /// Indexes `root` in a fresh `index-child` process, with a quota (never reached): the watcher keeps its files

@@ -21,6 +21,21 @@ struct IndexSection: BenchSection {
                         ?? (r.inotifywaitNote ?? "n/a"),
                     ratio: Format.ratio(r.cachewardenMedian, r.inotifywaitMedian)),
                 Report.Row(
+                    metric: "index \(n) files: floor walk, \(r.floor.threads) threads (stat only, no watch, no ledger)",
+                    cachewarden: Format.seconds(Stats.median(r.floor.plain)),
+                    peer: r.du.isEmpty ? "du missing" : "du -s: \(Format.seconds(r.duMedian))",
+                    ratio: Format.ratio(Stats.median(r.floor.plain), r.du.isEmpty ? nil : r.duMedian)),
+                Report.Row(
+                    metric: "index \(n) files: floor walk with two watches a folder",
+                    cachewarden: Format.seconds(Stats.median(r.floor.watched)),
+                    peer: r.du.isEmpty ? "du missing" : "du -s: \(Format.seconds(r.duMedian))",
+                    ratio: Format.ratio(Stats.median(r.floor.watched), r.du.isEmpty ? nil : r.duMedian)),
+                Report.Row(
+                    metric: "index \(n) files: start→ready vs that floor walk",
+                    cachewarden: Format.seconds(r.cachewardenMedian),
+                    peer: "floor: \(Format.seconds(Stats.median(r.floor.watched)))",
+                    ratio: Format.ratio(r.cachewardenMedian, Stats.median(r.floor.watched))),
+                Report.Row(
                     metric: "memory \(n) files: RSS growth after ready",
                     cachewarden: "\(Format.decimal(r.rssBytesPerFile, 0)) B/file",
                     peer: "peak: \(Format.decimal(r.hwmBytesPerFile, 0)) B/file", ratio: ""),
@@ -59,6 +74,10 @@ struct IndexSection: BenchSection {
                     ("du_s", .array(r.du.map { .number($0) })),
                     ("du_median_s", r.du.isEmpty ? .null : .number(r.duMedian)),
                     ("du_kib", .integer(r.duKiB)),
+                    ("floor_threads", .integer(r.floor.threads)),
+                    ("floor_s", .array(r.floor.plain.map { .number($0) })),
+                    ("floor_watched_s", .array(r.floor.watched.map { .number($0) })),
+                    ("ratio_floor_watched", .number(r.ratioToFloor)),
                     ("inotifywait_s", r.inotifywait.map { .array($0.map { .number($0) }) } ?? .null),
                     ("inotifywait_median_s", .number(r.inotifywaitMedian)),
                     ("inotifywait_note", .text(r.inotifywaitNote)),

@@ -9,10 +9,11 @@ import SystemPackage
 /// re-read) walk inline. Each directory is watched by the backend *before* its entries are read, so a file
 /// created between the two is either found by the read or reported by an event (the ledger is idempotent per
 /// name). Without a `WatchPort` (a one-shot report) nothing is watched.
-struct TreeScanner {
+package struct TreeScanner {
     let watching: WatchPort?
     /// Walker threads of the initial scan: one per core, at least 2 (one walks while the other waits on the disk).
-    static let walkerThreads = max(2, ProcessEnvironment.processorCount)
+    /// (`package`: the benchmark's floor walk uses as many.)
+    package static let walkerThreads = max(2, ProcessEnvironment.processorCount)
 
     /// What a scan hands on: the watches it obtained, and what it could not read yet (renamed or swapped under it;
     /// read again once events caught up).

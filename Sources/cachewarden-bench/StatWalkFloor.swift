@@ -1,0 +1,113 @@
+import CacheWarden
+import CacheWardenFilesystem
+import Dispatch
+import Glibc
+import SystemPackage
+
+/// The floor of an index on this machine: the kernel work of a walk and nothing else, on as many threads as
+/// CacheWarden walks with. Each thread takes a directory from a shared stack, lists it with `getdents64`, opens
+/// each subdirectory (`openat`, `O_NOFOLLOW`) onto the stack and `fstatat`s everything else — what `du -s` asks
+/// the kernel, spread over the cores. No ledger, no checks, no events. `watches` inotify instances (0, 1 or 2)
+/// each watch every directory before it is read, with the masks of CacheWarden's two (changes, and opens for
+/// `spare_open`).
+///
+/// A ratio of this walk to `du -s` is the best a walk that stats every file and watches every folder before
+/// reading it can do here; CacheWarden's index is judged against both (docs/performance.md, "Index floor").
+struct StatWalkFloor {
+    var threads: Int
+    var watches: Int
+
+    struct Outcome {
+        var seconds: Double
+        /// Regular files statted (to check the walk saw the whole tree).
+        var files: Int
+    }
+
+    /// Watch masks: CacheWarden's changes instance (`InotifyDescriptor`) and its opens instance (`InotifyOpens`).
+    static let masks: [UInt32] = [
+        UInt32(
+            IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB
+                | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK),
+        UInt32(IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ONLYDIR | IN_EXCL_UNLINK),
+    ]
+
+    /// Walks `root` once.
+    func walk(_ root: String) throws -> Outcome {
+        let instances = try (0..<min(watches, Self.masks.count)).map { _ in
+            try OwnedDescriptor.opening { inotify_init1(Int32(IN_CLOEXEC)) }
+        }
+        let top = try OwnedDescriptor.opening { open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        let work = ConditionLock(FloorWork(stack: [top]))
+        let start = Clock.nanos()
+        let walkers = (0..<threads).map { _ in FloorWalker(work: work, watchers: instances) }
+        for walker in walkers { CacheWardenFilesystem.Thread { walker.walk() }.start() }
+        for walker in walkers { walker.finished.wait() }
+        return Outcome(seconds: Clock.seconds(since: start), files: walkers.reduce(0) { $0 + $1.files })
+    }
+}
+
+/// The shared stack of open directories, and how many threads are reading one: the walk is over when the stack
+/// is empty and none is.
+private struct FloorWork: Sendable {
+    var stack: [OwnedDescriptor]
+    var reading = 0
+    var over: Bool { stack.isEmpty && reading == 0 }
+}
+
+/// What one walking thread does.
+private final class FloorWalker: @unchecked Sendable { // `files` is read only after `finished`
+    private let work: ConditionLock<FloorWork>
+    private let watchers: [OwnedDescriptor]
+    let finished = DispatchSemaphore(value: 0)
+    private(set) var files = 0
+
+    init(work: ConditionLock<FloorWork>, watchers: [OwnedDescriptor]) {
+        self.work = work
+        self.watchers = watchers
+    }
+
+    func walk() {
+        let buffer = DirectoryBuffer()
+        while let directory = next() {
+            read(directory.fd, into: buffer)
+            work.update { state in
+                state.reading -= 1
+                return state.over
+            }
+        }
+        finished.signal()
+    }
+
+    /// The next directory to read, waiting while others may still find some; nil when the walk is over.
+    private func next() -> OwnedDescriptor? {
+        work.wait(until: { !$0.stack.isEmpty || $0.over }) { state, _ in
+            guard let directory = state.stack.popLast() else { return nil }
+            state.reading += 1
+            return directory
+        }
+    }
+
+    private func read(_ fd: FileDescriptor, into buffer: DirectoryBuffer) {
+        for (watcher, mask) in zip(watchers, StatWalkFloor.masks) {
+            _ = inotify_add_watch(watcher.fd.rawValue, fd.procPath, mask)
+        }
+        try? Syscall.readDirectory(fd, fromStart: false, buffer: buffer) { entry in
+            var st = stat()
+            if entry.isDirectory || entry.typeUnknown {
+                if let child = try? OwnedDescriptor.opening({
+                    openat(fd.rawValue, entry.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                }) {
+                    work.update { state in
+                        state.stack.append(child)
+                        return true
+                    }
+                    return
+                }
+                guard entry.typeUnknown else { return }
+            }
+            if fstatat(fd.rawValue, entry.name, &st, AT_SYMLINK_NOFOLLOW) == 0, st.st_mode & S_IFMT == S_IFREG {
+                files += 1
+            }
+        }
+    }
+}
