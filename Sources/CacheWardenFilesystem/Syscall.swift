@@ -342,9 +342,11 @@ import Synchronization
 }
 
 extension stat {
-    @inlinable package var isRegularFile: Bool { (st_mode & S_IFMT) == S_IFREG }
-    @inlinable package var isDirectory: Bool { (st_mode & S_IFMT) == S_IFDIR }
-    @inlinable package var isSymlink: Bool { (st_mode & S_IFMT) == S_IFLNK }
+    // The type bits as literals (`S_IFMT`, `S_IFREG`, `S_IFDIR`, `S_IFLNK` of <sys/stat.h>): the Glibc overlay's are
+    // computed properties the optimiser cannot see through, a call each — 0.5 % of the walkers' samples in a scan.
+    @inlinable package var isRegularFile: Bool { st_mode & 0o170000 == 0o100000 }
+    @inlinable package var isDirectory: Bool { st_mode & 0o170000 == 0o040000 }
+    @inlinable package var isSymlink: Bool { st_mode & 0o170000 == 0o120000 }
     /// Times in nanoseconds since 1970; a time past 2262 (a file touched far into the future) reads as `Int64.max`.
     package var mtimeNanoseconds: Int64 { Nanoseconds.of(st_mtim) }
     package var atimeNanoseconds: Int64 { Nanoseconds.of(st_atim) }

@@ -105,7 +105,7 @@ private final class FloorWalker: @unchecked Sendable { // `files` is read only a
                 }
                 guard entry.typeUnknown else { return }
             }
-            if fstatat(fd.rawValue, entry.name, &st, AT_SYMLINK_NOFOLLOW) == 0, st.st_mode & S_IFMT == S_IFREG {
+            if fstatat(fd.rawValue, entry.name, &st, AT_SYMLINK_NOFOLLOW) == 0, st.isRegularFile {
                 files += 1
             }
         }

@@ -53,6 +53,23 @@ import Testing
         #expect(types["sub"] == "\(DT_DIR)" && types["link"] == "\(DT_LNK)" && types["fifo"] == "\(DT_FIFO)")
     }
 
+    /// `stat`'s type tests use the type bits as literals (the Glibc overlay's `S_IF*` are calls): they must agree
+    /// with the C library's values and with what `lstat` says of a real file, folder, symlink and FIFO.
+    @Test func theTypeTestsAgreeWithTheCLibrary() throws {
+        let tree = TemporaryTree()
+        _ = tree.write("f", size: 1)
+        tree.mkdir("d")
+        #expect(symlink("f", tree.path + "/l") == 0)
+        #expect(mkfifo(tree.path + "/p", 0o600) == 0)
+        for (name, type) in [("f", S_IFREG), ("d", S_IFDIR), ("l", S_IFLNK), ("p", S_IFIFO)] {
+            let st = try Syscall.lstat(path: tree.path + "/" + name)
+            #expect(st.st_mode & S_IFMT == type, "\(name)")
+            #expect(st.isRegularFile == (type == S_IFREG), "\(name)")
+            #expect(st.isDirectory == (type == S_IFDIR), "\(name)")
+            #expect(st.isSymlink == (type == S_IFLNK), "\(name)")
+        }
+    }
+
     @Test func aListingOfAnEmptyDirectoryIsEmptyAndAFileIsAnError() throws {
         let tree = TemporaryTree()
         tree.write("f", size: 1)
