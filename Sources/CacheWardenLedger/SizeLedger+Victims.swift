@@ -3,8 +3,8 @@ import Glibc
 /// The oldest-first order trims take victims from: per `ordered` root, an indexed binary min-heap of record IDs
 /// keyed by the inode's age (ties by record ID; a trim walks it with a `VictimCursor`, ties by path). Each record
 /// knows its heap position, so an age change or a removal fixes the heap in O(log n) — no stale entries, no
-/// compaction — and a heap costs 8 bytes a file. Only live, filed, statted records of ordered roots are in it; a root without a policy that
-/// needs an order keeps none (`setOrdered`).
+/// compaction — and a heap costs 8 bytes a file. Only live, filed, statted records of ordered roots are in it; a
+/// root without a policy that needs an order keeps none (`setOrdered`).
 extension SizeLedger {
     /// The age a record is ordered by (its inode's).
     package func victimAge(_ r: RecordID) -> Int64 {
@@ -96,24 +96,59 @@ extension SizeLedger {
 
     // MARK: Heap
 
-    /// Rebuilds a root's heap from its records (Floyd's heapify, linear).
+    /// Rebuilds a root's heap from its records (Floyd's heapify, linear). Each record's age is read once, into an
+    /// array beside the IDs, and the heapify moves both: the sift then compares integers in two arrays, where
+    /// loading the age from the record at every comparison (and writing a position at every move) missed the cache
+    /// on most of them. The positions are written once, at the end. (At the end of an initial scan this is in
+    /// series with nothing: `perf` put it at ~10 ms of the ~12 between the walk's end and `ready`, 200k files.)
     mutating func rebuildHeap(_ root: RootID) {
         guard let account = account(root) else { return }
         let i = root.index
         for r in heaps[i] { heapPositions[r.index] = Self.notInHeap }
         var items: [RecordID] = []
+        var ages: [Int64] = []
         items.reserveCapacity(account.names)
+        ages.reserveCapacity(account.names)
         for k in records.indices {
             let rec = records[k]
             if rec.rootIndex == UInt16(root.raw) && rec.live && rec.attached && rec.statted {
-                items.append(RecordID(UInt32(k)))
+                let r = RecordID(UInt32(k))
+                items.append(r)
+                ages.append(victimAge(r))
             }
         }
-        heaps[i] = items
+        Self.heapify(&items, ages: &ages)
         ensurePositions(records.count)
         for (k, r) in items.enumerated() { heapPositions[r.index] = UInt32(k) }
-        var k = items.count / 2 - 1
-        while k >= 0 { siftDown(i, k); k -= 1 }
+        heaps[i] = items
+    }
+
+    /// Floyd's heapify of `items`, each keyed by the age at the same index of `ages` (the two move together):
+    /// afterwards no item precedes its parent (`precedes`: older first, ties by record ID).
+    static func heapify(_ items: inout [RecordID], ages: inout [Int64]) {
+        precondition(items.count == ages.count)
+        let count = items.count
+        items.withUnsafeMutableBufferPointer { item in
+            ages.withUnsafeMutableBufferPointer { age in
+                var start = count / 2 - 1
+                while start >= 0 {
+                    var k = start
+                    let (r, a) = (item[k], age[k])
+                    while true {
+                        var child = 2 * k + 1
+                        guard child < count else { break }
+                        if child + 1 < count, precedes(age[child + 1], item[child + 1], age[child], item[child]) {
+                            child += 1
+                        }
+                        guard precedes(age[child], item[child], a, r) else { break }
+                        (item[k], age[k]) = (item[child], age[child])
+                        k = child
+                    }
+                    (item[k], age[k]) = (r, a)
+                    start -= 1
+                }
+            }
+        }
     }
 
     private func before(_ a: RecordID, _ b: RecordID) -> Bool {

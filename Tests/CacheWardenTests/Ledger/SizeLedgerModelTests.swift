@@ -236,19 +236,27 @@ import Testing
             }
         }
 
-        /// The heap's own invariants: positions agree, parents are not newer than children, every name is in it.
+        /// The heap's own invariants: positions agree (and no record outside it has one), parents are older than
+        /// children or as old with a lower record ID, every name is in it.
         func checkHeap(_ step: Int, seed: UInt64) {
             let heap = ledger.victims(root)
             for (k, r) in heap.enumerated() {
                 #expect(ledger.heapPositions[r.index] == UInt32(k), "seed \(seed) step \(step): position of \(r)")
                 if k > 0 {
+                    let (parent, age, parentAge) = (
+                        heap[(k - 1) / 2], ledger.victimAge(r), ledger.victimAge(heap[(k - 1) / 2])
+                    )
                     #expect(
-                        ledger.victimAge(heap[(k - 1) / 2]) <= ledger.victimAge(r),
+                        parentAge < age || (parentAge == age && parent.raw < r.raw),
                         "seed \(seed) step \(step) op \(lastOp): heap order at \(k)")
                 }
             }
+            let members = Set(heap)
+            for (k, position) in ledger.heapPositions.enumerated() where !members.contains(RecordID(UInt32(k))) {
+                #expect(position == SizeLedger.notInHeap, "seed \(seed) step \(step) op \(lastOp): record \(k)")
+            }
             #expect(
-                Set(heap) == Set(disk.files.values.map(\.record)),
+                members == Set(disk.files.values.map(\.record)),
                 "seed \(seed) step \(step) op \(lastOp): heap members \(heap.count) vs \(disk.files.count)")
         }
 
