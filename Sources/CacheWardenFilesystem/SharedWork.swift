@@ -2,21 +2,22 @@ import Dispatch
 import Synchronization
 
 /// The stack of directories shared by parallel walkers, with the count of directories being read so that an
-/// empty stack is told apart from a finished walk.
-final class SharedWork: Sendable {
+/// empty stack is told apart from a finished walk. (`package` and generic: the benchmark's floor walk shares its
+/// directories, open descriptors, the same way.)
+package final class SharedWork<Item: Sendable>: Sendable {
     private struct State {
-        var stack: [TreeWalker.Pending]
+        var stack: [Item]
         var busy = 0
     }
     private let state: Mutex<State>
     private let wake = DispatchSemaphore(value: 0)
 
-    init(_ top: TreeWalker.Pending) { state = Mutex(State(stack: [top])) }
+    package init(_ top: Item) { state = Mutex(State(stack: [top])) }
 
     /// The next directory to read, waiting while others may still add some; nil when the walk is over.
-    func next() -> TreeWalker.Pending? {
+    package func next() -> Item? {
         while true {
-            let (item, over) = state.withLock { s -> (TreeWalker.Pending?, Bool) in
+            let (item, over) = state.withLock { s -> (Item?, Bool) in
                 if let item = s.stack.popLast() { s.busy += 1; return (item, false) }
                 return (nil, s.busy == 0)
             }
@@ -27,7 +28,7 @@ final class SharedWork: Sendable {
     }
 
     /// Marks one directory read, making its subdirectories available.
-    func finished(adding children: some Sequence<TreeWalker.Pending>) {
+    package func finished(adding children: some Sequence<Item>) {
         let (added, over) = state.withLock { s -> (Int, Bool) in
             let before = s.stack.count
             s.stack.append(contentsOf: children)

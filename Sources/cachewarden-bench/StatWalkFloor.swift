@@ -1,4 +1,3 @@
-import CacheWarden
 import CacheWardenFilesystem
 import Dispatch
 import Glibc
@@ -37,7 +36,7 @@ struct StatWalkFloor {
             try OwnedDescriptor.opening { inotify_init1(Int32(IN_CLOEXEC)) }
         }
         let top = try OwnedDescriptor.opening { open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-        let work = ConditionLock(FloorWork(stack: [top]))
+        let work = SharedWork(top)
         let start = Clock.nanos()
         let walkers = (0..<threads).map { _ in FloorWalker(work: work, watchers: instances) }
         for walker in walkers { CacheWardenFilesystem.Thread { walker.walk() }.start() }
@@ -46,68 +45,46 @@ struct StatWalkFloor {
     }
 }
 
-/// The shared stack of open directories, and how many threads are reading one: the walk is over when the stack
-/// is empty and none is.
-private struct FloorWork: Sendable {
-    var stack: [OwnedDescriptor]
-    var reading = 0
-    var over: Bool { stack.isEmpty && reading == 0 }
-}
-
 /// What one walking thread does.
 private final class FloorWalker: @unchecked Sendable { // `files` is read only after `finished`
-    private let work: ConditionLock<FloorWork>
+    private let work: SharedWork<OwnedDescriptor>
     private let watchers: [OwnedDescriptor]
     let finished = DispatchSemaphore(value: 0)
     private(set) var files = 0
 
-    init(work: ConditionLock<FloorWork>, watchers: [OwnedDescriptor]) {
+    init(work: SharedWork<OwnedDescriptor>, watchers: [OwnedDescriptor]) {
         self.work = work
         self.watchers = watchers
     }
 
+    /// Reads directories from the shared stack (CacheWarden's walkers' `SharedWork`) until the walk is over.
     func walk() {
         let buffer = DirectoryBuffer()
-        while let directory = next() {
-            read(directory.fd, into: buffer)
-            work.update { state in
-                state.reading -= 1
-                return state.over
-            }
+        while let directory = work.next() {
+            work.finished(adding: read(directory.fd, into: buffer))
         }
         finished.signal()
     }
 
-    /// The next directory to read, waiting while others may still find some; nil when the walk is over.
-    private func next() -> OwnedDescriptor? {
-        work.wait(until: { !$0.stack.isEmpty || $0.over }) { state, _ in
-            guard let directory = state.stack.popLast() else { return nil }
-            state.reading += 1
-            return directory
-        }
-    }
-
-    private func read(_ fd: FileDescriptor, into buffer: DirectoryBuffer) {
+    /// Watches and lists one directory, stats its files; returns its subdirectories, open.
+    private func read(_ fd: FileDescriptor, into buffer: DirectoryBuffer) -> [OwnedDescriptor] {
         for (watcher, mask) in zip(watchers, StatWalkFloor.masks) {
             _ = inotify_add_watch(watcher.fd.rawValue, fd.procPath, mask)
         }
+        var subdirectories: [OwnedDescriptor] = []
         try? Syscall.readDirectory(fd, fromStart: false, buffer: buffer) { entry in
-            var st = stat()
             if entry.isDirectory || entry.typeUnknown {
                 if let child = try? OwnedDescriptor.opening({
                     openat(fd.rawValue, entry.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                 }) {
-                    work.update { state in
-                        state.stack.append(child)
-                        return true
-                    }
+                    subdirectories.append(child)
                     return
                 }
                 guard entry.typeUnknown else { return }
             }
-            if fstatat(fd.rawValue, entry.name, &st, AT_SYMLINK_NOFOLLOW) == 0, st.isRegularFile {
-                files += 1
-            }
+            var st = stat()
+            if fstatat(fd.rawValue, entry.name, &st, AT_SYMLINK_NOFOLLOW) == 0, st.isRegularFile { files += 1 }
         }
+        return subdirectories
     }
 }
