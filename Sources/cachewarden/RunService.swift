@@ -54,6 +54,7 @@ final class RunService: @unchecked Sendable {
     func run() throws -> Never {
         signal(SIGPIPE, SIG_IGN)
         installSignalHandlers()
+        makeDispatchDescriptors()
         // The socket exists before the first scan: a second daemon on the same socket fails at once, and clients
         // that connect during the scan are answered as soon as the totals are ready.
         try server?.listen()
@@ -75,6 +76,17 @@ final class RunService: @unchecked Sendable {
             watcher.startHeartbeat(every: interval) { [notifier] in notifier.watchdog() }
         }
         withExtendedLifetime(signalSources) { dispatchMain() }
+    }
+
+    /// libdispatch makes two descriptors the first time they are needed and cannot do without them: the main
+    /// queue's eventfd (the first block queued on it, or `dispatchMain()`; when that fails it kills the process,
+    /// SIGILL, "eventfd() failure: process is out of file descriptors") and the timerfd of the uptime clock (the
+    /// first timer armed; when that fails, the timer never fires: the control socket's pause after `EMFILE` never
+    /// ended). Clients that connect during the scan are accepted before `dispatchMain()` and can take the last
+    /// descriptors first, so both are made now, while descriptors are free; the block and the timer do nothing.
+    private func makeDispatchDescriptors() {
+        DispatchQueue.main.async {}
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) {}
     }
 
     /// The journal's sink when `events_to` asks for it. Without a socket to send to (no journald: a container, a

@@ -89,13 +89,14 @@ func diskTotals(_ path: String, basis: SizeBasis = .allocated) -> (total: Int64,
     return (total, seen.count)
 }
 
-/// Polls `condition` every 10 ms until it holds or `timeout` seconds pass; returns whether it held.
+/// Polls `condition` every `interval` seconds (10 ms unless told) until it holds or `timeout` seconds pass; returns
+/// whether it held.
 @discardableResult
-func eventually(timeout: Double = 20, _ condition: () -> Bool) -> Bool {
+func eventually(timeout: Double = 20, every interval: Double = 0.01, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }
-        usleep(10_000)
+        usleep(useconds_t(interval * 1e6))
     }
     return condition()
 }
