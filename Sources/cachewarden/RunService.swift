@@ -83,10 +83,13 @@ final class RunService: @unchecked Sendable {
     /// SIGILL, "eventfd() failure: process is out of file descriptors") and the timerfd of the uptime clock (the
     /// first timer armed; when that fails, the timer never fires: the control socket's pause after `EMFILE` never
     /// ended). Clients that connect during the scan are accepted before `dispatchMain()` and can take the last
-    /// descriptors first, so both are made now, while descriptors are free; the block and the timer do nothing.
+    /// descriptors first. The block makes the eventfd before `async` returns; the timer (1 s, doing nothing) is
+    /// installed by libdispatch's manager thread before the sources made later, the listener's among them, so its
+    /// timerfd is there before the first `accept`. Both on the main queue: nothing here runs on `.global()`
+    /// (`ControlConnection.requests` says why).
     private func makeDispatchDescriptors() {
         DispatchQueue.main.async {}
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1) {}
+        DispatchQueue.main.asyncAfter(deadline: .now() + 1) {}
     }
 
     /// The journal's sink when `events_to` asks for it. Without a socket to send to (no journald: a container, a

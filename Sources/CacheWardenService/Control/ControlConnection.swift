@@ -21,6 +21,9 @@ final class ControlConnection: @unchecked Sendable {
     private var socket: OwnedDescriptor?
     let id: Int
     private let serverQueue: DispatchQueue
+    /// A serial queue of libdispatch's own thread pool, not `.global()`'s: while `.global()` has work waiting,
+    /// libdispatch opens `/proc/TID/stat` of its workers every second and kills the process (SIGILL, "workq:
+    /// registered worker exited prematurely") when that open fails, as it does out of descriptors.
     let requests: DispatchQueue
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?
@@ -44,7 +47,7 @@ final class ControlConnection: @unchecked Sendable {
         self.id = id
         self.serverQueue = serverQueue
         self.idleTimeout = idleTimeout
-        requests = DispatchQueue(label: "cachewarden.control.client\(id)", target: .global())
+        requests = DispatchQueue(label: "cachewarden.control.client\(id)")
     }
 
     func start() {

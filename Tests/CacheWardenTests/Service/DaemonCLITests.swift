@@ -150,63 +150,6 @@ import Testing
         #expect(first.cli.interrupt() == 0)
     }
 
-    /// Out of descriptors, the daemon's accept source fired again at once (the waiting client keeps the listener
-    /// readable): 44–49 % of a core went into a loop of `EMFILE`. It now stops accepting until a client leaves or a
-    /// moment has passed, and serves again once clients have left.
-    @Test func outOfDescriptorsTheDaemonWaitsInsteadOfSpinningAndServesOnceClientsLeave() throws {
-        let tree = TemporaryTree()
-        let limit = 40
-        let daemon = try RunningDaemon(tree, descriptorLimit: limit)
-        let pid = daemon.cli.process.processIdentifier
-        // As many clients as it may have descriptors: those it cannot accept wait in the listener's backlog.
-        var clients: [ControlClient] = []
-        for _ in 0..<limit { clients.append(try #require(try ControlClient(path: daemon.socket, timeout: 10))) }
-        #expect(eventually { descriptorCount(pid) >= limit }, "it never ran out: \(descriptorCount(pid)) descriptors")
-        let share = try #require(cpuShare(pid, over: 2), "the daemon ended: \(daemon.cli.stderr)")
-        #expect(share < 0.10, "\(Int(share * 100)) % of a core while out of descriptors")
-        clients.removeAll()
-        #expect(
-            eventually { (try? ControlClient(path: daemon.socket, timeout: 5)?.status().dirs.count) == 1 },
-            "no answer once the clients left: \(daemon.cli.stderr)")
-        #expect(daemon.cli.interrupt() == 0)
-    }
-
-    /// Clients that connect during the scan wait in the backlog and are accepted before `dispatchMain()`. When they
-    /// filled the descriptor table before the main thread reached `dispatchMain()`, libdispatch could not make the
-    /// main queue's eventfd and killed the daemon (SIGILL: 7 runs in 11 failed so, a race the test cannot steer), or
-    /// could not make its timer's descriptor, and the pause after `EMFILE` never ended (1 run in 40 under load).
-    /// Both are made before the socket is served now.
-    @Test func clientsThatFillTheDescriptorTableDuringTheScanLeaveTheDaemonServing() throws {
-        let tree = TemporaryTree()
-        for i in 0..<1000 { tree.write("cache/d\(i)/f", size: 100) } // a scan of some 50 ms
-        let limit = 40
-        let daemon = try RunningDaemon(tree, descriptorLimit: limit, ready: false)
-        let pid = daemon.cli.process.processIdentifier
-        // The first as soon as the socket listens (its file is there a moment before); the daemon is then stopped
-        // while the rest connect (the kernel queues them all the same), so a busy test host cannot let its scan end
-        // first.
-        var clients: [ControlClient] = []
-        let listening = eventually(every: 0.0005) {
-            guard let client = try? ControlClient(path: daemon.socket, timeout: 10) else { return false }
-            daemon.cli.signal(SIGSTOP)
-            clients.append(client)
-            return true
-        }
-        #expect(listening, "no socket: \(daemon.cli.stderr)")
-        for _ in 1..<limit { clients.append(try #require(try ControlClient(path: daemon.socket, timeout: 10))) }
-        #expect(!daemon.isReady, "the scan ended before the clients connected: the test did not reach its case")
-        daemon.cli.signal(SIGCONT)
-        #expect(
-            eventually { daemon.isReady && descriptorCount(pid) >= limit },
-            "\(descriptorCount(pid)) descriptors, ready: \(daemon.isReady), stderr: \(daemon.cli.stderr)")
-        #expect(daemon.cli.process.isRunning, "the daemon died: \(daemon.cli.process.terminationStatus)")
-        clients.removeAll()
-        #expect(
-            eventually { (try? ControlClient(path: daemon.socket, timeout: 5)?.status().dirs.count) == 1 },
-            "no answer once the clients left: \(daemon.cli.stderr)")
-        #expect(daemon.cli.interrupt() == 0, "\(daemon.cli.stderr)")
-    }
-
     /// A socket this user may not connect to (root's, mode 0600, in a folder anyone may enter; the user is nobody)
     /// is "permission denied" with its path and exit 1, not "no daemon answers"; `clear` then deletes nothing, and
     /// `status` with a config scans it, saying why.

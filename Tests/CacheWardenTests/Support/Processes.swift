@@ -160,6 +160,30 @@ func descriptorCount(_ pid: Int32) -> Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd"))?.count ?? 0
 }
 
+/// How many sockets process `pid` holds that carry the address `path`: a listener bound there and the connections
+/// it accepted (`/proc/net/unix` names their inodes; a connection still waiting in the backlog has none yet).
+func socketCount(_ pid: Int32, at path: String) -> Int {
+    let table = (try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8)) ?? ""
+    let inodes = Set(
+        table.split(separator: "\n").compactMap { line -> String? in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            return fields.count == 8 && fields[7] == path ? "socket:[\(fields[6])]" : nil
+        })
+    let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+    return fds.filter {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")).map(inodes.contains)
+            == true
+    }.count
+}
+
+/// Process `pid`'s state (/proc/PID/stat's third field: `R`, `S`, `T` when stopped, …).
+func processState(_ pid: Int32) -> Character? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let name = stat.lastIndex(of: ")")
+    else { return nil }
+    return stat[stat.index(after: name)...].split(separator: " ").first?.first
+}
+
 /// The CPU time process `pid` has used so far, user and system (/proc/PID/stat's utime and stime), in seconds.
 func cpuSeconds(_ pid: Int32) -> Double? {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
