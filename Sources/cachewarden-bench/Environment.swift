@@ -1,3 +1,4 @@
+import CacheWarden
 import Foundation
 import Glibc
 
@@ -75,7 +76,8 @@ struct Environment {
 
     /// The `/proc/mounts` entry with the longest mount point containing `path`.
     static func mountEntry(for path: String) -> (device: String, point: String, type: String) {
-        guard let text = try? String(contentsOfFile: "/proc/mounts", encoding: .utf8) else { return ("?", "?", "?") }
+        // Read to its end: Foundation's `String(contentsOfFile:)` gives one page of a /proc file.
+        guard let text = try? FileContents.load("/proc/mounts", limit: 64 << 20) else { return ("?", "?", "?") }
         var best: (device: String, point: String, type: String) = ("?", "?", "?")
         var bestLength = -1
         for line in text.split(separator: "\n") {

@@ -21,9 +21,10 @@ final class ControlConnection: @unchecked Sendable {
     private var socket: OwnedDescriptor?
     let id: Int
     private let serverQueue: DispatchQueue
-    /// A serial queue of libdispatch's own thread pool, not `.global()`'s: while `.global()` has work waiting,
-    /// libdispatch opens `/proc/TID/stat` of its workers every second and kills the process (SIGILL, "workq:
-    /// registered worker exited prematurely") when that open fails, as it does out of descriptors.
+    /// A serial queue on libdispatch's overcommit pool, which is not watched, and not on `.global()`: while
+    /// `.global()` has work waiting, libdispatch opens `/proc/TID/stat` of its workers every second and kills the
+    /// process (SIGILL, "workq: registered worker exited prematurely") when that open fails, as it does out of
+    /// descriptors.
     let requests: DispatchQueue
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?

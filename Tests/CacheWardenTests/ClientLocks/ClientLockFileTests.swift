@@ -49,7 +49,7 @@ import Testing
             eventually {
                 ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(holder.pid)/fd")) ?? []).isEmpty
             }, "the parent did not exit")
-        let locks = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
+        let locks = procText("/proc/locks") ?? ""
         #expect(locks.contains(" \(holder.pid) "), "/proc/locks names the parent: \(locks)")
         let found = try #require(busy(take([ClientLock(".lock")])))
         #expect(

@@ -117,9 +117,7 @@ final class LockHolderProcess: @unchecked Sendable {
     /// Whether `/proc/locks` lists a lock on `path`'s inode.
     static func isListed(_ path: String) -> Bool {
         var st = stat()
-        guard lstat(path, &st) == 0, let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else {
-            return false
-        }
+        guard lstat(path, &st) == 0, let locks = procText("/proc/locks") else { return false }
         return locks.split(separator: "\n").contains { !$0.contains("->") && $0.contains(":\(st.st_ino) ") }
     }
 }

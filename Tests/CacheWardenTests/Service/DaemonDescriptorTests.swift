@@ -13,13 +13,8 @@ import Testing
     /// readable): 44–49 % of a core went into a loop of `EMFILE`. It now stops accepting until a client leaves or a
     /// moment has passed, and serves again once clients have left.
     @Test func outOfDescriptorsTheDaemonWaitsInsteadOfSpinningAndServesOnceClientsLeave() throws {
-        let tree = TemporaryTree()
-        let daemon = try RunningDaemon(tree, descriptorLimit: limit)
-        let pid = daemon.cli.process.processIdentifier
-        // As many clients as it may have descriptors: those it cannot accept wait in the listener's backlog.
-        var clients: [ControlClient] = []
-        for _ in 0..<limit { clients.append(try #require(try ControlClient(path: daemon.socket, timeout: 10))) }
-        #expect(eventually { descriptorCount(pid) >= limit }, "it never ran out: \(descriptorCount(pid)) descriptors")
+        let (daemon, pid) = try runningDaemon()
+        var clients = try fill(daemon)
         let share = try #require(cpuShare(pid, over: 2), "the daemon ended: \(daemon.cli.stderr)")
         #expect(share < 0.10, "\(Int(share * 100)) % of a core while out of descriptors")
         clients.removeAll()
@@ -30,34 +25,30 @@ import Testing
     /// libdispatch, finding work waiting there, opens `/proc/TID/stat` of its workers every second and killed the
     /// daemon when that open failed (SIGILL within 0.5–1.5 s of this load, 3 runs in 3).
     @Test func theClientsItAcceptedAreAnsweredWhileNoDescriptorIsLeft() throws {
-        let tree = TemporaryTree()
-        let daemon = try RunningDaemon(tree, descriptorLimit: limit)
-        let pid = daemon.cli.process.processIdentifier
-        var clients: [ControlClient] = []
-        for _ in 0..<limit { clients.append(try #require(try ControlClient(path: daemon.socket, timeout: 10))) }
-        #expect(eventually { descriptorCount(pid) >= limit }, "it never ran out: \(descriptorCount(pid)) descriptors")
-        // The accepted ones answer; the rest wait in the backlog (their request is answered once they are accepted).
-        var accepted = clients.filter { client in
-            client.timeout = 0.3
-            defer { client.timeout = 10 }
-            return (try? client.status()) != nil
-        }
-        #expect(accepted.count >= limit / 2, "\(accepted.count) of \(limit) answered")
+        let (daemon, pid) = try runningDaemon()
+        var clients = try fill(daemon)
+        // The backlog is first in, first out: the clients it accepted are the first ones, as many as the sockets
+        // it holds at its address beside the listener. The rest wait in the backlog.
+        var accepted = Array(clients.prefix(socketCount(pid, at: daemon.socket) - 1))
+        #expect(accepted.count >= limit / 2, "\(accepted.count) of \(limit) accepted")
+        for client in accepted { #expect(try client.status().dirs.count == 1) }
         // Three of libdispatch's one-second checks, with requests waiting on the clients' queues all along.
         let line = Array(#"{"command":"status"}"#.utf8) + [UInt8(ascii: "\n")]
         let burst = Array([[UInt8]](repeating: line, count: 20).joined())
         let end = Date().addingTimeInterval(3)
-        var answered = 0
+        var (asked, answered) = (0, 0)
         do {
             while Date() < end {
                 for client in accepted { try client.sendRaw(burst) }
+                asked += 20 * accepted.count
                 for client in accepted {
-                    for _ in 0..<20 { answered += try client.readLine() == nil ? 0 : 1 }
+                    for _ in 0..<20 where try client.readLine() != nil { answered += 1 }
                 }
             }
         } catch {
             Issue.record("the daemon stopped answering after \(answered) answers (\(error)): \(daemon.cli.stderr)")
         }
+        #expect(answered == asked && asked > 0, "\(answered) of \(asked) requests answered")
         print("out of descriptors: \(accepted.count) accepted clients, \(answered) requests answered in 3 s")
         #expect(daemon.cli.process.isRunning, "the daemon died after \(answered) answers: \(daemon.cli.stderr)")
         accepted.removeAll()
@@ -72,7 +63,7 @@ import Testing
     /// Both are made before the socket is served now.
     @Test func clientsThatFillTheDescriptorTableDuringTheScanLeaveTheDaemonServing() throws {
         let tree = TemporaryTree()
-        // Empty files (no trim at the start): a scan of some 25 ms.
+        // Empty files (nothing over the quota, so no trim at the start): a scan of some 25 ms.
         for i in 0..<1000 { tree.write("cache/d\(i)/f", size: 0) }
         var reached = false
         for _ in 0..<3 where !reached { reached = try fillDuringTheScan(tree) }
@@ -94,7 +85,7 @@ import Testing
             return true
         }
         #expect(listening, "no socket: \(daemon.cli.stderr)")
-        #expect(eventually { processState(pid) == "T" }, "not stopped: \(processState(pid) ?? "?")")
+        #expect(eventually { isStopped(pid) }, "not stopped")
         // Stopped with the listener its only socket at that address: nobody was accepted yet.
         let sockets = socketCount(pid, at: daemon.socket)
         print("clients during the scan: the daemon stopped holding \(sockets) socket(s) at its address")
@@ -107,6 +98,22 @@ import Testing
         clients.removeAll()
         expectServing(daemon)
         return true
+    }
+
+    /// A daemon on an empty cache with `limit` descriptors, and its process ID.
+    private func runningDaemon() throws -> (RunningDaemon, Int32) {
+        let daemon = try RunningDaemon(TemporaryTree(), descriptorLimit: limit)
+        return (daemon, daemon.cli.process.processIdentifier)
+    }
+
+    /// As many clients as the daemon may have descriptors, once it has run out: those it cannot accept wait in the
+    /// listener's backlog.
+    private func fill(_ daemon: RunningDaemon) throws -> [ControlClient] {
+        let pid = daemon.cli.process.processIdentifier
+        var clients: [ControlClient] = []
+        for _ in 0..<limit { clients.append(try #require(try ControlClient(path: daemon.socket, timeout: 10))) }
+        #expect(eventually { descriptorCount(pid) >= limit }, "it never ran out: \(descriptorCount(pid)) descriptors")
+        return clients
     }
 
     /// Alive, answering a new client once the others left, and ending cleanly on SIGINT.

@@ -10,7 +10,7 @@ import Testing
     static func residentReadOnlyProgramKB() throws -> Int {
         let exe = try #require(try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         var total = 0, counting = false
-        for line in try String(contentsOfFile: "/proc/self/smaps", encoding: .utf8).split(separator: "\n") {
+        for line in try #require(procText("/proc/self/smaps")).split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             if let range = fields.first, range.contains("-"), fields.count >= 5, range.first?.isHexDigit == true {
                 counting = fields.count >= 6 && fields[5] == exe && !fields[1].contains("w")

@@ -1,4 +1,5 @@
 import Foundation
+@testable import CacheWarden
 
 /// The `cachewarden` binary built next to the tests (`swift build` builds it; `swift test` too).
 func cachewardenBinary() -> String {
@@ -147,13 +148,17 @@ func waitUntilWatching(_ pid: Int32, count: Int = 1, timeout: Double = 20) -> Bo
             guard
                 (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"))
                     == "anon_inode:inotify",
-                let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8)
+                let info = procText("/proc/\(pid)/fdinfo/\(fd)")
             else { continue }
             if info.split(separator: "\n").filter({ $0.hasPrefix("inotify wd:") }).count >= count { return true }
         }
         return false
     }
 }
+
+/// A /proc file's whole text, or nil. Foundation's `String(contentsOfFile:)` returns what the first read gives of a
+/// file whose size reads 0: one page (4,082 of /proc/net/unix's 24,574 bytes with 200 sockets open).
+func procText(_ path: String) -> String? { try? FileContents.load(path, limit: 64 << 20) }
 
 /// How many descriptors process `pid` has open (its /proc/PID/fd entries).
 func descriptorCount(_ pid: Int32) -> Int {
@@ -163,10 +168,10 @@ func descriptorCount(_ pid: Int32) -> Int {
 /// How many sockets process `pid` holds that carry the address `path`: a listener bound there and the connections
 /// it accepted (`/proc/net/unix` names their inodes; a connection still waiting in the backlog has none yet).
 func socketCount(_ pid: Int32, at path: String) -> Int {
-    let table = (try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8)) ?? ""
+    let table = procText("/proc/net/unix") ?? ""
     let inodes = Set(
         table.split(separator: "\n").compactMap { line -> String? in
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            let fields = line.split(separator: " ", maxSplits: 7, omittingEmptySubsequences: true)
             return fields.count == 8 && fields[7] == path ? "socket:[\(fields[6])]" : nil
         })
     let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
@@ -176,12 +181,16 @@ func socketCount(_ pid: Int32, at path: String) -> Int {
     }.count
 }
 
-/// Process `pid`'s state (/proc/PID/stat's third field: `R`, `S`, `T` when stopped, …).
-func processState(_ pid: Int32) -> Character? {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let name = stat.lastIndex(of: ")")
-    else { return nil }
-    return stat[stat.index(after: name)...].split(separator: " ").first?.first
+/// Whether every thread of process `pid` is stopped (state `T` in each /proc/PID/task/TID/stat).
+func isStopped(_ pid: Int32) -> Bool {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    return !tasks.isEmpty
+        && tasks.allSatisfy { task in
+            guard let stat = procText("/proc/\(pid)/task/\(task)/stat"), let name = stat.lastIndex(of: ")") else {
+                return false
+            }
+            return stat[stat.index(after: name)...].split(separator: " ").first == "T"
+        }
 }
 
 /// The CPU time process `pid` has used so far, user and system (/proc/PID/stat's utime and stime), in seconds.
