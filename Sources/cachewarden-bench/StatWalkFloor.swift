@@ -1,3 +1,4 @@
+import CacheWarden
 import CacheWardenFilesystem
 import Dispatch
 import Glibc
@@ -22,19 +23,12 @@ struct StatWalkFloor {
         var files: Int
     }
 
-    /// Watch masks: CacheWarden's changes instance (`InotifyDescriptor`) and its opens instance (`InotifyOpens`).
-    static let masks: [UInt32] = [
-        UInt32(
-            IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB
-                | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK),
-        UInt32(IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ONLYDIR | IN_EXCL_UNLINK),
-    ]
+    /// Watch masks: CacheWarden's changes instance and its opens instance (its descriptor adds the flags).
+    static let masks: [UInt32] = [InotifyDescriptor.baseEvents, InotifyDescriptor.opensEvents]
 
     /// Walks `root` once.
     func walk(_ root: String) throws -> Outcome {
-        let instances = try (0..<min(watches, Self.masks.count)).map { _ in
-            try OwnedDescriptor.opening { inotify_init1(Int32(IN_CLOEXEC)) }
-        }
+        let instances = try (0..<min(watches, Self.masks.count)).map { _ in try InotifyDescriptor() }
         let top = try OwnedDescriptor.opening { open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
         let work = SharedWork(top)
         let start = Clock.nanos()
@@ -48,11 +42,11 @@ struct StatWalkFloor {
 /// What one walking thread does.
 private final class FloorWalker: @unchecked Sendable { // `files` is read only after `finished`
     private let work: SharedWork<OwnedDescriptor>
-    private let watchers: [OwnedDescriptor]
+    private let watchers: [InotifyDescriptor]
     let finished = DispatchSemaphore(value: 0)
     private(set) var files = 0
 
-    init(work: SharedWork<OwnedDescriptor>, watchers: [OwnedDescriptor]) {
+    init(work: SharedWork<OwnedDescriptor>, watchers: [InotifyDescriptor]) {
         self.work = work
         self.watchers = watchers
     }
@@ -69,7 +63,7 @@ private final class FloorWalker: @unchecked Sendable { // `files` is read only a
     /// Watches and lists one directory, stats its files; returns its subdirectories, open.
     private func read(_ fd: FileDescriptor, into buffer: DirectoryBuffer) -> [OwnedDescriptor] {
         for (watcher, mask) in zip(watchers, StatWalkFloor.masks) {
-            _ = inotify_add_watch(watcher.fd.rawValue, fd.procPath, mask)
+            _ = try? watcher.addWatch(directory: fd, mask: mask)
         }
         var subdirectories: [OwnedDescriptor] = []
         try? Syscall.readDirectory(fd, fromStart: false, buffer: buffer) { entry in

@@ -181,26 +181,24 @@ func socketCount(_ pid: Int32, at path: String) -> Int {
     }.count
 }
 
+/// The fields of a /proc `stat` file after the command's name (which may hold spaces): state (field 3 of
+/// proc(5), here 0), …, utime (14, here 11), stime (15, here 12).
+func statFields(_ path: String) -> [Substring]? {
+    guard let stat = procText(path), let name = stat.lastIndex(of: ")") else { return nil }
+    return stat[stat.index(after: name)...].split(separator: " ")
+}
+
 /// Whether every thread of process `pid` is stopped (state `T` in each /proc/PID/task/TID/stat).
 func isStopped(_ pid: Int32) -> Bool {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-    return !tasks.isEmpty
-        && tasks.allSatisfy { task in
-            guard let stat = procText("/proc/\(pid)/task/\(task)/stat"), let name = stat.lastIndex(of: ")") else {
-                return false
-            }
-            return stat[stat.index(after: name)...].split(separator: " ").first == "T"
-        }
+    return !tasks.isEmpty && tasks.allSatisfy { statFields("/proc/\(pid)/task/\($0)/stat")?.first == "T" }
 }
 
 /// The CPU time process `pid` has used so far, user and system (/proc/PID/stat's utime and stime), in seconds.
 func cpuSeconds(_ pid: Int32) -> Double? {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let name = stat.lastIndex(of: ")")
+    guard let fields = statFields("/proc/\(pid)/stat"), fields.count > 12, let user = Double(fields[11]),
+        let system = Double(fields[12])
     else { return nil }
-    // After the command's name: state (field 3), …, utime (field 14), stime (field 15).
-    let fields = stat[stat.index(after: name)...].split(separator: " ")
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
     return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 

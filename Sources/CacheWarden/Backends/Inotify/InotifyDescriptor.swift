@@ -7,29 +7,32 @@ import SystemPackage
 ///
 /// The descriptor is ours rather than libinotifytools' because that library keeps its descriptor in a static and
 /// its watch table process-wide, which cannot feed a `DispatchSourceRead` (see CInotify.h).
-struct InotifyDescriptor: Sendable {
+package struct InotifyDescriptor: Sendable {
     /// Watch flags: only directories, no events for children already unlinked. (`IN_DONT_FOLLOW` is not set:
     /// watches are added through `/proc/self/fd/N`, a link the kernel must follow to the verified directory.)
     static let flags: UInt32 = CINOTIFY_IN_ONLYDIR | CINOTIFY_IN_EXCL_UNLINK
 
     /// Events every watched directory reports.
-    static let baseEvents: UInt32 =
+    package static let baseEvents: UInt32 =
         CINOTIFY_IN_CREATE | CINOTIFY_IN_DELETE | CINOTIFY_IN_MODIFY
         | CINOTIFY_IN_CLOSE_WRITE | CINOTIFY_IN_MOVED_FROM | CINOTIFY_IN_MOVED_TO | CINOTIFY_IN_ATTRIB
         | CINOTIFY_IN_DELETE_SELF | CINOTIFY_IN_MOVE_SELF
+
+    /// Events the opens instance's directories report (`InotifyOpens`).
+    package static let opensEvents: UInt32 = CINOTIFY_IN_OPEN | CINOTIFY_IN_CLOSE_WRITE | CINOTIFY_IN_CLOSE_NOWRITE
 
     /// Closes the instance when the last copy of this value (the backend's, its read source's) is gone.
     private let owner: OwnedDescriptor
     var fd: FileDescriptor { owner.fd }
 
     /// Opens a non-blocking, close-on-exec inotify instance.
-    init() throws(Errno) {
+    package init() throws(Errno) {
         owner = try OwnedDescriptor.opening { inotify_init1(CINOTIFY_IN_NONBLOCK | CINOTIFY_IN_CLOEXEC) }
     }
 
     /// Watches the directory open as `directory` for `mask` (`baseEvents`, or the opens instance's), through
     /// `/proc/self/fd/N` (never a path the kernel could resolve elsewhere). Returns the watch descriptor.
-    func addWatch(directory: FileDescriptor, mask: UInt32 = Self.baseEvents) throws(Errno) -> Int32 {
+    package func addWatch(directory: FileDescriptor, mask: UInt32 = Self.baseEvents) throws(Errno) -> Int32 {
         try Array(directory.procPath.utf8).withCString { p throws(Errno) in
             try Syscall.retrying { inotify_add_watch(fd.rawValue, p, mask | Self.flags) }
         }

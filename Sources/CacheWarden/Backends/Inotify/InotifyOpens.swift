@@ -17,7 +17,7 @@ import SystemPackage
 /// `InotifyBackend`, checks that queue with `assertOnQueue` at the entry points that reach it.
 final class InotifyOpens: @unchecked Sendable {
     /// The events this instance reports. Directories' own opens (`IN_ISDIR`) are dropped as they are read.
-    static let mask: UInt32 = CINOTIFY_IN_OPEN | CINOTIFY_IN_CLOSE_WRITE | CINOTIFY_IN_CLOSE_NOWRITE
+    static let mask = InotifyDescriptor.opensEvents
 
     private let logger: Logger
     let inotify: InotifyDescriptor
